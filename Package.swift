@@ -1,0 +1,56 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .executable(name: "ocd", targets: ["ocd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The C boundary: the system's libsqlite3 plus a small shim header.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Objects, contexts, model, coordinator, the store protocol and the in-memory store.
+        // No SQLite, no swift-syntax.
+        .target(name: "OpenCoreDataCore"),
+        // The SQLite store in Core Data's file layout.
+        .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "CSQLite"]),
+        // @Managed and friends.
+        .macro(
+            name: "OpenCoreDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        // The umbrella users import: re-exports the core and the SQLite store, declares the macros,
+        // and assembles the container.
+        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore", "OpenCoreDataSQLite", "OpenCoreDataMacros"]),
+        .executableTarget(
+            name: "ocd",
+            dependencies: ["OpenCoreData", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // Models are declared here, outside the library, exactly as users declare theirs.
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "CSQLite"]),
+        .testTarget(
+            name: "OpenCoreDataMacrosTests",
+            dependencies: [
+                "OpenCoreDataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

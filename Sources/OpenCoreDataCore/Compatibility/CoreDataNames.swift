@@ -1,0 +1,72 @@
+import Foundation
+
+/// Core Data's name for ``ManagedObject``.
+public typealias NSManagedObject = ManagedObject
+/// Core Data's name for ``ManagedObjectID``.
+public typealias NSManagedObjectID = ManagedObjectID
+/// Core Data's name for ``ManagedObjectContext``.
+public typealias NSManagedObjectContext = ManagedObjectContext
+/// Core Data's name for ``ManagedObjectContext/ConcurrencyType``.
+public typealias NSManagedObjectContextConcurrencyType = ManagedObjectContext.ConcurrencyType
+/// Core Data's name for ``ManagedObjectModel``.
+public typealias NSManagedObjectModel = ManagedObjectModel
+/// Core Data's name for ``EntityDescription``.
+public typealias NSEntityDescription = EntityDescription
+/// Core Data's name for ``PropertyDescription``.
+public typealias NSPropertyDescription = PropertyDescription
+/// Core Data's name for ``AttributeDescription``.
+public typealias NSAttributeDescription = AttributeDescription
+/// Core Data's name for ``AttributeType``.
+public typealias NSAttributeType = AttributeType
+/// Core Data's name for ``PersistentStoreCoordinator``.
+public typealias NSPersistentStoreCoordinator = PersistentStoreCoordinator
+/// Core Data's name for ``PersistentStore``.
+public typealias NSPersistentStore = PersistentStore
+/// Core Data's name for ``PersistentStoreDescription``.
+public typealias NSPersistentStoreDescription = PersistentStoreDescription
+/// Core Data's name for ``FetchRequest``.
+public typealias NSFetchRequest = FetchRequest
+/// Core Data's `NSPredicate`, with the format parser Linux Foundation lacks. Shadows
+/// Foundation's class for code that imports `OpenCoreData` (see DEVIATIONS.md).
+public typealias NSPredicate = FetchPredicate
+/// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`. Shadows Foundation's class for
+/// code that imports `OpenCoreData`.
+public typealias NSSortDescriptor = FetchSortDescriptor
+/// Core Data's name for ``MergeConflict``.
+public typealias NSMergeConflict = MergeConflict
+
+/// Core Data's SQLite store type name.
+public let NSSQLiteStoreType = PersistentStore.StoreType.sqlite.rawValue
+/// Core Data's in-memory store type name.
+public let NSInMemoryStoreType = PersistentStore.StoreType.inMemory.rawValue
+
+/// The `userInfo` key of the inserted objects in save and change notifications.
+public let NSInsertedObjectsKey = "inserted"
+/// The `userInfo` key of the updated objects in save and change notifications.
+public let NSUpdatedObjectsKey = "updated"
+/// The `userInfo` key of the deleted objects in save and change notifications.
+public let NSDeletedObjectsKey = "deleted"
+/// The `userInfo` key of refreshed objects in change notifications.
+public let NSRefreshedObjectsKey = "refreshed"
+/// The `userInfo` key of invalidated objects in change notifications.
+public let NSInvalidatedObjectsKey = "invalidated"
+
+/// Store option: record persistent history (`NSPersistentHistoryTrackingKey`).
+public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+/// Store option: post `.NSPersistentStoreRemoteChange` notifications.
+public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
+/// Store option: open the store read-only.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// Metadata key: the store's UUID.
+public let NSStoreUUIDKey = "NSStoreUUID"
+/// Metadata key: the store's type.
+public let NSStoreTypeKey = "NSStoreType"
+
+extension Notification.Name {
+    /// Posted by a context after a successful save, on its queue (object: the context).
+    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagedObjectContextDidSaveNotification")
+    /// Posted by a context at the end of `processPendingChanges()` when objects changed.
+    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// Posted by a coordinator when its store changed (remote-change notifications).
+    public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
+}

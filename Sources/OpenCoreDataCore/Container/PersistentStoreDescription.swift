@@ -1,0 +1,66 @@
+import Foundation
+
+/// How a container opens one store. Mirrors `NSPersistentStoreDescription`.
+///
+/// ```swift
+/// let description = PersistentStoreDescription(url: storeURL)   // type .sqlite
+/// description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+/// container.persistentStoreDescriptions = [description]
+/// ```
+// @unchecked Sendable: like NSPersistentStoreDescription it is configured on one thread before
+// `loadPersistentStores`; its state sits behind a lock so reads from the loading queue are safe.
+public final class PersistentStoreDescription: @unchecked Sendable, CustomStringConvertible {
+    private struct State {
+        var type: PersistentStore.StoreType
+        var url: URL?
+        var configuration: String?
+        var options: [String: any Sendable] = [:]
+        var isReadOnly = false
+        var shouldAddStoreAsynchronously = false
+    }
+    private let state: Locked<State>
+
+    /// Describes a store at `url` (SQLite by default).
+    public init(url: URL, type: PersistentStore.StoreType = .sqlite) {
+        state = Locked(State(type: type, url: url))
+    }
+
+    /// Describes a store of `type` with no file (for ``PersistentStore/StoreType/inMemory``).
+    public init(type: PersistentStore.StoreType = .sqlite) {
+        state = Locked(State(type: type, url: nil))
+    }
+
+    /// The store type (`.sqlite` by default).
+    public var type: PersistentStore.StoreType {
+        get { state.withLock { $0.type } }
+        set { state.withLock { $0.type = newValue } }
+    }
+    /// The store's file.
+    public var url: URL? {
+        get { state.withLock { $0.url } }
+        set { state.withLock { $0.url = newValue } }
+    }
+    /// The model configuration to use.
+    public var configuration: String? {
+        get { state.withLock { $0.configuration } }
+        set { state.withLock { $0.configuration = newValue } }
+    }
+    /// The options passed to the store.
+    public var options: [String: any Sendable] { state.withLock { $0.options } }
+    /// Sets an option (`NSPersistentHistoryTrackingKey`, …).
+    public func setOption(_ option: (any Sendable)?, forKey key: String) {
+        state.withLock { $0.options[key] = option }
+    }
+    /// Opens the store read-only.
+    public var isReadOnly: Bool {
+        get { state.withLock { $0.isReadOnly } }
+        set { state.withLock { $0.isReadOnly = newValue } }
+    }
+    /// Whether `loadPersistentStores(completionHandler:)` opens the store on a background queue.
+    public var shouldAddStoreAsynchronously: Bool {
+        get { state.withLock { $0.shouldAddStoreAsynchronously } }
+        set { state.withLock { $0.shouldAddStoreAsynchronously = newValue } }
+    }
+
+    public var description: String { "<PersistentStoreDescription \(type.rawValue) \(url?.path ?? "-")>" }
+}

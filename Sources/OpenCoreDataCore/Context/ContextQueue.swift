@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+
+/// The one funnel through which a context's work reaches its queue.
+///
+/// Each context owns one: a private serial queue for `.privateQueue` contexts, the main queue
+/// for `.mainQueue` contexts. Every `perform` variant goes through here. The cases:
+/// - called from outside the queue: `async` enqueues; `sync` waits behind queued blocks and,
+///   for a private queue, runs the block on the calling thread (libdispatch's `sync`);
+/// - re-entered (already on the queue, e.g. `performAndWait` inside `perform`): `sync` runs
+///   the block inline, so nested calls never deadlock;
+/// - called from another context's queue: treated as outside.
+///
+/// Which queue we are on is told by a queue-specific marker, never `Thread.isMainThread`
+/// (under `swift test` on Linux the main queue is drained on a worker thread).
+package final class ContextQueue: Sendable {
+    private static let key = DispatchSpecificKey<UInt>()
+    private static let mainMarker: UInt = 1
+    private static let markMain: Void = {
+        DispatchQueue.main.setSpecific(key: key, value: mainMarker)
+    }()
+    private static let counter = Atomic(UInt(1))
+
+    package let queue: DispatchQueue
+    package let isMain: Bool
+    private let marker: UInt
+
+    package init(main: Bool, label: String) {
+        Self.markMain
+        isMain = main
+        if main {
+            queue = DispatchQueue.main
+            marker = Self.mainMarker
+        } else {
+            queue = DispatchQueue(label: label)
+            marker = Self.counter.add(1, ordering: .relaxed).newValue
+            queue.setSpecific(key: Self.key, value: marker)
+        }
+    }
+
+    /// Whether the current code runs on this queue.
+    package var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: Self.key) == marker
+    }
+
+    /// Enqueues `block` (FIFO).
+    package func async(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the queue and waits: inline when already on it, behind queued blocks otherwise.
+    package func sync<T>(_ block: () throws -> T) rethrows -> T {
+        if isCurrent { return try block() }
+        return try queue.sync(execute: block)
+    }
+}
+
+import Synchronization

@@ -1,0 +1,140 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// The objects matching a request. Objects already registered in the context keep their
+    /// in-memory state; with ``FetchRequest/includesPendingChanges`` (the default) unsaved
+    /// inserts, changes and deletes of the context count. Throws ``CoreDataError`` for an unknown
+    /// entity or key, a malformed predicate or a type mismatch.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
+        checkQueue("fetch(_:)")
+        let plan = try plan(for: request)
+        let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            objects.append(registeredObject(for: row, store: store, refresh: request.shouldRefreshRefetchedObjects))
+        }
+        if plan.usesPendingChanges {
+            objects = applyPendingChanges(to: objects, plan: plan)
+        }
+        return objects.map { unsafeDowncast($0, to: T.self) }
+    }
+
+    /// The number of objects a request would return. Mirrors `count(for:)`.
+    public func count<T: ManagedObject>(for request: FetchRequest<T>) throws -> Int {
+        checkQueue("count(for:)")
+        let plan = try plan(for: request)
+        if plan.usesPendingChanges { return try fetch(request).count }
+        do { return try plan.coordinator.count(plan.storeRequest) } catch { throw PersistentStoreCoordinator.wrap(error) }
+    }
+
+    // MARK: - Internals
+
+    package struct FetchPlan {
+        var coordinator: PersistentStoreCoordinator
+        var entity: EntityDescription
+        var storeRequest: StoreFetchRequest
+        var usesPendingChanges: Bool
+        var limit: Int
+        var offset: Int
+    }
+
+    package func plan<T: ManagedObject>(for request: FetchRequest<T>) throws -> FetchPlan {
+        let coordinator = try requireCoordinator()
+        let model = coordinator.managedObjectModel
+        let entity: EntityDescription
+        if let given = request.entity, given.managedObjectModel === model {
+            entity = given
+        } else if let name = request.entity?.name ?? request.entityName, let found = model.entitiesByName[name] {
+            entity = found
+        } else {
+            let names = model.entitiesByName.keys.sorted().joined(separator: ", ")
+            throw CoreDataError(.coreData, "The fetch request names the entity '\(request.entity?.name ?? request.entityName ?? "")', which the model does not have. Its entities are: \(names).")
+        }
+        guard entity.managedObjectClass is T.Type else {
+            throw CoreDataError(.coreData, "The entity \(entity.name) is represented by \(entity.managedObjectClass), which is not \(T.self). Use FetchRequest<\(entity.managedObjectClass)> or FetchRequest<ManagedObject>.")
+        }
+        let predicate = try request.predicate?.bind(to: entity)
+        var sort: [StoreSortKey] = []
+        for descriptor in request.sortDescriptors ?? [] {
+            guard let key = descriptor.key else { continue }
+            guard let slot = entity.slotByName[key] else {
+                let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
+                throw CoreDataError(.coreData, "The sort descriptor uses the key '\(key)', which the entity \(entity.name) does not have. Its attributes are: \(known).", key: key)
+            }
+            sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending))
+        }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
+            throw CoreDataError(.coreData, "fetchLimit and fetchOffset must not be negative (got \(request.fetchLimit) and \(request.fetchOffset)).")
+        }
+        let usesPending = request.includesPendingChanges && pending.values.contains { $0.entity.rootEntity === entity.rootEntity && $0.hasChanges }
+        let storeRequest = StoreFetchRequest(
+            entity: entity, predicate: predicate, sort: sort,
+            limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
+            includesSubentities: request.includesSubentities)
+        return FetchPlan(coordinator: coordinator, entity: entity, storeRequest: storeRequest, usesPendingChanges: usesPending,
+                         limit: request.fetchLimit, offset: request.fetchOffset)
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest, coordinator: PersistentStoreCoordinator) throws -> (PersistentStore, [StoreRow]) {
+        do { return try coordinator.fetch(request) } catch { throw PersistentStoreCoordinator.wrap(error) }
+    }
+
+    /// The registered object for a fetched row, made (and registered) when there is none.
+    private func registeredObject(for row: StoreRow, store: PersistentStore, refresh: Bool) -> ManagedObject {
+        let id = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
+        if let existing = registry[id]?.object {
+            if existing.isFaultFlag || (refresh && !existing.hasChanges) {
+                existing.values = row.snapshot.values
+                existing.snapshot = row.snapshot
+                existing.isFaultFlag = false
+            }
+            return existing
+        }
+        let object = ManagedObject.materialize(entity: row.entity, id: id, context: self, snapshot: row.snapshot)
+        register(object)
+        return object
+    }
+
+    /// Applies the context's unsaved changes to store results: deleted objects leave, changed
+    /// ones are re-checked against the predicate, matching inserted ones join; then sort and window.
+    private func applyPendingChanges(to fetched: [ManagedObject], plan: FetchPlan) -> [ManagedObject] {
+        let request = plan.storeRequest
+        func matches(_ object: ManagedObject) -> Bool {
+            request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true
+        }
+        func entityMatches(_ object: ManagedObject) -> Bool {
+            var current: EntityDescription? = object.entity
+            while let entity = current {
+                if entity === plan.entity { return true }
+                if !request.includesSubentities { return false }
+                current = entity.superentity
+            }
+            return false
+        }
+        var result = fetched.filter { !$0.isDeletedFlag && ($0.dirty.isEmpty || matches($0)) }
+        var seen = Set(result.map(ObjectIdentifier.init))
+        for object in pending.values where !object.isDeletedFlag && entityMatches(object) {
+            guard !seen.contains(ObjectIdentifier(object)), object.isInsertedFlag || !object.dirty.isEmpty else { continue }
+            if matches(object) {
+                result.append(object)
+                seen.insert(ObjectIdentifier(object))
+            }
+        }
+        if request.sort.isEmpty {
+            result.sort { ($0.objectID.primaryKey ?? .max) < ($1.objectID.primaryKey ?? .max) }
+        } else {
+            result.sort { a, b in
+                for key in request.sort {
+                    let order = ManagedValue.compare(a.values[key.slot], b.values[key.slot])
+                    if order == .orderedSame { continue }
+                    return key.ascending ? order == .orderedAscending : order == .orderedDescending
+                }
+                return (a.objectID.primaryKey ?? .max) < (b.objectID.primaryKey ?? .max)
+            }
+        }
+        if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }
+        if plan.limit > 0 { result = Array(result.prefix(plan.limit)) }
+        return result
+    }
+}

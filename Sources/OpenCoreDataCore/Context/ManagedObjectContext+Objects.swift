@@ -1,0 +1,164 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Inserts an object made without a context; it is saved at the next ``save()``.
+    public func insert(_ object: ManagedObject) {
+        checkQueue("insert(_:)")
+        if object.managedObjectContext === self && object.isInsertedFlag {
+            if object.isDeletedFlag { object.isDeletedFlag = false }
+            return
+        }
+        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+                     "The object \(object.objectID) already belongs to another context; an object can be inserted into one context only.")
+        object.managedObjectContext = self
+        object.isInsertedFlag = true
+        object.isDeletedFlag = false
+        register(object)
+        objectDidChange(object)
+    }
+
+    /// Marks an object for deletion at the next ``save()``. Deleting an object that was inserted
+    /// and never saved simply forgets it.
+    public func delete(_ object: ManagedObject) {
+        checkQueue("delete(_:)")
+        guard object.managedObjectContext === self else {
+            preconditionFailure("The object \(object.objectID) does not belong to context '\(debugName)'; delete it in its own context.")
+        }
+        guard !object.isDeletedFlag else { return }
+        object.isDeletedFlag = true
+        object.isPendingFlag = false
+        objectDidChange(object)
+    }
+
+    /// The object for an ID: the registered one, or a new fault that loads its row on first
+    /// access. Never `nil` and never does I/O; a fault whose row does not exist traps when used.
+    /// Mirrors `object(with:)`.
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        checkQueue("object(with:)")
+        if let object = registry[objectID]?.object { return object }
+        let entity = modelEntity(for: objectID.entity)
+        let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
+        register(object)
+        return object
+    }
+
+    /// The object for an ID, with its values loaded; throws ``CoreDataError`` 133000 when the row
+    /// does not exist. Mirrors `existingObject(with:)`.
+    public func existingObject(with objectID: ManagedObjectID) throws(CoreDataError) -> ManagedObject {
+        checkQueue("existingObject(with:)")
+        if let object = registry[objectID]?.object, !object.isFaultFlag { return object }
+        guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
+            throw CoreDataError(.managedObjectReferentialIntegrity,
+                                "No object with ID \(objectID) exists in the store. It may have been deleted, or the ID is temporary and was never saved.",
+                                affectedObjectIDs: [objectID])
+        }
+        if let object = registry[objectID]?.object {
+            object.values = row.values
+            object.snapshot = row
+            object.isFaultFlag = false
+            return object
+        }
+        let object = ManagedObject.materialize(entity: modelEntity(for: objectID.entity), id: objectID, context: self, snapshot: row)
+        register(object)
+        return object
+    }
+
+    /// The object registered for an ID, or `nil`; never does I/O. Mirrors `registeredObject(for:)`.
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        checkQueue("registeredObject(for:)")
+        return registry[objectID]?.object
+    }
+
+    /// Discards every unsaved change: inserted objects are forgotten, deleted ones restored,
+    /// changed ones get their saved values back.
+    public func rollback() {
+        checkQueue("rollback()")
+        for object in pending.values {
+            if object.isInsertedFlag {
+                registry[object.objectID] = nil
+                object.managedObjectContext = nil
+                object.isInsertedFlag = false
+            } else if let snapshot = object.snapshot {
+                object.values = snapshot.values
+            }
+            object.isDeletedFlag = false
+            object.isPendingFlag = false
+            object.dirty.removeAll()
+        }
+        pending.removeAll()
+        unprocessed.removeAll()
+    }
+
+    /// Forgets every registered object and every unsaved change. Objects from before the reset
+    /// must not be used afterwards.
+    public func reset() {
+        checkQueue("reset()")
+        for object in pending.values { object.managedObjectContext = nil }
+        for entry in registry.values { entry.object?.managedObjectContext = nil }
+        registry.removeAll()
+        pending.removeAll()
+        unprocessed.removeAll()
+    }
+
+    /// Brings the object graph up to date with the changes made since the last call: objects
+    /// deleted after being inserted are forgotten, and `.NSManagedObjectContextObjectsDidChange`
+    /// is posted with the inserted, updated and deleted objects. `perform` calls it after each
+    /// block and `save()` before saving.
+    public func processPendingChanges() {
+        checkQueue("processPendingChanges()")
+        guard !unprocessed.isEmpty else { return }
+        let changed = unprocessed
+        unprocessed.removeAll()
+        var inserted = Set<ManagedObject>(), updated = Set<ManagedObject>(), deleted = Set<ManagedObject>()
+        for object in changed {
+            if object.isInsertedFlag && object.isDeletedFlag {
+                unregister(object)
+                object.managedObjectContext = nil
+                continue
+            }
+            if object.isDeletedFlag { deleted.insert(object) }
+            else if object.isInsertedFlag { inserted.insert(object) }
+            else { updated.insert(object) }
+        }
+        guard !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) else { return }
+        // Built on the context's queue and delivered synchronously on it.
+        let info = UncheckedSendable([
+            NSInsertedObjectsKey: inserted, NSUpdatedObjectsKey: updated, NSDeletedObjectsKey: deleted,
+        ])
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+    }
+
+    /// Gives permanent IDs to objects that still have temporary ones (before a save, e.g. to pass
+    /// their IDs to another context).
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws(CoreDataError) {
+        checkQueue("obtainPermanentIDs(for:)")
+        let coordinator = try requireCoordinator()
+        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        guard !temporary.isEmpty else { return }
+        var byEntity: [ObjectIdentifier: [ManagedObject]] = [:]
+        for object in temporary { byEntity[ObjectIdentifier(object.entity.rootEntity), default: []].append(object) }
+        for group in byEntity.values {
+            let ids = try coordinator.obtainPermanentIDs(for: group.map(\.entity))
+            for (object, id) in zip(group, ids) {
+                registry[object.objectID] = nil
+                object.objectID = id
+                registry[id] = WeakObject(object: object)
+            }
+        }
+    }
+
+    /// The context's model's entity matching `entity` (the same object, or the one with its name).
+    package func modelEntity(for entity: EntityDescription) -> EntityDescription {
+        if let model = persistentStoreCoordinator?.managedObjectModel, entity.managedObjectModel !== model,
+           let own = model.entitiesByName[entity.name] {
+            return own
+        }
+        return entity
+    }
+
+    /// Loads the committed row of an object (row cache first, then the store).
+    package func loadRow(for objectID: ManagedObjectID) throws(CoreDataError) -> RowSnapshot? {
+        guard !objectID.isTemporaryID else { return nil }
+        return try requireCoordinator().row(for: objectID)
+    }
+}

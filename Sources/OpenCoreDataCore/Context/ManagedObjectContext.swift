@@ -1,0 +1,179 @@
+import Foundation
+
+/// A scratch pad of managed objects bound to one queue. Mirrors `NSManagedObjectContext`.
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// context.perform {
+///     let note = Note(context: context)
+///     note.text1 = "hello"
+///     try? context.save()
+/// }
+/// ```
+///
+/// A `.privateQueue` context owns a serial queue; a `.mainQueue` context uses the main queue.
+/// Its objects and its methods other than the `perform` family may only be used on that queue.
+/// With concurrency debugging on (``ConcurrencyDebug``), using them elsewhere traps.
+///
+/// The context itself is `Sendable`: the `perform` family may be called from anywhere, and the
+/// state it guards lives on its queue.
+// @unchecked Sendable: configuration (`config`) is behind a lock; the object graph state
+// (`registry`, `pending`, `unprocessed`) is owned by the context's queue: every method that
+// touches it runs on that queue (checked under concurrency debugging), as in Core Data.
+public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    /// How a context is bound to a queue. Mirrors `NSManagedObjectContextConcurrencyType`.
+    public enum ConcurrencyType: Sendable {
+        /// The context uses the main queue: use it from the main queue / main actor.
+        case mainQueue
+        /// The context owns a private serial queue: use it inside `perform` / `performAndWait`.
+        case privateQueue
+    }
+
+    /// The context's concurrency type.
+    public let concurrencyType: ConcurrencyType
+    package let queue: ContextQueue
+
+    struct Configuration {
+        var coordinator: PersistentStoreCoordinator?
+        var parent: ManagedObjectContext?
+        var name: String?
+        var transactionAuthor: String?
+    }
+    private let config = Locked(Configuration())
+
+    // Queue-owned state.
+    package struct WeakObject {
+        weak var object: ManagedObject?
+    }
+    /// Registered objects by ID; held weakly (objects with changes are also in `pending`).
+    package var registry: [ManagedObjectID: WeakObject] = [:]
+    private var registryPurgeThreshold = 4096
+    /// Objects with unsaved changes, held strongly.
+    package var pending: [ObjectIdentifier: ManagedObject] = [:]
+    /// Objects changed since the last `processPendingChanges()`.
+    package var unprocessed: [ManagedObject] = []
+
+    /// Makes a context bound to the given kind of queue.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        self.queue = ContextQueue(main: concurrencyType == .mainQueue, label: "OpenCoreData.ManagedObjectContext")
+    }
+
+    /// The coordinator the context fetches from and saves to. Setting it on a context that has a
+    /// ``parent`` is a programmer error.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { config.withLock { $0.coordinator ?? $0.parent?.persistentStoreCoordinator } }
+        set {
+            config.withLock {
+                precondition($0.parent == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a parent context; a context has either a parent or a persistent store coordinator, never both.")
+                $0.coordinator = newValue
+            }
+        }
+    }
+
+    /// The parent context, for child contexts. Setting it on a context that has a coordinator is
+    /// a programmer error.
+    public var parent: ManagedObjectContext? {
+        get { config.withLock { $0.parent } }
+        set {
+            config.withLock {
+                precondition($0.coordinator == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a persistent store coordinator; a context has either a parent or a persistent store coordinator, never both.")
+                $0.parent = newValue
+            }
+        }
+    }
+
+    /// A name for debugging and for persistent history (`contextName`).
+    public var name: String? {
+        get { config.withLock { $0.name } }
+        set { config.withLock { $0.name = newValue } }
+    }
+
+    /// The author recorded in persistent history for this context's saves.
+    public var transactionAuthor: String? {
+        get { config.withLock { $0.transactionAuthor } }
+        set { config.withLock { $0.transactionAuthor = newValue } }
+    }
+
+    package var debugName: String {
+        name ?? "\(concurrencyType == .mainQueue ? "main-queue" : "private-queue") context \(ObjectIdentifier(self).hashValue)"
+    }
+
+    public var description: String { "<ManagedObjectContext \(debugName)>" }
+
+    /// The coordinator or a clear error when there is none.
+    package func requireCoordinator() throws(CoreDataError) -> PersistentStoreCoordinator {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError(.coreData, "The context '\(debugName)' has no persistent store coordinator. Set persistentStoreCoordinator (or parent) before fetching or saving.")
+        }
+        return coordinator
+    }
+
+    /// The entity for a `@Managed` class in the context's model.
+    package func entity(forClass type: ManagedObject.Type) -> EntityDescription? {
+        persistentStoreCoordinator?.managedObjectModel.entity(for: type)
+    }
+
+    /// Checks the queue under concurrency debugging.
+    package func checkQueue(_ operation: @autoclosure () -> String) {
+        if ConcurrencyDebug.isEnabled { ConcurrencyDebug.checkAccess(to: self, operation()) }
+    }
+
+    // MARK: - Registration (queue-owned)
+
+    package func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object: object)
+        if registry.count > registryPurgeThreshold {
+            registry = registry.filter { $0.value.object != nil }
+            registryPurgeThreshold = max(4096, registry.count * 2)
+        }
+    }
+
+    package func unregister(_ object: ManagedObject) {
+        registry[object.objectID] = nil
+        pending[ObjectIdentifier(object)] = nil
+        object.isPendingFlag = false
+    }
+
+    /// Called by objects whose values or state changed: holds them strongly until saved.
+    package func objectDidChange(_ object: ManagedObject) {
+        if !object.isPendingFlag {
+            object.isPendingFlag = true
+            pending[ObjectIdentifier(object)] = object
+            unprocessed.append(object)
+        }
+    }
+
+    /// The objects registered in the context (objects with changes, and the unchanged ones that
+    /// are still referenced somewhere).
+    public var registeredObjects: Set<ManagedObject> {
+        checkQueue("registeredObjects")
+        var result = Set(pending.values)
+        for entry in registry.values { if let object = entry.object { result.insert(object) } }
+        return result
+    }
+
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: Set<ManagedObject> {
+        checkQueue("insertedObjects")
+        return Set(pending.values.filter { $0.isInserted })
+    }
+
+    /// Registered objects with unsaved changes to their values.
+    public var updatedObjects: Set<ManagedObject> {
+        checkQueue("updatedObjects")
+        return Set(pending.values.filter { $0.isUpdated })
+    }
+
+    /// Objects that will be deleted at the next save.
+    public var deletedObjects: Set<ManagedObject> {
+        checkQueue("deletedObjects")
+        return Set(pending.values.filter { $0.isDeleted && !$0.isInsertedFlag })
+    }
+
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool {
+        checkQueue("hasChanges")
+        return pending.values.contains { $0.hasChanges && !($0.isInsertedFlag && $0.isDeletedFlag) }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// A condition on objects, written in Apple's predicate format syntax. Core Data code spells it
+/// `NSPredicate` (an alias of this class).
+///
+/// ```swift
+/// request.predicate = NSPredicate(format: "id == %d AND text1 != nil", 100)
+/// ```
+///
+/// Creating a predicate never traps: a malformed format is kept as an error and thrown, with its
+/// position, by the `fetch` or `count` that uses it (or by ``validate()``).
+public final class FetchPredicate: Sendable, CustomStringConvertible, Equatable {
+    package let parsed: Result<PredicateNode, CoreDataError>
+    private let source: String
+
+    /// Parses `format`, substituting `arguments` for `%@`, `%K`, `%d`, `%i`, `%ld`, `%lld`, `%u`,
+    /// `%f`, `%lf`, `%s` in order. Mirrors `NSPredicate(format:_:)`.
+    public convenience init(format: String, _ arguments: Any...) {
+        self.init(format: format, argumentArray: arguments)
+    }
+
+    /// Parses `format` with an array of arguments. Mirrors `NSPredicate(format:argumentArray:)`.
+    public init(format: String, argumentArray arguments: [Any]?) {
+        source = format
+        do throws(CoreDataError) {
+            parsed = .success(try PredicateParser.parse(format, arguments: arguments ?? []))
+        } catch {
+            parsed = .failure(error)
+        }
+    }
+
+    /// A predicate that is always true or always false. Mirrors `NSPredicate(value:)`.
+    public init(value: Bool) {
+        source = value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        parsed = .success(.constant(value))
+    }
+
+    package init(node: PredicateNode) {
+        parsed = .success(node)
+        source = node.description
+    }
+
+    /// The predicate in format syntax, with arguments substituted; parsing it gives the same
+    /// predicate. For a malformed format, the format as written.
+    public var predicateFormat: String {
+        switch parsed {
+        case .success(let node): node.description
+        case .failure: source
+        }
+    }
+
+    public var description: String { predicateFormat }
+
+    /// Throws the parse error of a malformed format.
+    public func validate() throws(CoreDataError) {
+        if case .failure(let error) = parsed { throw error }
+    }
+
+    /// A copy with `$NAME` variables replaced by values. Mirrors `withSubstitutionVariables(_:)`.
+    public func withSubstitutionVariables(_ variables: [String: Any]) -> FetchPredicate {
+        guard case .success(let node) = parsed else { return self }
+        var converted: [String: PredicateValue] = [:]
+        for (name, value) in variables {
+            guard let predicateValue = PredicateParser.value(of: value) else { continue }
+            converted[name] = predicateValue
+        }
+        return FetchPredicate(node: node.substituting(converted))
+    }
+
+    /// Whether `object` matches the predicate, evaluated in memory.
+    public func evaluate(with object: ManagedObject) throws -> Bool {
+        let bound = try bind(to: object.entity)
+        object.willAccessValue()
+        return bound.evaluate(object.values, primaryKey: object.objectID.primaryKey)
+    }
+
+    /// Resolves the predicate against an entity, throwing parse or type errors.
+    package func bind(to entity: EntityDescription) throws(CoreDataError) -> BoundPredicate {
+        switch parsed {
+        case .failure(let error): throw error
+        case .success(let node): return try PredicateBinder(entity: entity, format: predicateFormat).bind(node)
+        }
+    }
+
+    public static func == (lhs: FetchPredicate, rhs: FetchPredicate) -> Bool {
+        switch (lhs.parsed, rhs.parsed) {
+        case (.success(let a), .success(let b)): a == b
+        default: lhs.source == rhs.source
+        }
+    }
+}
+
+extension PredicateNode {
+    func substituting(_ variables: [String: PredicateValue]) -> PredicateNode {
+        func operand(_ o: PredicateOperand) -> PredicateOperand {
+            if case .variable(let name) = o, let value = variables[name] { return .value(value) }
+            return o
+        }
+        switch self {
+        case .constant: return self
+        case .comparison(let l, let op, let r): return .comparison(operand(l), op, operand(r))
+        case .and(let parts): return .and(parts.map { $0.substituting(variables) })
+        case .or(let parts): return .or(parts.map { $0.substituting(variables) })
+        case .not(let inner): return .not(inner.substituting(variables))
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A description of which objects to fetch. A class, like `NSFetchRequest`.
+///
+/// ```swift
+/// let request = Note.fetchRequest()                 // FetchRequest<Note>
+/// request.predicate = NSPredicate(format: "id > %d", 10)
+/// request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+/// request.fetchLimit = 20
+/// let notes = try context.fetch(request)
+/// ```
+public final class FetchRequest<ResultType: ManagedObject>: CustomStringConvertible {
+    /// The name of the entity to fetch.
+    public var entityName: String?
+    /// The entity to fetch; when set it wins over ``entityName``.
+    public var entity: EntityDescription?
+    /// Which objects to return (`nil`: all).
+    public var predicate: FetchPredicate?
+    /// The order of the results (`nil`: unspecified, in practice primary-key order).
+    public var sortDescriptors: [FetchSortDescriptor]?
+    /// At most this many results (0: no limit).
+    public var fetchLimit: Int = 0
+    /// Skip this many results first.
+    public var fetchOffset: Int = 0
+    /// Whether unsaved inserts, changes and deletes of the context are taken into account.
+    public var includesPendingChanges: Bool = true
+    /// Whether objects of sub-entities are included.
+    public var includesSubentities: Bool = true
+    /// Whether results may be returned as faults (recorded; rows are always loaded with the fetch).
+    public var returnsObjectsAsFaults: Bool = true
+    /// Whether registered objects get the fetched values, replacing unchanged in-memory values.
+    public var shouldRefreshRefetchedObjects: Bool = false
+
+    /// Makes a request for the named entity. Mirrors `NSFetchRequest(entityName:)`.
+    public init(entityName: String) {
+        self.entityName = entityName
+    }
+
+    /// Makes a request for an entity description.
+    public init(entity: EntityDescription) {
+        self.entity = entity
+        self.entityName = entity.name
+    }
+
+    public var description: String {
+        var text = "FetchRequest<\(ResultType.self)>(\(entityName ?? entity?.name ?? "?")"
+        if let predicate { text += ", predicate: \(predicate)" }
+        if let sortDescriptors { text += ", sort: \(sortDescriptors)" }
+        return text + ")"
+    }
+}

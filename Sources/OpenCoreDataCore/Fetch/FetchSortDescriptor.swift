@@ -1,0 +1,28 @@
+/// Orders fetch results by one attribute. Core Data code spells it `NSSortDescriptor`
+/// (an alias of this class), whose `init(key:ascending:)` Linux Foundation lacks.
+///
+/// ```swift
+/// request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+/// ```
+/// `nil` values sort first when ascending, as in SQLite; strings compare by their UTF-8 bytes.
+public final class FetchSortDescriptor: Sendable, CustomStringConvertible, Equatable {
+    /// The attribute to sort by.
+    public let key: String?
+    /// Whether smaller values come first.
+    public let ascending: Bool
+
+    /// Makes a sort descriptor. Mirrors `NSSortDescriptor(key:ascending:)`.
+    public init(key: String?, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    /// The same key in the opposite order.
+    public var reversedSortDescriptor: FetchSortDescriptor { FetchSortDescriptor(key: key, ascending: !ascending) }
+
+    public var description: String { "(\(key ?? "nil"), \(ascending ? "ascending" : "descending"))" }
+
+    public static func == (lhs: FetchSortDescriptor, rhs: FetchSortDescriptor) -> Bool {
+        lhs.key == rhs.key && lhs.ascending == rhs.ascending
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// Resolves a parsed predicate against an entity: checks every key and every value's type and
+/// produces a ``BoundPredicate``. Errors name the key and say what would fit.
+package struct PredicateBinder {
+    package let entity: EntityDescription
+    package let format: String
+
+    package init(entity: EntityDescription, format: String) {
+        self.entity = entity
+        self.format = format
+    }
+
+    package func bind(_ node: PredicateNode) throws(CoreDataError) -> BoundPredicate {
+        switch node {
+        case .constant(let value):
+            return .constant(value)
+        case .and(let parts):
+            var bound: [BoundPredicate] = []
+            for part in parts { bound.append(try bind(part)) }
+            return .and(bound)
+        case .or(let parts):
+            var bound: [BoundPredicate] = []
+            for part in parts { bound.append(try bind(part)) }
+            return .or(bound)
+        case .not(let inner):
+            return .not(try bind(inner))
+        case .comparison(let lhs, let op, let rhs):
+            return try bindComparison(lhs, op, rhs)
+        }
+    }
+
+    private func bindComparison(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand) throws(CoreDataError) -> BoundPredicate {
+        switch (lhs, rhs) {
+        case (.keyPath(let key), .value(let value)):
+            return try bindKey(key, op, value)
+        case (.value(let value), .keyPath(let key)):
+            guard let flipped = op.flipped else {
+                throw error("\(op.rawValue) needs the key path on its left, as in 'key \(op.rawValue) …'")
+            }
+            return try bindKey(key, flipped, value)
+        case (.keyPath(let a), .keyPath(let b)):
+            guard op != .in && op != .between else { throw error("\(op.rawValue) needs a list of values on its right") }
+            let (slotA, attrA) = try attribute(a)
+            let (slotB, attrB) = try attribute(b)
+            guard Self.comparable(attrA.attributeType, attrB.attributeType) else {
+                throw error("'\(a)' (\(attrA.attributeType)) and '\(b)' (\(attrB.attributeType)) cannot be compared")
+            }
+            return .compareSlots(slotA, op, slotB)
+        case (.evaluatedObject, .value(let value)), (.value(let value), .evaluatedObject):
+            return try bindSelf(op, value)
+        case (.value(let a), .value(let b)):
+            let order = Self.constantOrder(a, b)
+            switch op {
+            case .equal: return .constant(order == .orderedSame)
+            case .notEqual: return .constant(order != .orderedSame)
+            default: throw error("comparing two constants with \(op.rawValue) is not supported; compare a key path with a value")
+            }
+        case (.variable(let name), _), (_, .variable(let name)):
+            throw error("the variable $\(name) has no value; call withSubstitutionVariables(_:) first")
+        default:
+            throw error("the comparison \(lhs) \(op.rawValue) \(rhs) is not supported; compare a key path with a value or another key path")
+        }
+    }
+
+    private func bindKey(_ key: String, _ op: ComparisonOperator, _ value: PredicateValue) throws(CoreDataError) -> BoundPredicate {
+        let (slot, attribute) = try attribute(key)
+        switch op {
+        case .in:
+            guard case .list(let items) = value else {
+                throw error("IN needs a list on its right, as in '\(key) IN {1, 2}' or '\(key) IN %@' with an array")
+            }
+            var converted: [ManagedValue] = []
+            for item in items { converted.append(try convert(item, for: attribute)) }
+            return .isIn(slot: slot, values: converted)
+        case .between:
+            guard case .list(let bounds) = value, bounds.count == 2 else {
+                throw error("BETWEEN needs two bounds, as in '\(key) BETWEEN {1, 10}'")
+            }
+            return .between(slot: slot, low: try convert(bounds[0], for: attribute), high: try convert(bounds[1], for: attribute))
+        case .equal, .notEqual:
+            let stored = try convert(value, for: attribute)
+            if stored.isNull { return .isNull(slot: slot, negated: op == .notEqual) }
+            return .compare(slot: slot, op: op, value: stored)
+        default:
+            let stored = try convert(value, for: attribute)
+            if stored.isNull { return .constant(false) }
+            if !(attribute.attributeType.isNumeric || attribute.attributeType == .date || attribute.attributeType == .string || attribute.attributeType == .uri) {
+                throw error("'\(key)' is of type \(attribute.attributeType), which has no order; use == or != with it")
+            }
+            return .compare(slot: slot, op: op, value: stored)
+        }
+    }
+
+    private func bindSelf(_ op: ComparisonOperator, _ value: PredicateValue) throws(CoreDataError) -> BoundPredicate {
+        func key(_ v: PredicateValue) throws(CoreDataError) -> Int64? {
+            guard case .objectID(let id) = v else { throw error("SELF can only be compared with managed objects or object IDs") }
+            guard id.entity.rootEntity.name == entity.rootEntity.name else { return nil }
+            return id.primaryKey
+        }
+        switch (op, value) {
+        case (.equal, _), (.notEqual, _):
+            let keys = try key(value).map { [$0] } ?? []
+            return op == .equal ? .primaryKeyIn(keys) : .not(.primaryKeyIn(keys))
+        case (.in, .list(let items)):
+            var keys: [Int64] = []
+            for item in items { if let k = try key(item) { keys.append(k) } }
+            return .primaryKeyIn(keys)
+        default:
+            throw error("SELF supports only ==, != and IN with objects or object IDs")
+        }
+    }
+
+    private func attribute(_ key: String) throws(CoreDataError) -> (Int, AttributeDescription) {
+        if key.contains(".") {
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)'; key paths across relationships are not supported yet. Use an attribute of \(entity.name).", key: key)
+        }
+        guard let slot = entity.slotByName[key] else {
+            let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key '\(key)', which the entity \(entity.name) does not have. Its attributes are: \(known).", key: key)
+        }
+        return (slot, entity.storedAttributes[slot])
+    }
+
+    /// Converts a predicate value to the stored form of `attribute`, or throws a type-mismatch error.
+    private func convert(_ value: PredicateValue, for attribute: AttributeDescription) throws(CoreDataError) -> ManagedValue {
+        let type = attribute.attributeType
+        let converted: ManagedValue? = switch (value, type) {
+        case (.null, _): .null
+        case (.integer(let v), .integer16), (.integer(let v), .integer32), (.integer(let v), .integer64): .integer(v)
+        case (.bool(let v), .integer16), (.bool(let v), .integer32), (.bool(let v), .integer64): .integer(v ? 1 : 0)
+        case (.double(let v), .integer16), (.double(let v), .integer32), (.double(let v), .integer64):
+            Int64(exactly: v).map { .integer($0) } ?? .double(v)
+        case (.decimal(let v), .integer16), (.decimal(let v), .integer32), (.decimal(let v), .integer64):
+            .double(NSDecimalNumber(decimal: v).doubleValue)
+        case (.bool(let v), .boolean): .bool(v)
+        case (.integer(let v), .boolean): .integer(v)
+        case (.double(let v), .boolean): .double(v)
+        case (.integer(let v), .double), (.integer(let v), .float): .double(Double(v))
+        case (.double(let v), .double), (.double(let v), .float): .double(v)
+        case (.decimal(let v), .double), (.decimal(let v), .float): .double(NSDecimalNumber(decimal: v).doubleValue)
+        case (.bool(let v), .double), (.bool(let v), .float): .double(v ? 1 : 0)
+        case (.integer(let v), .decimal): .decimal(Decimal(v))
+        case (.double(let v), .decimal): .decimal(Decimal(v))
+        case (.decimal(let v), .decimal): .decimal(v)
+        case (.string(let v), .string): .string(v)
+        case (.date(let v), .date): .date(v)
+        case (.data(let v), .binaryData): .data(v)
+        case (.uuid(let v), .uuid): .uuid(v)
+        case (.string(let v), .uuid): UUID(uuidString: v).map { .uuid($0) }
+        case (.url(let v), .uri): .url(v)
+        case (.string(let v), .uri): URL(string: v).map { .url($0) }
+        default: nil
+        }
+        guard let converted else {
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(attribute.name)', of type \(type), with \(value), which is not a \(type) value. Pass a value of the attribute's type.", key: attribute.name)
+        }
+        return converted
+    }
+
+    private static func comparable(_ a: AttributeType, _ b: AttributeType) -> Bool {
+        if a.isNumeric && b.isNumeric { return true }
+        if (a == .string || a == .uri) && (b == .string || b == .uri) { return true }
+        return a == b
+    }
+
+    private static func constantOrder(_ a: PredicateValue, _ b: PredicateValue) -> ComparisonResult {
+        a == b ? .orderedSame : .orderedAscending
+    }
+
+    private func error(_ message: String) -> CoreDataError {
+        CoreDataError(.coreData, "The predicate \"\(format)\" cannot be used with \(entity.name): \(message).")
+    }
+}

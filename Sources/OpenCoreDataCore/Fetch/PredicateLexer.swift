@@ -1,0 +1,184 @@
+import Foundation
+
+/// A token of Apple's predicate format syntax, with where it starts in the format string.
+package struct PredicateToken: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
+        case identifier(String)        // key path or keyword (keywords are matched case-insensitively)
+        case string(String)
+        case integer(Int64)
+        case double(Double)
+        case specifier(String)         // %@, %K, %d, %i, %ld, %lld, %u, %f, %lf, %s
+        case variable(String)          // $NAME
+        case symbol(String)            // ( ) { } , == = != <> < <= =< > >= => && || !
+        case end
+    }
+    package var kind: Kind
+    package var offset: Int
+}
+
+/// Splits a predicate format string into tokens.
+package struct PredicateLexer {
+    private let chars: [Character]
+    private var index = 0
+    private let format: String
+
+    package init(_ format: String) {
+        self.format = format
+        self.chars = Array(format)
+    }
+
+    package mutating func tokenize() throws(CoreDataError) -> [PredicateToken] {
+        var tokens: [PredicateToken] = []
+        while true {
+            skipWhitespace()
+            guard index < chars.count else {
+                tokens.append(PredicateToken(kind: .end, offset: index))
+                return tokens
+            }
+            let start = index
+            let c = chars[index]
+            let kind: PredicateToken.Kind
+            if c == "'" || c == "\"" {
+                kind = .string(try readString(quote: c))
+            } else if c.isNumber || (c == "." && peek(1)?.isNumber == true) {
+                kind = try readNumber()
+            } else if c == "-" && (peek(1)?.isNumber == true || (peek(1) == "." && peek(2)?.isNumber == true)) && lastAllowsSign(tokens) {
+                index += 1
+                switch try readNumber() {
+                case .integer(let v): kind = .integer(-v)
+                case .double(let v): kind = .double(-v)
+                default: kind = .end
+                }
+            } else if c.isLetter || c == "_" || c == "@" || c == "#" {
+                kind = .identifier(readIdentifier())
+            } else if c == "$" {
+                index += 1
+                let name = readIdentifier()
+                guard !name.isEmpty else { throw error("expected a variable name after '$'", at: start) }
+                kind = .variable(name)
+            } else if c == "%" {
+                kind = try readSpecifier()
+            } else {
+                kind = try readSymbol()
+            }
+            tokens.append(PredicateToken(kind: kind, offset: start))
+        }
+    }
+
+    private func peek(_ ahead: Int) -> Character? {
+        index + ahead < chars.count ? chars[index + ahead] : nil
+    }
+
+    private func lastAllowsSign(_ tokens: [PredicateToken]) -> Bool {
+        guard let last = tokens.last else { return true }
+        switch last.kind {
+        case .symbol(let s): return s != ")" && s != "}"
+        case .identifier(let word): return ["AND", "OR", "NOT", "IN", "BETWEEN"].contains(word.uppercased())
+        default: return false
+        }
+    }
+
+    private mutating func skipWhitespace() {
+        while index < chars.count, chars[index].isWhitespace { index += 1 }
+    }
+
+    private mutating func readString(quote: Character) throws(CoreDataError) -> String {
+        let start = index
+        index += 1
+        var result = ""
+        while index < chars.count {
+            let c = chars[index]
+            index += 1
+            if c == quote { return result }
+            if c == "\\" {
+                guard index < chars.count else { break }
+                let e = chars[index]
+                index += 1
+                switch e {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "r": result.append("\r")
+                case "0": result.append("\0")
+                case "u":
+                    let hex = String(chars[index..<min(index + 4, chars.count)])
+                    guard hex.count == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
+                        throw error("expected four hexadecimal digits after \\u", at: index - 2)
+                    }
+                    result.unicodeScalars.append(scalar)
+                    index += 4
+                default: result.append(e)
+                }
+            } else {
+                result.append(c)
+            }
+        }
+        throw error("the string that starts here is never closed (missing \(quote))", at: start)
+    }
+
+    private mutating func readNumber() throws(CoreDataError) -> PredicateToken.Kind {
+        let start = index
+        if chars[index] == "0", let x = peek(1), x == "x" || x == "X" {
+            index += 2
+            let digitsStart = index
+            while index < chars.count, chars[index].isHexDigit { index += 1 }
+            guard let value = Int64(String(chars[digitsStart..<index]), radix: 16) else { throw error("malformed hexadecimal number", at: start) }
+            return .integer(value)
+        }
+        var isDouble = false
+        while index < chars.count {
+            let c = chars[index]
+            if c.isNumber { index += 1 }
+            else if c == "." && !isDouble { isDouble = true; index += 1 }
+            else if (c == "e" || c == "E"), let n = peek(1), n.isNumber || ((n == "-" || n == "+") && peek(2)?.isNumber == true) {
+                isDouble = true
+                index += 2
+            } else { break }
+        }
+        let text = String(chars[start..<index])
+        if !isDouble, let value = Int64(text) { return .integer(value) }
+        guard let value = Double(text) else { throw error("malformed number '\(text)'", at: start) }
+        return .double(value)
+    }
+
+    private mutating func readIdentifier() -> String {
+        let start = index
+        if index < chars.count, chars[index] == "#" { index += 1 }
+        while index < chars.count {
+            let c = chars[index]
+            if c.isLetter || c.isNumber || c == "_" || c == "@" || c == "." { index += 1 } else { break }
+        }
+        return String(chars[start..<index])
+    }
+
+    private mutating func readSpecifier() throws(CoreDataError) -> PredicateToken.Kind {
+        let start = index
+        index += 1
+        for spec in ["@", "K", "lld", "ld", "lu", "lf", "d", "i", "u", "f", "s", "%"] {
+            let s = Array(spec)
+            if index + s.count <= chars.count, Array(chars[index..<index + s.count]) == s {
+                index += s.count
+                if spec == "%" { throw error("'%%' is a literal percent sign and cannot stand alone in a predicate; put it inside a string", at: start) }
+                return .specifier("%" + spec)
+            }
+        }
+        throw error("unknown format specifier; use %@, %K, %d, %i, %ld, %lld, %u, %f, %lf or %s", at: start)
+    }
+
+    private mutating func readSymbol() throws(CoreDataError) -> PredicateToken.Kind {
+        let two = index + 1 < chars.count ? String(chars[index...index + 1]) : ""
+        for symbol in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"] where two == symbol {
+            index += 2
+            return .symbol(symbol)
+        }
+        let one = String(chars[index])
+        if ["(", ")", "{", "}", ",", "=", "<", ">", "!"].contains(one) {
+            index += 1
+            return .symbol(one)
+        }
+        throw error("unexpected character '\(one)'", at: index)
+    }
+
+    private func error(_ message: String, at offset: Int) -> CoreDataError {
+        PredicateParser.syntaxError(format: format, message, at: offset)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// A value written in a predicate: a literal or an argument.
+package indirect enum PredicateValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case decimal(Decimal)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case objectID(ManagedObjectID)
+    case list([PredicateValue])
+}
+
+/// One side of a comparison.
+package enum PredicateOperand: Sendable, Hashable {
+    case keyPath(String)
+    case value(PredicateValue)
+    case variable(String)
+    case evaluatedObject
+}
+
+/// A comparison operator of the predicate language.
+package enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case `in` = "IN"
+    case between = "BETWEEN"
+
+    /// The operator with its operands swapped (`a < b` ⇔ `b > a`).
+    package var flipped: ComparisonOperator? {
+        switch self {
+        case .equal, .notEqual: self
+        case .less: .greater
+        case .lessOrEqual: .greaterOrEqual
+        case .greater: .less
+        case .greaterOrEqual: .lessOrEqual
+        case .in, .between: nil
+        }
+    }
+}
+
+/// A parsed predicate, before it is resolved against an entity.
+package indirect enum PredicateNode: Sendable, Hashable {
+    case constant(Bool)
+    case comparison(PredicateOperand, ComparisonOperator, PredicateOperand)
+    case and([PredicateNode])
+    case or([PredicateNode])
+    case not(PredicateNode)
+}
+
+extension PredicateValue: CustomStringConvertible {
+    package var description: String {
+        switch self {
+        case .null: "nil"
+        case .bool(let v): v ? "YES" : "NO"
+        case .integer(let v): String(v)
+        case .double(let v): String(v)
+        case .decimal(let v): "\(v)"
+        case .string(let v): "\"" + v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case .date(let v): "CAST(\(v.timeIntervalSinceReferenceDate), \"NSDate\")"
+        case .data(let v): "<\(v.map { String(format: "%02x", $0) }.joined())>"
+        case .uuid(let v): "\"\(v.uuidString)\""
+        case .url(let v): "\"\(v.absoluteString)\""
+        case .objectID(let v): v.uriRepresentation().absoluteString
+        case .list(let items): "{" + items.map(\.description).joined(separator: ", ") + "}"
+        }
+    }
+}
+
+extension PredicateOperand: CustomStringConvertible {
+    package var description: String {
+        switch self {
+        case .keyPath(let key): key
+        case .value(let value): value.description
+        case .variable(let name): "$" + name
+        case .evaluatedObject: "SELF"
+        }
+    }
+}
+
+extension PredicateNode: CustomStringConvertible {
+    /// The predicate in Apple's format syntax; parsing it gives the same predicate back.
+    package var description: String {
+        switch self {
+        case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .comparison(let lhs, let op, let rhs): "\(lhs) \(op.rawValue) \(rhs)"
+        case .and(let parts): parts.map { $0.parenthesized(inside: "AND") }.joined(separator: " AND ")
+        case .or(let parts): parts.map { $0.parenthesized(inside: "OR") }.joined(separator: " OR ")
+        case .not(let inner): "NOT " + inner.parenthesized(inside: "NOT")
+        }
+    }
+
+    private func parenthesized(inside parent: String) -> String {
+        switch self {
+        case .and where parent == "AND", .constant, .comparison: description
+        case .or where parent == "OR": description
+        default: "(\(description))"
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+
+/// Parses Apple's predicate format syntax into a ``PredicateNode``, substituting arguments.
+///
+/// Grammar (the subset grows with the fetching work; new operators slot into `comparison`):
+/// ```
+/// predicate   := or
+/// or          := and (("OR" | "||") and)*
+/// and         := not (("AND" | "&&") not)*
+/// not         := ("NOT" | "!") not | "(" predicate ")" | TRUEPREDICATE | FALSEPREDICATE | comparison
+/// comparison  := operand op operand | operand "IN" operand | operand "BETWEEN" operand
+/// operand     := keypath | literal | "%@" | "%K" | "%d" … | "$VAR" | "{" operand, … "}" | SELF
+/// ```
+package struct PredicateParser {
+    private let format: String
+    private let tokens: [PredicateToken]
+    private var position = 0
+    private var arguments: [Any]
+    private var argumentIndex = 0
+
+    package static func parse(_ format: String, arguments: [Any]) throws(CoreDataError) -> PredicateNode {
+        var lexer = PredicateLexer(format)
+        var parser = PredicateParser(format: format, tokens: try lexer.tokenize(), arguments: arguments)
+        let node = try parser.parseOr()
+        guard case .end = parser.current.kind else {
+            throw parser.error("unexpected \(parser.describe(parser.current)) after a complete predicate", at: parser.current)
+        }
+        if parser.argumentIndex < arguments.count {
+            throw syntaxError(format: format, "\(arguments.count) arguments were given but the format uses only \(parser.argumentIndex)", at: format.count)
+        }
+        return node
+    }
+
+    package static func syntaxError(format: String, _ message: String, at offset: Int) -> CoreDataError {
+        CoreDataError(.coreData, "Unable to parse the predicate format \"\(format)\": \(message) (at offset \(offset)).")
+    }
+
+    private init(format: String, tokens: [PredicateToken], arguments: [Any]) {
+        self.format = format
+        self.tokens = tokens
+        self.arguments = arguments
+    }
+
+    private var current: PredicateToken { tokens[position] }
+
+    private mutating func advance() { if position < tokens.count - 1 { position += 1 } }
+
+    private func isKeyword(_ token: PredicateToken, _ words: String...) -> Bool {
+        if case .identifier(let word) = token.kind { return words.contains(word.uppercased()) }
+        return false
+    }
+
+    private func isSymbol(_ token: PredicateToken, _ symbols: String...) -> Bool {
+        if case .symbol(let s) = token.kind { return symbols.contains(s) }
+        return false
+    }
+
+    private mutating func parseOr() throws(CoreDataError) -> PredicateNode {
+        var parts = [try parseAnd()]
+        while isKeyword(current, "OR") || isSymbol(current, "||") {
+            advance()
+            parts.append(try parseAnd())
+        }
+        return parts.count == 1 ? parts[0] : .or(parts)
+    }
+
+    private mutating func parseAnd() throws(CoreDataError) -> PredicateNode {
+        var parts = [try parseNot()]
+        while isKeyword(current, "AND") || isSymbol(current, "&&") {
+            advance()
+            parts.append(try parseNot())
+        }
+        return parts.count == 1 ? parts[0] : .and(parts)
+    }
+
+    private mutating func parseNot() throws(CoreDataError) -> PredicateNode {
+        if isKeyword(current, "NOT") || isSymbol(current, "!") {
+            advance()
+            return .not(try parseNot())
+        }
+        if isSymbol(current, "(") {
+            advance()
+            let inner = try parseOr()
+            guard isSymbol(current, ")") else { throw error("expected ')' to close the '(' of this group", at: current) }
+            advance()
+            return inner
+        }
+        if isKeyword(current, "TRUEPREDICATE") { advance(); return .constant(true) }
+        if isKeyword(current, "FALSEPREDICATE") { advance(); return .constant(false) }
+        return try parseComparison()
+    }
+
+    private mutating func parseComparison() throws(CoreDataError) -> PredicateNode {
+        let lhs = try parseOperand()
+        let opToken = current
+        let op: ComparisonOperator
+        switch opToken.kind {
+        case .symbol("=="), .symbol("="): op = .equal
+        case .symbol("!="), .symbol("<>"): op = .notEqual
+        case .symbol("<"): op = .less
+        case .symbol("<="), .symbol("=<"): op = .lessOrEqual
+        case .symbol(">"): op = .greater
+        case .symbol(">="), .symbol("=>"): op = .greaterOrEqual
+        case .identifier(let word) where word.uppercased() == "IN": op = .in
+        case .identifier(let word) where word.uppercased() == "BETWEEN": op = .between
+        case .identifier(let word) where ["CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME", "SUBQUERY"].contains(word.uppercased()):
+            throw error("the operator \(word.uppercased()) is not supported yet; use ==, !=, <, <=, >, >=, IN or BETWEEN", at: opToken)
+        default:
+            throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN) but found \(describe(opToken))", at: opToken)
+        }
+        advance()
+        let rhs = try parseOperand()
+        if op == .between {
+            guard case .value(.list(let bounds)) = rhs, bounds.count == 2 else {
+                throw error("BETWEEN needs two bounds, as in BETWEEN {1, 10}", at: opToken)
+            }
+        }
+        return .comparison(lhs, op, rhs)
+    }
+
+    private mutating func parseOperand() throws(CoreDataError) -> PredicateOperand {
+        let token = current
+        switch token.kind {
+        case .string(let s):
+            advance()
+            return .value(.string(s))
+        case .integer(let v):
+            advance()
+            return .value(.integer(v))
+        case .double(let v):
+            advance()
+            return .value(.double(v))
+        case .variable(let name):
+            advance()
+            return .variable(name)
+        case .specifier(let spec):
+            advance()
+            return try substitute(spec, at: token)
+        case .symbol("{"):
+            advance()
+            var items: [PredicateValue] = []
+            if !isSymbol(current, "}") {
+                while true {
+                    let itemToken = current
+                    guard case .value(let value) = try parseOperand() else {
+                        throw error("an aggregate { … } may hold only constant values", at: itemToken)
+                    }
+                    items.append(value)
+                    if isSymbol(current, ",") { advance(); continue }
+                    break
+                }
+            }
+            guard isSymbol(current, "}") else { throw error("expected '}' to close the aggregate", at: current) }
+            advance()
+            return .value(.list(items))
+        case .identifier(let word):
+            switch word.uppercased() {
+            case "YES", "TRUE": advance(); return .value(.bool(true))
+            case "NO", "FALSE": advance(); return .value(.bool(false))
+            case "NIL", "NULL": advance(); return .value(.null)
+            case "SELF": advance(); return .evaluatedObject
+            case "AND", "OR", "NOT", "IN", "BETWEEN", "TRUEPREDICATE", "FALSEPREDICATE":
+                throw error("expected a key path or a value but found the keyword \(word.uppercased())", at: token)
+            default:
+                advance()
+                let key = word.hasPrefix("#") ? String(word.dropFirst()) : word
+                guard !key.isEmpty, !key.hasPrefix("."), !key.hasSuffix("."), !key.contains("..") else {
+                    throw error("'\(word)' is not a valid key path", at: token)
+                }
+                return .keyPath(key)
+            }
+        default:
+            throw error("expected a key path or a value but found \(describe(token))", at: token)
+        }
+    }
+
+    private mutating func substitute(_ spec: String, at token: PredicateToken) throws(CoreDataError) -> PredicateOperand {
+        guard argumentIndex < arguments.count else {
+            throw error("the format needs an argument for \(spec) but only \(arguments.count) were given", at: token)
+        }
+        let argument = arguments[argumentIndex]
+        argumentIndex += 1
+        switch spec {
+        case "%K":
+            guard let key = argument as? String, !key.isEmpty else {
+                throw error("%K needs a key name (a String), got \(type(of: argument))", at: token)
+            }
+            return .keyPath(key)
+        case "%d", "%i", "%ld", "%lld", "%u", "%lu":
+            guard case .integer(let v)? = Self.value(of: argument) else {
+                throw error("\(spec) needs an integer argument, got \(type(of: argument))", at: token)
+            }
+            return .value(.integer(v))
+        case "%f", "%lf":
+            switch Self.value(of: argument) {
+            case .double(let v)?: return .value(.double(v))
+            case .integer(let v)?: return .value(.double(Double(v)))
+            default: throw error("\(spec) needs a floating-point argument, got \(type(of: argument))", at: token)
+            }
+        case "%s":
+            guard let s = argument as? String else { throw error("%s needs a String argument, got \(type(of: argument))", at: token) }
+            return .value(.string(s))
+        default:
+            guard let value = Self.value(of: argument) else {
+                throw error("the argument for %@ has a type a predicate cannot use: \(type(of: argument))", at: token)
+            }
+            return .value(value)
+        }
+    }
+
+    /// Converts a format argument to a predicate value.
+    package static func value(of argument: Any) -> PredicateValue? {
+        if let optional = argument as? any OptionalProtocol {
+            guard let wrapped = optional.wrappedAny else { return .null }
+            return value(of: wrapped)
+        }
+        switch argument {
+        case is NSNull: return .null
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .integer(Int64(v))
+        case let v as Int64: return .integer(v)
+        case let v as Int32: return .integer(Int64(v))
+        case let v as Int16: return .integer(Int64(v))
+        case let v as Int8: return .integer(Int64(v))
+        case let v as UInt: return Int64(exactly: v).map { .integer($0) }
+        case let v as UInt64: return Int64(exactly: v).map { .integer($0) }
+        case let v as UInt32: return .integer(Int64(v))
+        case let v as UInt16: return .integer(Int64(v))
+        case let v as UInt8: return .integer(Int64(v))
+        case let v as Double: return .double(v)
+        case let v as Float: return .double(Double(v))
+        case let v as Decimal: return .decimal(v)
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case let v as NSString: return .string(v as String)
+        case let v as Date: return .date(v)
+        case let v as Data: return .data(v)
+        case let v as UUID: return .uuid(v)
+        case let v as URL: return .url(v)
+        case let v as ManagedObjectID: return .objectID(v)
+        case let v as ManagedObject: return .objectID(v.objectID)
+        case let v as NSNumber: return .double(v.doubleValue)
+        case let v as [Any]:
+            var items: [PredicateValue] = []
+            for item in v {
+                guard let value = value(of: item) else { return nil }
+                items.append(value)
+            }
+            return .list(items)
+        case let v as any Collection:
+            return value(of: Array(v) as [Any])
+        default: return nil
+        }
+    }
+
+    private func describe(_ token: PredicateToken) -> String {
+        switch token.kind {
+        case .identifier(let w): "'\(w)'"
+        case .string(let s): "the string \"\(s)\""
+        case .integer(let v): "the number \(v)"
+        case .double(let v): "the number \(v)"
+        case .specifier(let s): "'\(s)'"
+        case .variable(let v): "'$\(v)'"
+        case .symbol(let s): "'\(s)'"
+        case .end: "the end of the format"
+        }
+    }
+
+    private func error(_ message: String, at token: PredicateToken) -> CoreDataError {
+        Self.syntaxError(format: format, message, at: token.offset)
+    }
+}

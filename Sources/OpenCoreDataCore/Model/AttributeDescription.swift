@@ -1,0 +1,61 @@
+import Foundation
+
+/// An attribute of an entity. Mirrors `NSAttributeDescription`.
+///
+/// ```swift
+/// let title = AttributeDescription(name: "title", type: .string, isOptional: false, defaultValue: "")
+/// ```
+// @unchecked Sendable: as for PropertyDescription, mutated only before the model freezes.
+public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
+    /// The attribute's type.
+    public var attributeType: AttributeType { didSet { checkMutable() } }
+    /// The value a new object starts with (`nil` for none). Must fit ``attributeType``.
+    public var defaultValue: Any? {
+        get { storedDefault.anyValue(for: attributeType) }
+        set {
+            checkMutable()
+            storedDefault = ManagedValue(converting: newValue, to: attributeType) ?? .null
+        }
+    }
+    /// Whether the store keeps an index on this attribute.
+    public var isIndexed: Bool = false { didSet { checkMutable() } }
+    /// Whether large binary values may be stored outside the table (recorded; the SQLite store
+    /// keeps them inline).
+    public var allowsExternalBinaryDataStorage: Bool = false { didSet { checkMutable() } }
+    /// Whether persistent history keeps this value in the tombstone of a deleted object.
+    public var preservesValueInHistoryOnDeletion: Bool = false { didSet { checkMutable() } }
+
+    /// The default in stored form.
+    package var storedDefault: ManagedValue = .null
+
+    /// The Objective-C value class Core Data records for the type (`NSNumber`, `NSString`, …).
+    public var attributeValueClassName: String {
+        switch attributeType {
+        case .integer16, .integer32, .integer64, .double, .float, .boolean: "NSNumber"
+        case .decimal: "NSDecimalNumber"
+        case .string: "NSString"
+        case .date: "NSDate"
+        case .binaryData: "NSData"
+        case .uuid: "NSUUID"
+        case .uri: "NSURL"
+        }
+    }
+
+    /// Makes an attribute description.
+    public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: Any? = nil) {
+        self.attributeType = type
+        super.init(name: name)
+        self.isOptional = isOptional
+        self.storedDefault = ManagedValue(converting: defaultValue, to: type) ?? .null
+    }
+
+    /// Core Data's attribute version hash: base hash, type, storage flags.
+    public override var versionHash: Data {
+        var bytes = baseVersionHash
+        let type = UInt32(attributeType.rawValue)
+        bytes += [UInt8(type & 0xff), UInt8((type >> 8) & 0xff), UInt8((type >> 16) & 0xff), UInt8(type >> 24)]
+        if allowsExternalBinaryDataStorage { bytes.append(1) }
+        if preservesValueInHistoryOnDeletion { bytes.append(1) }
+        return Data(SHA256.hash(bytes))
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The type of an attribute, with Core Data's raw values (`NSAttributeType`).
+public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `Integer 16` (`NSInteger16AttributeType`).
+    case integer16 = 100
+    /// `Integer 32` (`NSInteger32AttributeType`).
+    case integer32 = 200
+    /// `Integer 64` (`NSInteger64AttributeType`).
+    case integer64 = 300
+    /// `Decimal` (`NSDecimalAttributeType`).
+    case decimal = 400
+    /// `Double` (`NSDoubleAttributeType`).
+    case double = 500
+    /// `Float` (`NSFloatAttributeType`).
+    case float = 600
+    /// `String` (`NSStringAttributeType`).
+    case string = 700
+    /// `Boolean` (`NSBooleanAttributeType`).
+    case boolean = 800
+    /// `Date` (`NSDateAttributeType`), stored as seconds since 2001-01-01.
+    case date = 900
+    /// `Binary Data` (`NSBinaryDataAttributeType`).
+    case binaryData = 1000
+    /// `UUID` (`NSUUIDAttributeType`), stored as 16 bytes.
+    case uuid = 1100
+    /// `URI` (`NSURIAttributeType`), stored as its absolute string.
+    case uri = 1200
+
+    /// The column type Core Data declares for the attribute in SQLite.
+    public var sqliteColumnType: String {
+        switch self {
+        case .integer16, .integer32, .integer64, .boolean: "INTEGER"
+        case .decimal: "DECIMAL"
+        case .double, .float: "FLOAT"
+        case .string, .uri: "VARCHAR"
+        case .date: "TIMESTAMP"
+        case .binaryData, .uuid: "BLOB"
+        }
+    }
+
+    /// Whether values of this type are numbers (comparable with `<`, usable in arithmetic).
+    public var isNumeric: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean: true
+        default: false
+        }
+    }
+
+    /// Whether values are stored as SQLite integers.
+    public var isInteger: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .boolean: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .integer16: "Integer 16"
+        case .integer32: "Integer 32"
+        case .integer64: "Integer 64"
+        case .decimal: "Decimal"
+        case .double: "Double"
+        case .float: "Float"
+        case .string: "String"
+        case .boolean: "Boolean"
+        case .date: "Date"
+        case .binaryData: "Binary Data"
+        case .uuid: "UUID"
+        case .uri: "URI"
+        }
+    }
+}

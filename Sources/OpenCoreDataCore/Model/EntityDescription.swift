@@ -1,0 +1,141 @@
+import Foundation
+
+/// An entity: a kind of managed object, with its properties. Mirrors `NSEntityDescription`.
+///
+/// `@Managed` classes make theirs; models built at run time make them by hand:
+/// ```swift
+/// let note = EntityDescription(name: "Note", properties: [
+///     AttributeDescription(name: "id", type: .integer32, isOptional: false, defaultValue: 0),
+///     AttributeDescription(name: "text1", type: .string),
+/// ])
+/// let model = ManagedObjectModel(entities: [note])
+/// ```
+// @unchecked Sendable: stored properties are written only while the model is built; once a
+// coordinator uses the model it is frozen (`isFrozen`) and every mutator traps.
+public final class EntityDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
+    /// The entity's name (`Note`).
+    public var name: String { didSet { checkMutable() } }
+    /// The name of the class that represents objects of this entity.
+    public var managedObjectClassName: String { didSet { checkMutable() } }
+    /// Whether the entity has no instances of its own (only sub-entities do).
+    public var isAbstract: Bool = false { didSet { checkMutable() } }
+    /// Changes the version hash without changing the entity, as in Core Data.
+    public var versionHashModifier: String? { didSet { checkMutable() } }
+    /// The name of the entity in an earlier model version (for migration).
+    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    /// Uniqueness constraints: each inner array lists the property names that together are unique.
+    public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
+    /// Application data attached to the entity.
+    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+
+    /// The properties, in declaration order.
+    public var properties: [PropertyDescription] {
+        didSet {
+            checkMutable()
+            adopt(properties)
+        }
+    }
+
+    /// The class instantiated for objects of this entity.
+    public var managedObjectClass: ManagedObject.Type { didSet { checkMutable() } }
+
+    /// The model this entity belongs to.
+    public internal(set) weak var managedObjectModel: ManagedObjectModel?
+    /// The entity this one inherits from (entity inheritance arrives with the object-graph work).
+    public internal(set) weak var superentity: EntityDescription?
+    /// Entities that inherit from this one.
+    public internal(set) var subentities: [EntityDescription] = []
+
+    /// Key paths of a `@Managed` class and the attribute names they stand for.
+    package var keyPathNames: [(AnyKeyPath, String)] = []
+
+    // Built when the model freezes.
+    package private(set) var isFrozen = false
+    /// The stored (non-transient) attributes, in slot order: an object's values and a row's
+    /// columns are arrays in this order.
+    package private(set) var storedAttributes: [AttributeDescription] = []
+    package private(set) var slotByName: [String: Int] = [:]
+    /// Core Data's entity number (`Z_ENT`), assigned by the model.
+    package internal(set) var entityNumber: Int = 0
+    package private(set) var attributesByNameCache: [String: AttributeDescription] = [:]
+
+    /// Makes an entity description.
+    public init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self, properties: [PropertyDescription] = []) {
+        self.name = name
+        self.managedObjectClass = managedObjectClass
+        self.managedObjectClassName = managedObjectClass == ManagedObject.self ? "NSManagedObject" : String(describing: managedObjectClass)
+        self.properties = properties
+        adopt(properties)
+    }
+
+    private func adopt(_ properties: [PropertyDescription]) {
+        for property in properties { property.entity = self }
+    }
+
+    package func checkMutable() {
+        if isFrozen {
+            preconditionFailure("The entity '\(name)' cannot be changed: its model is in use by a persistent store coordinator. Build a new model instead.")
+        }
+    }
+
+    /// The properties by name.
+    public var propertiesByName: [String: PropertyDescription] {
+        Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The attributes by name.
+    public var attributesByName: [String: AttributeDescription] {
+        if isFrozen { return attributesByNameCache }
+        return Dictionary(properties.compactMap { $0 as? AttributeDescription }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The root of this entity's inheritance tree (itself when it has no superentity).
+    public var rootEntity: EntityDescription { superentity?.rootEntity ?? self }
+
+    /// Core Data's entity version hash (SHA-256): name, abstract flag, superentity hash, the
+    /// hashes of the stored properties in name order, modifier, uniqueness constraints.
+    public var versionHash: Data {
+        var bytes = Array(name.utf8)
+        bytes.append(isAbstract ? 1 : 0)
+        if let superentity { bytes += Array(superentity.versionHash) }
+        let hashed = allProperties.filter { !$0.isTransient }
+            .sorted { Array($0.name.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.name.unicodeScalars.map(\.value)) }
+        for property in hashed { bytes += Array(property.versionHash) }
+        if let versionHashModifier { bytes += Array(versionHashModifier.utf8) }
+        let constraints = uniquenessConstraints.map { $0.joined(separator: ".") }.filter { !$0.isEmpty }.sorted()
+        for constraint in constraints { bytes += Array(constraint.utf8) }
+        return Data(SHA256.hash(bytes))
+    }
+
+    /// Inherited properties first, then this entity's own.
+    package var allProperties: [PropertyDescription] {
+        (superentity?.allProperties ?? []) + properties
+    }
+
+    /// Finds the attribute slot of a key, or throws an error naming the entity's attributes.
+    package func slot(forKey key: String) throws(CoreDataError) -> Int {
+        if let slot = slotByName[key] { return slot }
+        let known = storedAttributes.map(\.name).joined(separator: ", ")
+        throw CoreDataError(.coreData, "The entity \(name) has no attribute named '\(key)'. Its attributes are: \(known).", key: key)
+    }
+
+    /// The name that a typed key path of a `@Managed` class stands for.
+    package func name(for keyPath: AnyKeyPath) -> String? {
+        keyPathNames.first { $0.0 == keyPath }?.1
+    }
+
+    package func freeze() {
+        guard !isFrozen else { return }
+        storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
+        slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        attributesByNameCache = attributesByName
+        isFrozen = true
+    }
+
+    public var description: String {
+        "EntityDescription(\(name): " + properties.map(\.name).joined(separator: ", ") + ")"
+    }
+
+    public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

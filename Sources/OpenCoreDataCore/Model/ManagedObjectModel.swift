@@ -1,0 +1,100 @@
+import Foundation
+
+/// A set of entities: the schema of a store. Mirrors `NSManagedObjectModel`.
+///
+/// ```swift
+/// let model = ManagedObjectModel(Note.self, Folder.self)   // from @Managed classes
+/// let model = ManagedObjectModel(entities: [noteEntity])     // built at run time
+/// ```
+///
+/// A model is mutable until a persistent store coordinator uses it; from then on it is frozen.
+// @unchecked Sendable: `entities` is written only before freezing (checked); afterwards the
+// model and its entities are read-only.
+public final class ManagedObjectModel: @unchecked Sendable, CustomStringConvertible {
+    /// The entities of the model.
+    public var entities: [EntityDescription] {
+        didSet {
+            precondition(!isFrozen, "This model is in use by a persistent store coordinator and cannot be changed.")
+            adopt()
+        }
+    }
+    /// Version identifiers (`NSStoreModelVersionIdentifiers`); empty for models built in code.
+    public var versionIdentifiers: Set<String> = []
+
+    package private(set) var isFrozen = false
+    private var byName: [String: EntityDescription] = [:]
+    private var byClass: [ObjectIdentifier: EntityDescription] = [:]
+
+    /// Makes a model from entity descriptions.
+    public init(entities: [EntityDescription]) {
+        self.entities = entities
+        adopt()
+    }
+
+    /// Makes a model from `@Managed` classes.
+    public convenience init(_ types: any ManagedEntity.Type...) {
+        self.init(types)
+    }
+
+    /// Makes a model from `@Managed` classes.
+    public convenience init(_ types: [any ManagedEntity.Type]) {
+        self.init(entities: types.map { $0.makeEntityDescription() })
+    }
+
+    private func adopt() {
+        for entity in entities { entity.managedObjectModel = self }
+        byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The entities by name.
+    public var entitiesByName: [String: EntityDescription] { byName }
+
+    /// Each entity's version hash, as stored in a store's metadata (`NSStoreModelVersionHashes`).
+    public var entityVersionHashesByName: [String: Data] {
+        Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The entity whose objects are instances of `type`, if the model has one.
+    public func entity(for type: ManagedObject.Type) -> EntityDescription? {
+        if isFrozen { return byClass[ObjectIdentifier(type)] }
+        return entities.first { $0.managedObjectClass == type }
+    }
+
+    /// Checks the model and freezes it: entity numbers are assigned (Core Data's order:
+    /// depth-first over the inheritance forest, siblings in case-insensitive name order).
+    package func freeze() throws(CoreDataError) {
+        guard !isFrozen else { return }
+        var seen = Set<String>()
+        for entity in entities {
+            guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }
+            guard seen.insert(entity.name).inserted else {
+                throw CoreDataError(.coreData, "The model has two entities named '\(entity.name)'. Entity names must be unique.")
+            }
+            var keys = Set<String>()
+            for property in entity.allProperties where !keys.insert(property.name).inserted {
+                throw CoreDataError(.coreData, "The entity \(entity.name) has two properties named '\(property.name)'.")
+            }
+        }
+        let ordered = { (list: [EntityDescription]) in
+            list.sorted { $0.name.lowercased() < $1.name.lowercased() || ($0.name.lowercased() == $1.name.lowercased() && $0.name < $1.name) }
+        }
+        var number = 0
+        func visit(_ entity: EntityDescription) {
+            number += 1
+            entity.entityNumber = number
+            for sub in ordered(entity.subentities) { visit(sub) }
+        }
+        for root in ordered(entities.filter { $0.superentity == nil }) { visit(root) }
+        for entity in entities {
+            entity.freeze()
+            if entity.managedObjectClass != ManagedObject.self {
+                byClass[ObjectIdentifier(entity.managedObjectClass)] = entity
+            }
+        }
+        isFrozen = true
+    }
+
+    public var description: String {
+        "ManagedObjectModel(" + entities.map(\.name).joined(separator: ", ") + ")"
+    }
+}

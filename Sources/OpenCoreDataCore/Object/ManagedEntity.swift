@@ -1,0 +1,9 @@
+/// A managed object class that describes its own entity: what `@Managed` generates.
+///
+/// `ManagedObjectModel(Note.self, …)` asks each class for its entity description.
+public protocol ManagedEntity: ManagedObject {
+    /// The entity's name (the class name by default).
+    static var entityName: String { get }
+    /// Makes a new description of the class's entity (one per model that uses it).
+    static func makeEntityDescription() -> EntityDescription
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+extension ManagedObject {
+    // MARK: - Typed access (used by @Managed)
+
+    /// Reads an attribute as a Swift type. `@Managed` getters call this; the value is
+    /// `defaultValue` when the store holds `nil` for a non-optional property.
+    public func managedAttributeValue<T: ManagedAttributeValue>(forKey key: String, default defaultValue: @autoclosure () -> T) -> T {
+        let slot = attributeSlot(forKey: key)
+        willAccessValue()
+        return T(managedValue: values[slot]) ?? defaultValue()
+    }
+
+    /// Writes an attribute from a Swift type. `@Managed` setters call this.
+    public func setManagedAttributeValue<T: ManagedAttributeValue>(_ value: T, forKey key: String) {
+        let slot = attributeSlot(forKey: key)
+        writeValue(value.managedValue, slot: slot)
+    }
+
+    // MARK: - Untyped access (key-value coding)
+
+    /// The value of an attribute, as its Swift type (`Int32`, `String`, `Date`, …), or `nil`.
+    ///
+    /// An unknown key is a programmer error and traps with a message listing the entity's
+    /// keys, as Core Data raises `NSUnknownKeyException`. Use ``validatedValue(forKey:)`` for
+    /// keys that come from input.
+    public func value(forKey key: String) -> Any? {
+        do { return try validatedValue(forKey: key) } catch { preconditionFailure(error.description) }
+    }
+
+    /// Sets the value of an attribute from any compatible Swift value.
+    ///
+    /// An unknown key or a value of the wrong type is a programmer error and traps with a
+    /// message, as in Core Data. Use ``setValidatedValue(_:forKey:)`` for input.
+    public func setValue(_ value: Any?, forKey key: String) {
+        do { try setValidatedValue(value, forKey: key) } catch { preconditionFailure(error.description) }
+    }
+
+    /// The value of an attribute; throws a ``CoreDataError`` naming the entity's keys when
+    /// `key` is not one of them.
+    public func validatedValue(forKey key: String) throws(CoreDataError) -> Any? {
+        let slot = try entity.slot(forKey: key)
+        willAccessValue()
+        return values[slot].anyValue(for: entity.storedAttributes[slot].attributeType)
+    }
+
+    /// Sets the value of an attribute; throws a ``CoreDataError`` (1550) when the key is
+    /// unknown or the value does not fit the attribute's type.
+    public func setValidatedValue(_ value: Any?, forKey key: String) throws(CoreDataError) {
+        let slot = try entity.slot(forKey: key)
+        let attribute = entity.storedAttributes[slot]
+        guard let stored = ManagedValue(converting: value, to: attribute.attributeType) else {
+            let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
+            throw CoreDataError(
+                .managedObjectValidation,
+                "The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType). Pass a value of that type.",
+                key: key, affectedObjectIDs: [objectID])
+        }
+        writeValue(stored, slot: slot)
+    }
+
+    /// Primitive access, without fault firing side effects beyond loading the values.
+    public func primitiveValue(forKey key: String) -> Any? { value(forKey: key) }
+
+    /// The keys and new values of the attributes changed since the object was last saved or
+    /// fetched.
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        guard !isFaultFlag else { return result }
+        for slot in dirty.slots {
+            let attribute = entity.storedAttributes[slot]
+            result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+        }
+        return result
+    }
+
+    /// The last saved (or fetched) values of the given keys (all attributes when `nil`).
+    /// `nil` values appear as `NSNull`. Empty for an object that was never saved.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        if isFaultFlag { willAccessValue() }
+        guard let snapshot else { return [:] }
+        var result: [String: Any] = [:]
+        for (slot, attribute) in entity.storedAttributes.enumerated() where keys?.contains(attribute.name) ?? true {
+            result[attribute.name] = snapshot.values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+        }
+        return result
+    }
+
+    // MARK: - Internals
+
+    private func attributeSlot(forKey key: String) -> Int {
+        guard let slot = entity.slotByName[key] else {
+            preconditionFailure("The entity \(entity.name) has no attribute '\(key)'. Is \(type(of: self)) part of the model the context uses?")
+        }
+        return slot
+    }
+
+    /// Checks the queue (under concurrency debugging) and loads the values of a fault.
+    package func willAccessValue() {
+        if ConcurrencyDebug.isEnabled { ConcurrencyDebug.checkAccess(to: self) }
+        if isFaultFlag { fireFault() }
+    }
+
+    package func writeValue(_ value: ManagedValue, slot: Int) {
+        willAccessValue()
+        values[slot] = value
+        dirty.insert(slot)
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    private func fireFault() {
+        guard let context = managedObjectContext else {
+            preconditionFailure("The object \(objectID) is a fault and has no context to load it from: its context was reset or deallocated. Keep the context alive while you use its objects.")
+        }
+        let row: RowSnapshot?
+        do { row = try context.loadRow(for: objectID) } catch {
+            preconditionFailure("CoreData could not fulfill a fault for \(objectID): \(error)")
+        }
+        guard let row else {
+            preconditionFailure("CoreData could not fulfill a fault for \(objectID): its row was deleted from the store. Check with existingObject(with:) before using an object that may have been deleted elsewhere.")
+        }
+        values = row.values
+        snapshot = row
+        isFaultFlag = false
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The base class of every object a context manages. Mirrors `NSManagedObject`.
+///
+/// Declare models with `@Managed`:
+/// ```swift
+/// @Managed final class Note: ManagedObject {
+///     var id: Int32 = 0
+///     var text1: String?
+/// }
+/// let note = Note(context: context)     // inserts
+/// note.text1 = "hello"
+/// try context.save()
+/// ```
+///
+/// A managed object belongs to one context and may only be used on that context's queue
+/// (inside `perform` / `performAndWait`, or on the main queue for a main-queue context).
+/// It is not `Sendable`: pass its ``objectID`` between threads instead.
+///
+/// Equality and hashing are by identity, as for `NSObject`.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The entity of the object.
+    public let entity: EntityDescription
+    /// The object's ID: temporary until the object is saved, then permanent.
+    public package(set) var objectID: ManagedObjectID
+    /// The context the object is registered in, or `nil` once it is removed or the context is gone.
+    public package(set) weak var managedObjectContext: ManagedObjectContext?
+
+    // State below is owned by the object's context queue (or by the thread that made an
+    // object that has no context).
+    /// Current values, in the entity's slot order; meaningless while `isFaultFlag` is set.
+    package var values: [ManagedValue]
+    /// The committed row this object was read from or last saved as; `nil` for new objects.
+    package var snapshot: RowSnapshot?
+    /// Slots written since the last save or fetch.
+    package var dirty = DirtySlots()
+    package var isFaultFlag = false
+    package var isInsertedFlag = false
+    package var isDeletedFlag = false
+    /// Whether the context holds this object strongly because it has pending changes.
+    package var isPendingFlag = false
+
+    /// Makes an object of `entity` and inserts it into `context` (when given). This is the
+    /// designated initializer, as in Core Data; subclasses that override it must call super.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        if !entity.isFrozen { entity.freeze() }
+        self.entity = entity
+        self.objectID = .temporary(entity)
+        self.values = entity.storedAttributes.map(\.storedDefault)
+        if let context { context.insert(self) }
+    }
+
+    /// Makes a new object of this class's entity and inserts it into `context`.
+    ///
+    /// The context's model must contain an entity for this class; using a class the model does
+    /// not know is a programmer error and traps with a message saying so.
+    public convenience init(context: ManagedObjectContext) {
+        guard let entity = context.entity(forClass: Self.self) else {
+            preconditionFailure("The model of context '\(context.debugName)' has no entity for the class \(Self.self). Add \(Self.self).self to the ManagedObjectModel.")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// Made by contexts for objects read from a store.
+    package static func materialize(entity: EntityDescription, id: ManagedObjectID, context: ManagedObjectContext, snapshot: RowSnapshot?) -> ManagedObject {
+        let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+        object.objectID = id
+        object.managedObjectContext = context
+        if let snapshot {
+            object.values = snapshot.values
+            object.snapshot = snapshot
+        } else {
+            object.values = []
+            object.isFaultFlag = true
+        }
+        return object
+    }
+
+    // MARK: - State
+
+    /// Whether the object was inserted and not saved yet.
+    public var isInserted: Bool { isInsertedFlag && !isDeletedFlag }
+    /// Whether the object has unsaved changes to its values (and was not inserted or deleted).
+    public var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && !dirty.isEmpty }
+    /// Whether the object will be deleted at the next save.
+    public var isDeleted: Bool { isDeletedFlag }
+    /// Whether the object's values have not been loaded yet.
+    public var isFault: Bool { isFaultFlag }
+    /// Whether the object has unsaved changes (inserted, updated or deleted).
+    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || !dirty.isEmpty }
+    /// Whether the object has unsaved changes to persistent properties.
+    public var hasPersistentChangedValues: Bool { hasChanges }
+
+    // MARK: - Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        let state = isFaultFlag ? " <fault>" : ""
+        return "<\(type(of: self)): \(objectID.uriRepresentation().absoluteString)>\(state)"
+    }
+}
+
+// Managed objects are confined to their context's queue, like NSManagedObject. Pass
+// `objectID` (which is Sendable) between threads and tasks instead.
+@available(*, unavailable, message: "Managed objects belong to one context's queue; pass objectID between threads instead")
+extension ManagedObject: @unchecked Sendable {}

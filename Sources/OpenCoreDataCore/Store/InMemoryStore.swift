@@ -1,0 +1,135 @@
+import Foundation
+
+/// A store kept in memory: for tests and caches. Same semantics as the SQLite store (versions,
+/// conflicts, primary keys per root entity), gone when its coordinator is.
+package final class InMemoryStore: StoreEngine {
+    private struct Table {
+        var rows: [Int64: StoreRow] = [:]
+        var maxKey: Int64 = 0
+    }
+    private struct State {
+        var tables: [String: Table] = [:]
+        var model: ManagedObjectModel?
+        var closed = false
+    }
+    package let identifier = UUID().uuidString
+    private let state = Locked(State())
+
+    package init() {}
+
+    package func load(model: ManagedObjectModel) throws {
+        state.withLock { $0.model = model }
+    }
+
+    package func metadata() throws -> [String: any Sendable] {
+        let model = state.withLock { $0.model }
+        return [
+            "NSStoreType": PersistentStore.StoreType.inMemory.rawValue,
+            "NSStoreUUID": identifier,
+            "NSStoreModelVersionHashes": model?.entityVersionHashesByName ?? [:],
+        ]
+    }
+
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        var rows = try matching(request)
+        if !request.sort.isEmpty {
+            rows.sort { a, b in Self.precedes(a, b, by: request.sort) }
+        }
+        if request.offset > 0 { rows = Array(rows.dropFirst(request.offset)) }
+        if request.limit > 0 { rows = Array(rows.prefix(request.limit)) }
+        return rows
+    }
+
+    package func count(_ request: StoreFetchRequest) throws -> Int {
+        var count = try matching(request).count - request.offset
+        if request.limit > 0 { count = min(count, request.limit) }
+        return max(0, count)
+    }
+
+    package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            return state.tables[entity.rootEntity.name]?.rows[primaryKey]
+        }
+    }
+
+    package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            let first = state.tables[root.name, default: Table()].maxKey + 1
+            state.tables[root.name, default: Table()].maxKey += Int64(count)
+            return first
+        }
+    }
+
+    package func save(_ request: StoreSaveRequest) throws -> [StoreConflict] {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            var conflicts: [StoreConflict] = []
+            for update in request.updates {
+                let current = state.tables[update.entity.rootEntity.name]?.rows[update.primaryKey]
+                if current?.snapshot.version != update.expectedVersion {
+                    conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion, current: current?.snapshot))
+                }
+            }
+            for delete in request.deletes {
+                let current = state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey]
+                if let current, current.snapshot.version != delete.expectedVersion {
+                    conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current.snapshot))
+                }
+            }
+            guard conflicts.isEmpty else { return conflicts }
+            for insert in request.inserts {
+                let root = insert.entity.rootEntity.name
+                state.tables[root, default: Table()].rows[insert.primaryKey] =
+                    StoreRow(entity: insert.entity, primaryKey: insert.primaryKey, snapshot: RowSnapshot(values: insert.values, version: 1))
+                state.tables[root, default: Table()].maxKey = max(state.tables[root, default: Table()].maxKey, insert.primaryKey)
+            }
+            for update in request.updates {
+                state.tables[update.entity.rootEntity.name]?.rows[update.primaryKey] =
+                    StoreRow(entity: update.entity, primaryKey: update.primaryKey, snapshot: RowSnapshot(values: update.values, version: update.expectedVersion + 1))
+            }
+            for delete in request.deletes {
+                state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey] = nil
+            }
+            return []
+        }
+    }
+
+    package func close() {
+        state.withLock { $0.closed = true; $0.tables = [:] }
+    }
+
+    private func matching(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let rows = try state.withLock { state in
+            try Self.checkOpen(state)
+            return state.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
+        }
+        return rows.filter { row in
+            let entityMatches = row.entity === request.entity || (request.includesSubentities && Self.inherits(row.entity, from: request.entity))
+            return entityMatches && (request.predicate?.evaluate(row.snapshot.values, primaryKey: row.primaryKey) ?? true)
+        }
+    }
+
+    private static func inherits(_ entity: EntityDescription, from ancestor: EntityDescription) -> Bool {
+        var current: EntityDescription? = entity
+        while let e = current {
+            if e === ancestor { return true }
+            current = e.superentity
+        }
+        return false
+    }
+
+    package static func precedes(_ a: StoreRow, _ b: StoreRow, by keys: [StoreSortKey]) -> Bool {
+        for key in keys {
+            let order = ManagedValue.compare(a.snapshot.values[key.slot], b.snapshot.values[key.slot])
+            if order == .orderedSame { continue }
+            return key.ascending ? order == .orderedAscending : order == .orderedDescending
+        }
+        return a.primaryKey < b.primaryKey
+    }
+
+    private static func checkOpen(_ state: State) throws {
+        if state.closed { throw CoreDataError(.persistentStoreOperation, "The in-memory store was removed from its coordinator; add a new store.") }
+    }
+}

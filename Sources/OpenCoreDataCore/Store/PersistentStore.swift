@@ -1,0 +1,45 @@
+import Foundation
+
+/// A store added to a coordinator. Mirrors `NSPersistentStore`.
+///
+/// The built-in types are ``PersistentStore/StoreType/sqlite`` (Core Data's SQLite layout) and
+/// ``PersistentStore/StoreType/inMemory``.
+public final class PersistentStore: Sendable, CustomStringConvertible {
+    /// A kind of store. Mirrors `NSPersistentStore.StoreType`.
+    public struct StoreType: RawRepresentable, Hashable, Sendable {
+        /// The type's name, as in Core Data (`"SQLite"`, `"InMemory"`).
+        public var rawValue: String
+        /// Makes a type from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Core Data's SQLite layout, in one file with WAL journaling.
+        public static let sqlite = StoreType(rawValue: "SQLite")
+        /// Kept in memory; gone when the coordinator is.
+        public static let inMemory = StoreType(rawValue: "InMemory")
+    }
+
+    /// The store's type.
+    public let type: StoreType
+    /// The store's file, for file-based stores.
+    public let url: URL?
+    /// The configuration name (`nil`: the default configuration).
+    public let configurationName: String?
+    /// The options the store was added with.
+    public let options: [String: any Sendable]
+    package let engine: any StoreEngine
+
+    package init(type: StoreType, url: URL?, configurationName: String?, options: [String: any Sendable], engine: any StoreEngine) {
+        self.type = type
+        self.url = url
+        self.configurationName = configurationName
+        self.options = options
+        self.engine = engine
+    }
+
+    /// The store's UUID, also the host part of its objects' URIs.
+    public var identifier: String { engine.identifier }
+
+    /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
+    public var metadata: [String: any Sendable] { (try? engine.metadata()) ?? [:] }
+
+    public var description: String { "<PersistentStore \(type.rawValue) \(url?.path ?? "in memory") \(identifier)>" }
+}

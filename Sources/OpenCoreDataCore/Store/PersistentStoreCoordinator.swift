@@ -1,0 +1,150 @@
+import Foundation
+
+/// Connects contexts to stores: routes fetches and saves, allocates permanent IDs, and keeps the
+/// row cache of committed snapshots. Thread-safe; one coordinator serves every context of a
+/// container. Mirrors `NSPersistentStoreCoordinator`.
+///
+/// Add stores with `addPersistentStore(type:configuration:at:options:)` (from the `OpenCoreData`
+/// module) or through a ``PersistentContainer``.
+// @unchecked Sendable: `stores` is behind a lock; the model is frozen before any store is added
+// and read-only afterwards; the row cache and the stores synchronise themselves.
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    /// The model every store of this coordinator follows.
+    public let managedObjectModel: ManagedObjectModel
+    private let stores = Locked<[PersistentStore]>([])
+    package let rowCache = RowCache()
+
+    /// Makes a coordinator for a model. Mirrors `init(managedObjectModel:)`.
+    public init(managedObjectModel model: ManagedObjectModel) {
+        self.managedObjectModel = model
+    }
+
+    /// The stores added so far.
+    public var persistentStores: [PersistentStore] { stores.withLock { $0 } }
+
+    /// The store with the given UUID.
+    public func persistentStore(withIdentifier identifier: String) -> PersistentStore? {
+        persistentStores.first { $0.identifier == identifier }
+    }
+
+    /// Opens a store engine for this coordinator's model and adds it. Used by the store types.
+    package func add(_ store: PersistentStore) throws {
+        try managedObjectModel.freeze()
+        try store.engine.load(model: managedObjectModel)
+        try stores.withLock { stores in
+            if let url = store.url, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+                throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
+            }
+            stores.append(store)
+        }
+    }
+
+    /// Removes a store and closes it. Mirrors `remove(_:)`.
+    public func remove(_ store: PersistentStore) throws {
+        let removed = stores.withLock { stores -> Bool in
+            guard let index = stores.firstIndex(where: { $0 === store }) else { return false }
+            stores.remove(at: index)
+            return true
+        }
+        guard removed else {
+            throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) is not part of this coordinator.")
+        }
+        store.engine.close()
+    }
+
+    /// The object ID a URI from ``ManagedObjectID/uriRepresentation()`` stands for, when it
+    /// names one of this coordinator's stores and entities.
+    public func managedObjectID(forURIRepresentation url: URL) -> ManagedObjectID? {
+        guard url.scheme == "x-coredata" else { return nil }
+        let host = url.host ?? ""
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[parts[0]] else { return nil }
+        let key = parts[1]
+        if key.hasPrefix("p"), let pk = Int64(key.dropFirst()), pk > 0, persistentStore(withIdentifier: host) != nil {
+            return .permanent(entity, store: host, primaryKey: pk)
+        }
+        if key.hasPrefix("t"), host.isEmpty, let uuid = UUID(uuidString: String(key.dropFirst())) {
+            return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(uuid))
+        }
+        return nil
+    }
+
+    // MARK: - Store access for contexts
+
+    package func store(for entity: EntityDescription) throws(CoreDataError) -> PersistentStore {
+        guard let store = persistentStores.first else {
+            throw CoreDataError(.persistentStoreOperation, "The persistent store coordinator has no store. Call loadPersistentStores() on the container (or add a store) before fetching or saving.")
+        }
+        return store
+    }
+
+    private func store(for id: ManagedObjectID) throws(CoreDataError) -> PersistentStore {
+        if let identifier = id.storeIdentifier, let store = persistentStore(withIdentifier: identifier) { return store }
+        return try store(for: id.entity)
+    }
+
+    package func fetch(_ request: StoreFetchRequest) throws -> (PersistentStore, [StoreRow]) {
+        let store = try store(for: request.entity)
+        return (store, try store.engine.fetch(request))
+    }
+
+    package func count(_ request: StoreFetchRequest) throws -> Int {
+        try store(for: request.entity).engine.count(request)
+    }
+
+    /// The committed row of an object: from the row cache, else from its store (then cached).
+    package func row(for id: ManagedObjectID) throws(CoreDataError) -> RowSnapshot? {
+        guard let pk = id.primaryKey else { return nil }
+        if let cached = rowCache.snapshot(for: id) { return cached }
+        let store = try store(for: id)
+        let row: StoreRow?
+        do { row = try store.engine.row(entity: id.entity, primaryKey: pk) } catch { throw Self.wrap(error) }
+        guard let row else { return nil }
+        rowCache.store([(id, row.snapshot)])
+        return row.snapshot
+    }
+
+    /// Permanent IDs for new objects (one per entry, keys allocated per root entity).
+    package func obtainPermanentIDs(for entities: [EntityDescription]) throws(CoreDataError) -> [ManagedObjectID] {
+        guard let first = entities.first else { return [] }
+        let store = try store(for: first)
+        var result: [ManagedObjectID] = []
+        result.reserveCapacity(entities.count)
+        var byRoot: [ObjectIdentifier: (EntityDescription, [Int])] = [:]
+        for (index, entity) in entities.enumerated() {
+            byRoot[ObjectIdentifier(entity.rootEntity), default: (entity.rootEntity, [])].1.append(index)
+        }
+        var keys = [Int64](repeating: 0, count: entities.count)
+        for (root, indexes) in byRoot.values {
+            let firstKey: Int64
+            do { firstKey = try store.engine.allocatePrimaryKeys(root: root, count: indexes.count) } catch { throw Self.wrap(error) }
+            for (offset, index) in indexes.enumerated() { keys[index] = firstKey + Int64(offset) }
+        }
+        for (entity, key) in zip(entities, keys) {
+            result.append(.permanent(entity, store: store.identifier, primaryKey: key))
+        }
+        return result
+    }
+
+    /// Writes a save in one transaction and updates the row cache. Returns the conflicts (and
+    /// writes nothing) when rows changed underneath.
+    package func save(_ request: StoreSaveRequest, store: PersistentStore) throws -> [StoreConflict] {
+        let conflicts = try store.engine.save(request)
+        guard conflicts.isEmpty else { return conflicts }
+        var cached: [(ManagedObjectID, RowSnapshot)] = []
+        for update in request.updates {
+            cached.append((.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey),
+                           RowSnapshot(values: update.values, version: update.expectedVersion + 1)))
+        }
+        // Inserted rows are not cached: the saving context holds them, and caching a large import
+        // would only evict rows other contexts use.
+        rowCache.remove(request.deletes.map { .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey) })
+        rowCache.store(cached)
+        return []
+    }
+
+    package static func wrap(_ error: any Error) -> CoreDataError {
+        if let error = error as? CoreDataError { return error }
+        return CoreDataError(.persistentStoreOperation, "The store reported an error: \(error)")
+    }
+}

@@ -1,0 +1,86 @@
+/// A sort key resolved against an entity.
+package struct StoreSortKey: Sendable {
+    package var slot: Int
+    package var ascending: Bool
+}
+
+/// A fetch as a store sees it: entity, resolved predicate and order, window.
+package struct StoreFetchRequest: Sendable {
+    package var entity: EntityDescription
+    package var predicate: BoundPredicate?
+    package var sort: [StoreSortKey]
+    package var limit: Int
+    package var offset: Int
+    package var includesSubentities: Bool
+
+    package init(entity: EntityDescription, predicate: BoundPredicate? = nil, sort: [StoreSortKey] = [], limit: Int = 0, offset: Int = 0, includesSubentities: Bool = true) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+        self.includesSubentities = includesSubentities
+    }
+}
+
+/// Everything one context save writes, applied by a store in one transaction.
+package struct StoreSaveRequest: Sendable {
+    package struct Insert: Sendable {
+        package var entity: EntityDescription
+        package var primaryKey: Int64
+        package var values: [ManagedValue]
+    }
+    package struct Update: Sendable {
+        package var entity: EntityDescription
+        package var primaryKey: Int64
+        /// The version the context read; the row must still have it.
+        package var expectedVersion: Int64
+        /// The slots to write (all slots for `.overwrite`-style full writes).
+        package var slots: [Int]
+        package var values: [ManagedValue]
+    }
+    package struct Delete: Sendable {
+        package var entity: EntityDescription
+        package var primaryKey: Int64
+        package var expectedVersion: Int64
+    }
+
+    package var inserts: [Insert] = []
+    package var updates: [Update] = []
+    package var deletes: [Delete] = []
+
+    package init() {}
+    package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}
+
+/// A row whose version changed (or that vanished) since a context read it.
+package struct StoreConflict: Sendable {
+    package var entity: EntityDescription
+    package var primaryKey: Int64
+    package var expectedVersion: Int64
+    /// The row as it is in the store now; `nil` when it was deleted.
+    package var current: RowSnapshot?
+}
+
+/// What a store implementation provides to the coordinator. Implemented by the SQLite and the
+/// in-memory stores. Every method may be called from any thread: the store owns its own
+/// synchronisation (one writer at a time, concurrent readers).
+package protocol StoreEngine: AnyObject, Sendable {
+    /// The store's UUID (`Z_METADATA.Z_UUID` in SQLite).
+    var identifier: String { get }
+    /// Opens (creating when needed) the store for `model`; throws 134100 when the store was
+    /// written with another model.
+    func load(model: ManagedObjectModel) throws
+    /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
+    func metadata() throws -> [String: any Sendable]
+    func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
+    func count(_ request: StoreFetchRequest) throws -> Int
+    func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow?
+    /// Reserves `count` consecutive primary keys for a root entity; returns the first.
+    func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64
+    /// Applies a save in one transaction. Returns the conflicts found, in which case nothing
+    /// was written.
+    func save(_ request: StoreSaveRequest) throws -> [StoreConflict]
+    /// Closes connections; the store is unusable afterwards.
+    func close()
+}
