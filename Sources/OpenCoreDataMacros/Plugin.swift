@@ -1,1 +1,12 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
 
+/// The compiler plugin that provides `@Managed` and its helper macros.
+@main
+struct OpenCoreDataMacrosPlugin: CompilerPlugin {
+    let providingMacros: [Macro.Type] = [
+        ManagedMacro.self,
+        ManagedAttributeMacro.self,
+        MarkerMacro.self,
+    ]
+}

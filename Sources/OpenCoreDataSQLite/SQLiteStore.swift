@@ -1,1 +1,213 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
 
+/// The SQLite store, in Core Data's file layout (see `docs/StorageLayout.md`).
+///
+/// One writer connection (behind a lock: saves and key allocation are serialised) and a pool of
+/// read-only connections in WAL mode, so fetches never wait for a save. Statements are cached
+/// per connection, keyed by their SQL (one per fetch shape).
+package final class SQLiteStore: StoreEngine {
+    package let identifier: String
+    package let url: URL
+    private let readOnly: Bool
+    private let writer: Locked<SQLiteConnection?>
+    let readers: SQLiteReaderPool
+    private struct Loaded: Sendable {
+        var layout: SQLiteLayout
+        var entityNumbers: [String: Int]
+        var metadata: [String: any Sendable]
+    }
+    private let loaded = Locked<Loaded?>(nil)
+
+    /// The Core Data framework version our stores claim (`NSPersistenceFrameworkVersion`).
+    static let frameworkVersion = 1344
+
+    /// Opens (creating when missing) the SQLite file at `url`.
+    package init(url: URL, readOnly: Bool = false) throws {
+        self.url = url
+        self.readOnly = readOnly
+        if !readOnly {
+            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        let connection = try SQLiteConnection(path: url.path, readOnly: readOnly)
+        var existingUUID: String?
+        do {
+            if try connection.tableExists("Z_METADATA") {
+                let statement = try connection.cachedStatement("SELECT Z_UUID FROM Z_METADATA WHERE Z_VERSION = 1")
+                defer { statement.reset() }
+                if try statement.step(), !statement.isNull(at: 0) { existingUUID = statement.string(at: 0) }
+            }
+        } catch let error as CoreDataError where error.code == .persistentStoreInvalidType {
+            throw CoreDataError(.persistentStoreInvalidType, "The file at \(url.path) is not an SQLite store. Point the store description at a Core Data SQLite file or a new path.", sqliteCode: error.sqliteCode)
+        }
+        identifier = existingUUID ?? UUID().uuidString
+        writer = Locked(connection)
+        readers = SQLiteReaderPool(path: url.path, size: 4)
+    }
+
+    // MARK: - Loading
+
+    package func load(model: ManagedObjectModel) throws {
+        try withWriter { db in
+            if !readOnly {
+                try db.execute("PRAGMA journal_mode = WAL")
+                try db.execute("PRAGMA synchronous = NORMAL")
+            }
+            let loaded: Loaded
+            if try db.tableExists("Z_METADATA") {
+                loaded = try openExisting(db, model: model)
+            } else {
+                guard !readOnly else {
+                    throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) does not exist or is empty, and it was opened read-only.")
+                }
+                loaded = try create(db, model: model)
+            }
+            self.loaded.withLock { $0 = loaded }
+        }
+    }
+
+    private func create(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
+        try db.execute("PRAGMA auto_vacuum = 2")
+        var numbers: [String: Int] = [:]
+        for entity in model.entities { numbers[entity.name] = entity.entityNumber }
+        let layout = SQLiteLayout(model: model, entityNumbers: numbers)
+        let plist = try Self.metadataPlist(model: model)
+        try db.transaction {
+            for sql in layout.createTableStatements { try db.execute(sql) }
+            for sql in layout.indexes { try db.execute(sql) }
+            try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+            try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+            try db.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+            let insertKey = try db.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+            defer { insertKey.finalize() }
+            for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
+                try insertKey.bind([.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])
+                try insertKey.run()
+            }
+            let insertMetadata = try db.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+            defer { insertMetadata.finalize() }
+            try insertMetadata.bind([.string(identifier), .data(plist)])
+            try insertMetadata.run()
+        }
+        return Loaded(layout: layout, entityNumbers: numbers, metadata: try Self.readMetadata(db))
+    }
+
+    private func openExisting(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
+        let metadata = try Self.readMetadata(db)
+        let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
+        let current = model.entityVersionHashesByName
+        let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
+        if !differing.isEmpty {
+            let details = differing.map { name in
+                stored[name] == nil ? "\(name) (not in the store)" : current[name] == nil ? "\(name) (not in the model)" : "\(name) (changed)"
+            }
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash,
+                                "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or migrate (not supported yet).")
+        }
+        var numbers: [String: Int] = [:]
+        let statement = try db.cachedStatement("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+        defer { statement.reset() }
+        var byName: [String: Int] = [:]
+        while try statement.step() { byName[statement.string(at: 1)] = Int(statement.int64(at: 0)) }
+        for entity in model.entities {
+            numbers[entity.name] = byName[entity.name] ?? entity.renamingIdentifier.flatMap { byName[$0] } ?? entity.entityNumber
+        }
+        return Loaded(layout: SQLiteLayout(model: model, entityNumbers: numbers), entityNumbers: numbers, metadata: metadata)
+    }
+
+    /// The binary property list Core Data keeps in `Z_METADATA.Z_PLIST`.
+    static func metadataPlist(model: ManagedObjectModel) throws -> Data {
+        let hashes = model.entityVersionHashesByName
+        let checksum = hashes.sorted { Array($0.key.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.key.unicodeScalars.map(\.value)) }
+            .reduce(into: [UInt8]()) { $0 += Array($1.value) }
+        let plist: [String: Any] = [
+            "NSStoreType": "SQLite",
+            "NSStoreModelVersionHashes": hashes,
+            "NSStoreModelVersionHashesVersion": 3,
+            "NSStoreModelVersionIdentifiers": Array(model.versionIdentifiers).sorted(),
+            "NSPersistenceFrameworkVersion": frameworkVersion,
+            "_NSAutoVacuumLevel": "2",
+            "NSStoreModelVersionChecksumKey": Data(SHA256.hash(checksum)).base64EncodedString(),
+        ]
+        return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+    }
+
+    /// Reads `Z_METADATA`: the plist's keys plus `NSStoreUUID` from `Z_UUID`, as Core Data returns them.
+    static func readMetadata(_ db: SQLiteConnection) throws -> [String: any Sendable] {
+        let statement = try db.cachedStatement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1")
+        defer { statement.reset() }
+        guard try statement.step() else { return [:] }
+        var result: [String: any Sendable] = [:]
+        if !statement.isNull(at: 1) {
+            let data = statement.data(at: 1)
+            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            for (key, value) in plist as? [String: Any] ?? [:] {
+                if key == "NSStoreModelVersionHashes", let hashes = value as? [AnyHashable: Any] {
+                    var converted: [String: Data] = [:]
+                    for (name, hash) in hashes { if let name = name as? String, let hash = hash as? Data { converted[name] = hash } }
+                    result[key] = converted
+                } else if let sendable = Self.sendablePlistValue(value) {
+                    result[key] = sendable
+                }
+            }
+        }
+        if !statement.isNull(at: 0) { result["NSStoreUUID"] = statement.string(at: 0) }
+        result["NSStoreType"] = "SQLite"
+        return result
+    }
+
+    private static func sendablePlistValue(_ value: Any) -> (any Sendable)? {
+        switch value {
+        case let v as String: v
+        case let v as Int: v
+        case let v as Double: v
+        case let v as Bool: v
+        case let v as Data: v
+        case let v as Date: v
+        case let v as [Any]: v.compactMap { sendablePlistValue($0) }
+        case let v as [AnyHashable: Any]:
+            Dictionary(v.compactMap { key, value in (key as? String).flatMap { k in sendablePlistValue(value).map { (k, $0) } } }, uniquingKeysWith: { a, _ in a })
+        default: nil
+        }
+    }
+
+    /// Reads the metadata of a store file without adding it to a coordinator.
+    package static func metadata(at url: URL) throws -> [String: any Sendable] {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CoreDataError(.persistentStoreOpen, "There is no store at \(url.path).")
+        }
+        let db = try SQLiteConnection(path: url.path, readOnly: true)
+        guard try db.tableExists("Z_METADATA") else {
+            throw CoreDataError(.persistentStoreInvalidType, "The file at \(url.path) is not a Core Data SQLite store (it has no Z_METADATA table).")
+        }
+        return try readMetadata(db)
+    }
+
+    package func metadata() throws -> [String: any Sendable] {
+        loaded.withLock { $0?.metadata } ?? [:]
+    }
+
+    // MARK: - Access
+
+    func currentLayout() throws -> SQLiteLayout {
+        guard let loaded = loaded.withLock({ $0 }) else {
+            throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(url.path) is not loaded.")
+        }
+        return loaded.layout
+    }
+
+    func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try writer.withLock { connection in
+            guard let connection else {
+                throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(url.path) was closed; add it to a coordinator again.")
+            }
+            return try body(connection)
+        }
+    }
+
+    package func close() {
+        writer.withLock { $0 = nil }
+        readers.close()
+    }
+}

@@ -27,6 +27,8 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
 
     /// The default in stored form.
     package var storedDefault: ManagedValue = .null
+    /// The key path of the `@Managed` property this attribute stands for.
+    package var keyPath: AnyKeyPath?
 
     /// The Objective-C value class Core Data records for the type (`NSNumber`, `NSString`, …).
     public var attributeValueClassName: String {

@@ -46,8 +46,6 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Entities that inherit from this one.
     public internal(set) var subentities: [EntityDescription] = []
 
-    /// Key paths of a `@Managed` class and the attribute names they stand for.
-    package var keyPathNames: [(AnyKeyPath, String)] = []
 
     // Built when the model freezes.
     package private(set) var isFrozen = false
@@ -121,7 +119,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// The name that a typed key path of a `@Managed` class stands for.
     package func name(for keyPath: AnyKeyPath) -> String? {
-        keyPathNames.first { $0.0 == keyPath }?.1
+        allProperties.first { ($0 as? AttributeDescription)?.keyPath == keyPath }?.name
     }
 
     package func freeze() {

@@ -60,6 +60,13 @@ package struct StoreConflict: Sendable {
     package var expectedVersion: Int64
     /// The row as it is in the store now; `nil` when it was deleted.
     package var current: RowSnapshot?
+
+    package init(entity: EntityDescription, primaryKey: Int64, expectedVersion: Int64, current: RowSnapshot?) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.expectedVersion = expectedVersion
+        self.current = current
+    }
 }
 
 /// What a store implementation provides to the coordinator. Implemented by the SQLite and the

@@ -1,0 +1,45 @@
+import Foundation
+import OpenCoreDataCore
+import OpenCoreDataSQLite
+
+extension PersistentStoreCoordinator {
+    /// Opens a store and adds it. Mirrors `addPersistentStore(type:configuration:at:options:)`.
+    ///
+    /// `.sqlite` needs a file URL (created when missing); `.inMemory` ignores `url`. Throws
+    /// 134100 when an existing store was written with a different model, 134000 for an unknown
+    /// type or a file that is not a store.
+    @discardableResult
+    public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil, options: [String: any Sendable] = [:]) throws -> PersistentStore {
+        let engine: any StoreEngine
+        switch type {
+        case .sqlite:
+            guard let url else {
+                throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
+            }
+            let readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+            engine = try SQLiteStore(url: url, readOnly: readOnly)
+        case .inMemory:
+            engine = InMemoryStore()
+        default:
+            throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory.")
+        }
+        let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options, engine: engine)
+        do {
+            try add(store)
+        } catch {
+            engine.close()
+            throw error
+        }
+        return store
+    }
+
+    /// The metadata of a store file, without adding it. Mirrors
+    /// `metadataForPersistentStore(type:at:options:)`: `NSStoreType`, `NSStoreUUID`,
+    /// `NSStoreModelVersionHashes` (`[String: Data]`), …
+    public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
+        guard type == .sqlite else {
+            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' has none.")
+        }
+        return try SQLiteStore.metadata(at: url)
+    }
+}

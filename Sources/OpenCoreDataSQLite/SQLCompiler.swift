@@ -1,0 +1,62 @@
+import OpenCoreDataCore
+
+/// Compiles a ``BoundPredicate`` to an SQL condition with `?` placeholders and their values.
+///
+/// Identifiers come only from the layout (the model); every value is a bound parameter.
+/// The SQL agrees with the in-memory evaluator: `!=` is `IS NOT` (true against `NULL`), and a
+/// `NOT` turns its operand's `NULL` (unknown) into false first, as memory does.
+struct SQLCompiler {
+    let mapping: SQLiteLayout.EntityMapping
+
+    func compile(_ predicate: BoundPredicate) -> (sql: String, arguments: [ManagedValue]) {
+        var arguments: [ManagedValue] = []
+        let sql = compile(predicate, into: &arguments)
+        return (sql, arguments)
+    }
+
+    private func compile(_ predicate: BoundPredicate, into arguments: inout [ManagedValue]) -> String {
+        switch predicate {
+        case .constant(let value):
+            return value ? "1" : "0"
+        case .compare(let slot, let op, let value):
+            arguments.append(value)
+            return "\(mapping.columns[slot]) \(sqlOperator(op)) ?"
+        case .isNull(let slot, let negated):
+            return "\(mapping.columns[slot]) IS \(negated ? "NOT " : "")NULL"
+        case .compareSlots(let a, let op, let b):
+            return "\(mapping.columns[a]) \(sqlOperator(op)) \(mapping.columns[b])"
+        case .isIn(let slot, let values):
+            guard !values.isEmpty else { return "0" }
+            arguments += values
+            return "\(mapping.columns[slot]) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))"
+        case .between(let slot, let low, let high):
+            arguments += [low, high]
+            return "\(mapping.columns[slot]) BETWEEN ? AND ?"
+        case .primaryKeyIn(let keys):
+            guard !keys.isEmpty else { return "0" }
+            arguments += keys.map { .integer($0) }
+            return "Z_PK IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))"
+        case .and(let parts):
+            guard !parts.isEmpty else { return "1" }
+            return "(" + parts.map { compile($0, into: &arguments) }.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            guard !parts.isEmpty else { return "0" }
+            return "(" + parts.map { compile($0, into: &arguments) }.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT COALESCE(\(compile(inner, into: &arguments)), 0)"
+        }
+    }
+
+    private func sqlOperator(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .equal: "="
+        case .notEqual: "IS NOT"
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        case .greaterOrEqual: ">="
+        case .in: "IN"
+        case .between: "BETWEEN"
+        }
+    }
+}

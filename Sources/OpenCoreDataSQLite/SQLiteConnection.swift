@@ -1,0 +1,101 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
+
+/// One SQLite connection with its statement cache.
+///
+/// Opened in multi-thread mode (`SQLITE_OPEN_NOMUTEX`): SQLite does no locking of its own for
+/// the connection, because its owner already serialises access (the store's writer lock, or the
+/// reader pool that lends a connection to one thread at a time).
+// @unchecked Sendable: used by one thread at a time, as lent by its owner (see above).
+final class SQLiteConnection: @unchecked Sendable {
+    let handle: OpaquePointer
+    let path: String
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(path: String, readOnly: Bool) throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw CoreDataError(.persistentStoreOpen, "Could not open the SQLite store at \(path): \(message). Check that the folder exists and is writable.", sqliteCode: code)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit {
+        for statement in statements.values { statement.finalize() }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL without results (several statements allowed).
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(message)
+            throw SQLiteConnection.error(code: code, message: text, sql: sql)
+        }
+    }
+
+    /// A prepared statement from the cache (prepared on first use), reset and ready to bind.
+    func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+        if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A new prepared statement that the caller finalizes.
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        var stmt: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard code == SQLITE_OK, let stmt else {
+            throw SQLiteConnection.error(code: code, message: lastErrorMessage, sql: sql)
+        }
+        return SQLiteStatement(handle: stmt, connection: self, sql: sql)
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back on error).
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Whether a table exists.
+    func tableExists(_ name: String) throws -> Bool {
+        let statement = try cachedStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        defer { statement.reset() }
+        try statement.bind([.string(name)])
+        return try statement.step()
+    }
+
+    static func error(code: Int32, message: String, sql: String?) -> CoreDataError {
+        let primary = code & 0xff
+        let coreCode: CoreDataError.Code = switch primary {
+        case SQLITE_BUSY, SQLITE_LOCKED: .persistentStoreTimeout
+        case SQLITE_NOTADB, SQLITE_CORRUPT: .persistentStoreInvalidType
+        case SQLITE_CONSTRAINT: .managedObjectConstraintMerge
+        default: .sqlite
+        }
+        return CoreDataError(coreCode, "SQLite error: \(message).", sqliteCode: code, sql: sql)
+    }
+}

@@ -1,0 +1,121 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
+
+/// A prepared statement: binds ``ManagedValue``s and reads columns straight into them.
+// @unchecked Sendable: belongs to one connection and is used only by the thread holding it.
+final class SQLiteStatement: @unchecked Sendable {
+    let handle: OpaquePointer
+    unowned let connection: SQLiteConnection
+    let sql: String
+
+    init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    func finalize() { sqlite3_finalize(handle) }
+
+    /// Resets the statement and clears its bindings (after each use of a cached statement).
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds values to parameters 1…n.
+    func bind(_ values: [ManagedValue], from start: Int32 = 1) throws {
+        for (offset, value) in values.enumerated() {
+            try bind(value, at: start + Int32(offset))
+        }
+    }
+
+    func bind(_ value: ManagedValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer(let v): code = sqlite3_bind_int64(handle, index, v)
+        case .bool(let v): code = sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .double(let v): code = sqlite3_bind_double(handle, index, v)
+        case .date(let v): code = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
+        case .decimal(let v): code = bindText("\(v)", at: index)
+        case .string(let v): code = bindText(v, at: index)
+        case .url(let v): code = bindText(v.absoluteString, at: index)
+        case .data(let v):
+            code = v.withUnsafeBytes { buffer in
+                sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ocd_sqlite_transient())
+            }
+        case .uuid(let v):
+            let bytes = v.bytes
+            code = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, 16, ocd_sqlite_transient()) }
+        }
+        guard code == SQLITE_OK else { throw SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql) }
+    }
+
+    private func bindText(_ text: String, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { buffer in
+            // An empty buffer may have no base address; SQLite needs a pointer for an empty string.
+            guard let base = buffer.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, ocd_sqlite_transient()) }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(buffer.count), ocd_sqlite_transient())
+            }
+        }
+    }
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    @discardableResult
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws {
+        defer { reset() }
+        try step()
+    }
+
+    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func string(at column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func data(at column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let blob = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: blob, count: count)
+    }
+
+    /// Reads a column as the stored form of an attribute of `type`.
+    func value(at column: Int32, type: AttributeType) -> ManagedValue {
+        if sqlite3_column_type(handle, column) == SQLITE_NULL { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64: return .integer(sqlite3_column_int64(handle, column))
+        case .boolean: return .bool(sqlite3_column_int64(handle, column) != 0)
+        case .double, .float: return .double(sqlite3_column_double(handle, column))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, column)))
+        case .decimal: return Decimal(string: string(at: column), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) } ?? .null
+        case .string: return .string(string(at: column))
+        case .uri: return URL(string: string(at: column)).map { .url($0) } ?? .null
+        case .binaryData: return .data(data(at: column))
+        case .uuid:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count == 16, let blob = sqlite3_column_blob(handle, column) else { return .null }
+            return UUID(bytes: UnsafeRawBufferPointer(start: blob, count: 16)).map { .uuid($0) } ?? .null
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import OpenCoreDataCore
+
+extension SQLiteStore {
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let mapping = try currentLayout().mapping(for: request.entity)
+        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.columns.map { ", " + $0 }.joined())
+        return try readers.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(arguments)
+            var rows: [StoreRow] = []
+            let types = mapping.types
+            while try statement.step() {
+                var values: [ManagedValue] = []
+                values.reserveCapacity(types.count)
+                for (index, type) in types.enumerated() {
+                    values.append(statement.value(at: Int32(index + 3), type: type))
+                }
+                rows.append(StoreRow(entity: request.entity, primaryKey: statement.int64(at: 0),
+                                     snapshot: RowSnapshot(values: values, version: statement.int64(at: 2))))
+            }
+            return rows
+        }
+    }
+
+    package func count(_ request: StoreFetchRequest) throws -> Int {
+        let mapping = try currentLayout().mapping(for: request.entity)
+        var countRequest = request
+        countRequest.sort = []
+        let (inner, arguments) = selectSQL(countRequest, mapping: mapping, columns: "1")
+        let sql = request.limit > 0 || request.offset > 0 ? "SELECT COUNT(*) FROM (\(inner))" : inner.replacingOccurrences(of: "SELECT 1 FROM", with: "SELECT COUNT(*) FROM")
+        return try readers.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(arguments)
+            guard try statement.step() else { return 0 }
+            return Int(statement.int64(at: 0))
+        }
+    }
+
+    package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
+        let request = StoreFetchRequest(entity: entity, predicate: .primaryKeyIn([primaryKey]))
+        return try fetch(request).first
+    }
+
+    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
+    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, columns: String) -> (String, [ManagedValue]) {
+        var sql = "SELECT \(columns) FROM \(mapping.table)"
+        var conditions: [String] = []
+        var arguments: [ManagedValue] = []
+        let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
+        if isSubentityTable {
+            let numbers = request.includesSubentities ? mapping.entityNumbers : [mapping.entityNumbers[0]]
+            conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        if let predicate = request.predicate {
+            let compiled = SQLCompiler(mapping: mapping).compile(predicate)
+            conditions.append(compiled.sql)
+            arguments += compiled.arguments
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if !request.sort.isEmpty {
+            sql += " ORDER BY " + request.sort.map { "\(mapping.columns[$0.slot]) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ", Z_PK"
+        }
+        if request.limit > 0 || request.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [.integer(request.limit > 0 ? Int64(request.limit) : -1), .integer(Int64(request.offset))]
+        }
+        return (sql, arguments)
+    }
+}

@@ -1,0 +1,97 @@
+import OpenCoreDataCore
+
+extension SQLiteStore {
+    package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
+        let number = try currentLayout().mapping(for: root).entityNumbers[0]
+        return try withWriter { db in
+            try db.transaction {
+                let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
+                try update.bind([.integer(Int64(count)), .integer(Int64(number))])
+                try update.run()
+                let select = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+                defer { select.reset() }
+                try select.bind([.integer(Int64(number))])
+                guard try select.step() else {
+                    throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
+                }
+                return select.int64(at: 0) - Int64(count) + 1
+            }
+        }
+    }
+
+    package func save(_ request: StoreSaveRequest) throws -> [StoreConflict] {
+        let layout = try currentLayout()
+        return try withWriter { db in
+            try db.execute("BEGIN IMMEDIATE")
+            do {
+                var conflicts: [StoreConflict] = []
+                for update in request.updates {
+                    let mapping = try layout.mapping(for: update.entity)
+                    let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
+                    let sql = "UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?"
+                    let statement = try db.cachedStatement(sql)
+                    try statement.bind([.integer(update.expectedVersion + 1)] + update.slots.map { update.values[$0] })
+                    let base = Int32(update.slots.count + 2)
+                    statement.bind(update.primaryKey, at: base)
+                    statement.bind(update.expectedVersion, at: base + 1)
+                    try statement.run()
+                    if db.changes == 0 {
+                        conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
+                                                       current: try currentRow(db, mapping: mapping, primaryKey: update.primaryKey)))
+                    }
+                }
+                for delete in request.deletes {
+                    let mapping = try layout.mapping(for: delete.entity)
+                    let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
+                    try statement.bind([.integer(delete.primaryKey), .integer(delete.expectedVersion)])
+                    try statement.run()
+                    if db.changes == 0, let current = try currentRow(db, mapping: mapping, primaryKey: delete.primaryKey) {
+                        conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))
+                    }
+                }
+                if !conflicts.isEmpty {
+                    try db.execute("ROLLBACK")
+                    return conflicts
+                }
+                try insert(request.inserts, db: db, layout: layout)
+                try db.execute("COMMIT")
+                return []
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    private func insert(_ inserts: [StoreSaveRequest.Insert], db: SQLiteConnection, layout: SQLiteLayout) throws {
+        var statements: [ObjectIdentifier: (SQLiteStatement, Int64)] = [:]
+        for insert in inserts {
+            let key = ObjectIdentifier(insert.entity)
+            let (statement, entityNumber): (SQLiteStatement, Int64)
+            if let cached = statements[key] {
+                (statement, entityNumber) = cached
+            } else {
+                let mapping = try layout.mapping(for: insert.entity)
+                let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
+                let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.columns.count)))"
+                (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
+                statements[key] = (statement, entityNumber)
+            }
+            statement.bind(insert.primaryKey, at: 1)
+            statement.bind(entityNumber, at: 2)
+            try statement.bind(insert.values, from: 3)
+            try statement.run()
+        }
+    }
+
+    /// The row as the writer sees it inside the transaction, or `nil` when it is gone.
+    private func currentRow(_ db: SQLiteConnection, mapping: SQLiteLayout.EntityMapping, primaryKey: Int64) throws -> RowSnapshot? {
+        let sql = "SELECT Z_OPT" + mapping.columns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
+        let statement = try db.cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind([.integer(primaryKey)])
+        guard try statement.step() else { return nil }
+        let values = mapping.types.enumerated().map { statement.value(at: Int32($0.offset + 1), type: $0.element) }
+        return RowSnapshot(values: values, version: statement.int64(at: 0))
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// The kinds of store every behaviour is checked on.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case inMemory
+
+    var testDescription: String { rawValue }
+}
+
+/// A temporary folder removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// A container on a fresh store of the given kind.
+struct TestStack {
+    let directory: TemporaryDirectory
+    let container: PersistentContainer
+    let kind: StoreKind
+
+    init(_ kind: StoreKind, model: ManagedObjectModel = ManagedObjectModel(Note.self, Sample.self), directory: TemporaryDirectory = TemporaryDirectory(), name: String = "Test") throws {
+        self.directory = directory
+        self.kind = kind
+        container = PersistentContainer(name: name, managedObjectModel: model)
+        let description = kind == .sqlite ? PersistentStoreDescription(url: directory.file("\(name).sqlite")) : PersistentStoreDescription(type: .inMemory)
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+    }
+
+    var storeURL: URL { directory.file("\(container.name).sqlite") }
+}
