@@ -13,6 +13,8 @@ extension ManagedObjectContext {
         object.managedObjectContext = self
         object.isInsertedFlag = true
         object.isDeletedFlag = false
+        insertionCounter += 1
+        object.insertionOrder = insertionCounter
         register(object)
         objectDidChange(object)
     }

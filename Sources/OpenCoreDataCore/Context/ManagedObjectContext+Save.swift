@@ -11,7 +11,12 @@ extension ManagedObjectContext {
     public func save() throws {
         checkQueue("save()")
         processPendingChanges()
-        let changed = pending.values.filter { $0.hasChanges }
+        // Inserted objects first, in insertion order: their keys are allocated in that order and
+        // rows are appended to the table in key order.
+        let changed = pending.values.filter { $0.hasChanges }.sorted { a, b in
+            if a.isInsertedFlag != b.isInsertedFlag { return a.isInsertedFlag }
+            return a.insertionOrder < b.insertionOrder
+        }
         guard !changed.isEmpty else {
             pending.removeAll()
             return

@@ -52,6 +52,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package var pending: [ObjectIdentifier: ManagedObject] = [:]
     /// Objects changed since the last `processPendingChanges()`.
     package var unprocessed: [ManagedObject] = []
+    /// Counts inserts, to save them in insertion order.
+    package var insertionCounter = 0
 
     /// Makes a context bound to the given kind of queue.
     public init(concurrencyType: ConcurrencyType) {

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `ocd`: the OpenCoreData command-line tool.
+@main
+struct OCD: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ocd",
+        abstract: "OpenCoreData: Apple's Core Data rebuilt in Swift 6 for Linux.",
+        subcommands: [DemoCommand.self]
+    )
+}

@@ -1,0 +1,201 @@
+import OpenCoreDataMacros
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// Expands macros and reports mismatches through Swift Testing.
+private func assertExpansion(_ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    let specs: [String: MacroSpec] = [
+        "Managed": MacroSpec(type: ManagedMacro.self, conformances: ["ManagedEntity"]),
+        "_ManagedAttribute": MacroSpec(type: ManagedAttributeMacro.self),
+        "Transient": MacroSpec(type: MarkerMacro.self),
+        "Attribute": MacroSpec(type: MarkerMacro.self),
+    ]
+    assertMacroExpansion(source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: specs, indentationWidth: .spaces(4)) { failure in
+        Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+    }
+}
+
+@Suite struct ManagedMacroTests {
+    @Test func expandsAttributesDefaultsAndOptions() {
+        assertExpansion(
+            """
+            @Managed
+            final class Note: ManagedObject {
+                var id: Int32 = 0
+                var text1: String?
+                @Attribute(.unique) var code: String = ""
+                @Transient var scratch = 0
+                var computed: Int { 1 }
+            }
+            """,
+            expandedSource: """
+            final class Note: ManagedObject {
+                var id: Int32 {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedAttributeValue(forKey: "id", default: 0)
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "id")
+                    }
+                }
+                var text1: String? {
+                    get {
+                        self.managedAttributeValue(forKey: "text1", default: nil)
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "text1")
+                    }
+                }
+                var code: String {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedAttributeValue(forKey: "code", default: "")
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "code")
+                    }
+                }
+                var scratch = 0
+                var computed: Int { 1 }
+            }
+
+            extension Note: OpenCoreData.ManagedEntity {
+                static var entityName: String {
+                    "Note"
+                }
+
+                static func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                    let entity = OpenCoreData.EntityDescription(name: "Note", managedObjectClass: Note.self, properties: [
+                        OpenCoreData.AttributeDescription.managed("id", \\Note.id, default: 0),
+                        OpenCoreData.AttributeDescription.managed("text1", \\Note.text1, default: nil),
+                        OpenCoreData.AttributeDescription.managed("code", \\Note.code, default: "")
+                    ])
+                    entity.uniquenessConstraints = [["code"]]
+                    return entity
+                }
+
+                /// A fetch request for all Note objects, as Xcode's generated `fetchRequest()`.
+                static func fetchRequest() -> OpenCoreData.FetchRequest<Note> {
+                    OpenCoreData.FetchRequest<Note>(entityName: "Note")
+                }
+            }
+            """
+        )
+    }
+
+    @Test func unsupportedTypeIsACompileErrorThatListsTheSupportedTypes() {
+        assertExpansion(
+            """
+            @Managed
+            final class Bad: ManagedObject {
+                var tags: [String] = []
+            }
+            """,
+            expandedSource: """
+            final class Bad: ManagedObject {
+                var tags: [String] = []
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(message: "'tags' has type '[String]', which is not a supported attribute type. Use Int16, Int32, Int64, Int, Double, Float, Bool, String, Date, Data, UUID, URL, Decimal (or an optional of one), or mark the property @Transient", line: 3, column: 5),
+            ]
+        )
+    }
+
+    @Test func nonOptionalWithoutDefaultIsAnError() {
+        assertExpansion(
+            """
+            @Managed
+            final class Bad: ManagedObject {
+                var title: String
+            }
+            """,
+            expandedSource: """
+            final class Bad: ManagedObject {
+                var title: String
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(message: "'title' needs a default value ('var title: String = …') or an optional type ('String?'): new objects must start with a value", line: 3, column: 5),
+            ]
+        )
+    }
+
+    @Test func letPropertiesAndUnknownOptionsAreErrors() {
+        assertExpansion(
+            """
+            @Managed
+            final class Bad: ManagedObject {
+                let fixed: Int = 1
+                @Attribute(.sparkly) var name: String = ""
+            }
+            """,
+            expandedSource: """
+            final class Bad: ManagedObject {
+                let fixed: Int = 1
+                var name: String {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedAttributeValue(forKey: "name", default: "")
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "name")
+                    }
+                }
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(message: "Managed attributes must be 'var': Core Data changes them when objects are fetched, merged and refreshed. Use 'var', or mark the property @Transient", line: 3, column: 5),
+                DiagnosticSpec(message: "Unknown attribute option '.sparkly'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage", line: 4, column: 5),
+            ]
+        )
+    }
+
+    @Test func publicClassesGetPublicWitnesses() {
+        assertExpansion(
+            """
+            @Managed
+            public final class Tag: ManagedObject {
+                public var name: String = ""
+            }
+            """,
+            expandedSource: """
+            public final class Tag: ManagedObject {
+                public var name: String {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedAttributeValue(forKey: "name", default: "")
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "name")
+                    }
+                }
+            }
+
+            extension Tag: OpenCoreData.ManagedEntity {
+                public static var entityName: String {
+                    "Tag"
+                }
+
+                public static func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                    let entity = OpenCoreData.EntityDescription(name: "Tag", managedObjectClass: Tag.self, properties: [
+                        OpenCoreData.AttributeDescription.managed("name", \\Tag.name, default: "")
+                    ])
+                    return entity
+                }
+
+                /// A fetch request for all Tag objects, as Xcode's generated `fetchRequest()`.
+                public static func fetchRequest() -> OpenCoreData.FetchRequest<Tag> {
+                    OpenCoreData.FetchRequest<Tag>(entityName: "Tag")
+                }
+            }
+            """
+        )
+    }
+}
