@@ -24,7 +24,9 @@ struct SQLCompiler {
         case .isNull(let slot, let negated):
             return "\(mapping.columns[slot]) IS \(negated ? "NOT " : "")NULL"
         case .compareSlots(let a, let op, let b):
-            return "\(mapping.columns[a]) \(sqlOperator(op)) \(mapping.columns[b])"
+            // Two columns may both be NULL: memory says nil == nil, so equality is NULL-safe here.
+            let sqlOp = op == .equal ? "IS" : sqlOperator(op)
+            return "\(mapping.columns[a]) \(sqlOp) \(mapping.columns[b])"
         case .isIn(let slot, let values):
             guard !values.isEmpty else { return "0" }
             arguments += values

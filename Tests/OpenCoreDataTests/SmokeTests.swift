@@ -6,7 +6,7 @@ import Testing
     func insertSaveFetch(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             for i in 0..<10 {
                 let note = Note(context: context)
                 note.id = Int32(i)

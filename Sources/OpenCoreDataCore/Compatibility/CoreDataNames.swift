@@ -26,12 +26,6 @@ public typealias NSPersistentStore = PersistentStore
 public typealias NSPersistentStoreDescription = PersistentStoreDescription
 /// Core Data's name for ``FetchRequest``.
 public typealias NSFetchRequest = FetchRequest
-/// Core Data's `NSPredicate`, with the format parser Linux Foundation lacks. Shadows
-/// Foundation's class for code that imports `OpenCoreData` (see DEVIATIONS.md).
-public typealias NSPredicate = FetchPredicate
-/// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`. Shadows Foundation's class for
-/// code that imports `OpenCoreData`.
-public typealias NSSortDescriptor = FetchSortDescriptor
 /// Core Data's name for ``MergeConflict``.
 public typealias NSMergeConflict = MergeConflict
 

@@ -10,7 +10,7 @@ import Testing
         let uuid = UUID()
         let created = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let sample = Sample(context: context)
             sample.small = .max
             sample.medium = .min
@@ -31,7 +31,7 @@ import Testing
         // The in-memory store lives as long as its coordinator; the SQLite one is reopened.
         let reopened = kind == .sqlite ? try TestStack(kind, directory: directory) : stack
         let reader = reopened.container.newBackgroundContext()
-        try reader.performAndWait {
+        try reader.performAndWait { () throws in
             let samples = try reader.fetch(Sample.fetchRequest())
             #expect(samples.count == 1)
             let sample = try #require(samples.first)
@@ -76,7 +76,7 @@ import Testing
     @Test func untypedAccessUsesTheAttributesSwiftTypes() throws {
         let stack = try TestStack(.inMemory)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let sample = Sample(context: context)
             sample.setValue(12, forKey: "medium")
             sample.setValue(Int16(3), forKey: "small")
@@ -125,7 +125,7 @@ import Testing
         let model = ManagedObjectModel(entities: [entity])
         let stack = try TestStack(.sqlite, model: model)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let person = ManagedObject(entity: try #require(model.entitiesByName["Person"]), insertInto: context)
             #expect(person.value(forKey: "name") as? String == "?")
             person.setValue("Ada", forKey: "name")

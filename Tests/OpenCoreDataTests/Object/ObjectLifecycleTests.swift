@@ -7,7 +7,7 @@ import Testing
     func insertingGivesATemporaryIDAndSavingAPermanentOne(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let note = Note(context: context)
             #expect(note.isInserted && note.hasChanges && !note.isUpdated && !note.isDeleted)
             #expect(note.managedObjectContext === context)
@@ -30,7 +30,7 @@ import Testing
         let stack = try TestStack(.sqlite)
         let coordinator = stack.container.persistentStoreCoordinator
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let note = Note(context: context)
             let temporaryID = note.objectID
             #expect(coordinator.managedObjectID(forURIRepresentation: temporaryID.uriRepresentation()) == temporaryID)
@@ -47,7 +47,7 @@ import Testing
     func objectWithIDIsAFaultUntilUsed(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let writer = stack.container.newBackgroundContext()
-        let id = try writer.performAndWait {
+        let id = try writer.performAndWait { () throws in
             let note = Note(context: writer)
             note.id = 42
             note.text1 = "hello"
@@ -71,7 +71,7 @@ import Testing
     func existingObjectThrows133000WhenTheRowIsGone(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let note = Note(context: context)
             try context.save()
             let id = note.objectID
@@ -88,7 +88,7 @@ import Testing
     func changedAndCommittedValues(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let note = Note(context: context)
             note.id = 1
             note.text1 = "first"
@@ -110,7 +110,7 @@ import Testing
     func rollbackDiscardsEveryUnsavedChange(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let kept = Note(context: context)
             kept.text1 = "saved"
             let doomed = Note(context: context)
@@ -133,7 +133,7 @@ import Testing
     func resetForgetsEveryObject(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let note = Note(context: context)
             try context.save()
             _ = Note(context: context)
@@ -149,7 +149,7 @@ import Testing
     func deletingAnInsertedObjectForgetsItAndDeletingASavedOneRemovesTheRow(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let saved = Note(context: context)
             try context.save()
             let inserted = Note(context: context)
@@ -169,7 +169,7 @@ import Testing
     @Test func unchangedObjectsAreHeldWeaklyAndChangedOnesStrongly() throws {
         let stack = try TestStack(.sqlite)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             for i in 0..<2 {
                 let note = Note(context: context)
                 note.id = Int32(i)
@@ -192,7 +192,7 @@ import Testing
     func obtainPermanentIDsBeforeSaving(kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()
-        try context.performAndWait {
+        try context.performAndWait { () throws in
             let notes = (0..<3).map { _ in Note(context: context) }
             try context.obtainPermanentIDs(for: notes)
             #expect(notes.allSatisfy { !$0.objectID.isTemporaryID })
@@ -207,12 +207,12 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let stack = try TestStack(.inMemory)
             let writer = stack.container.newBackgroundContext()
-            let id = try writer.performAndWait {
+            let id = try writer.performAndWait { () throws in
                 let note = Note(context: writer)
                 try writer.save()
                 return note.objectID
             }
-            try writer.performAndWait {
+            try writer.performAndWait { () throws in
                 writer.delete(writer.object(with: id))
                 try writer.save()
             }

@@ -1,0 +1,142 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+@Suite struct SaveTests {
+    @Test(arguments: StoreKind.allCases)
+    func aConcurrentEditIsAnOptimisticLockingConflict(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let first = stack.container.newBackgroundContext()
+        let second = stack.container.newBackgroundContext()
+        let id = try first.performAndWait { () throws in
+            let note = Note(context: first)
+            note.text1 = "A"
+            try first.save()
+            return note.objectID
+        }
+        let secondCopy = try second.performAndWait { try second.existingObject(with: id) as? Note }
+        try first.performAndWait { () throws in
+            (first.object(with: id) as? Note)?.text1 = "first"
+            try first.save()
+        }
+        try second.performAndWait { () throws in
+            secondCopy?.text2 = "second"
+            let error = #expect(throws: CoreDataError.self) { try second.save() }
+            #expect(error?.code == .managedObjectMerge)
+            #expect(error?.code.rawValue == 133020)
+            #expect(error?.message.hasPrefix("Could not merge changes.") == true)
+            let conflict = try #require(error?.conflicts.first)
+            #expect(conflict.sourceObject === secondCopy)
+            #expect(conflict.oldVersionNumber == 1)
+            #expect(conflict.newVersionNumber == 2)
+            #expect(conflict.objectSnapshot?["text1"] as? String == "A")
+            #expect(conflict.persistedSnapshot?["text1"] as? String == "first")
+            // Nothing was written and the context keeps its change.
+            #expect(secondCopy?.text2 == "second")
+            #expect(second.hasChanges)
+        }
+        let check = stack.container.newBackgroundContext()
+        try check.performAndWait { () throws in
+            let note = try #require(try check.existingObject(with: id) as? Note)
+            #expect(note.text1 == "first")
+            #expect(note.text2 == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func changingDifferentObjectsNeverConflicts(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let setup = stack.container.newBackgroundContext()
+        let ids = try setup.performAndWait { () throws in
+            let notes = (0..<2).map { _ in Note(context: setup) }
+            try setup.save()
+            return notes.map(\.objectID)
+        }
+        let a = stack.container.newBackgroundContext()
+        let b = stack.container.newBackgroundContext()
+        let noteA = try a.performAndWait { try a.existingObject(with: ids[0]) as? Note }
+        let noteB = try b.performAndWait { try b.existingObject(with: ids[1]) as? Note }
+        try a.performAndWait { noteA?.text1 = "a"; try a.save() }
+        try b.performAndWait { noteB?.text1 = "b"; try b.save() }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updatingARowDeletedUnderneathIsAConflictWithVersionZero(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let a = stack.container.newBackgroundContext()
+        let b = stack.container.newBackgroundContext()
+        let id = try a.performAndWait { () throws in
+            let note = Note(context: a)
+            try a.save()
+            return note.objectID
+        }
+        let copy = try b.performAndWait { try b.existingObject(with: id) } as? Note
+        try a.performAndWait { () throws in
+            a.delete(a.object(with: id))
+            try a.save()
+        }
+        try b.performAndWait { () throws in
+            copy?.text1 = "too late"
+            let error = #expect(throws: CoreDataError.self) { try b.save() }
+            #expect(error?.conflicts.first?.newVersionNumber == 0)
+            #expect(error?.conflicts.first?.persistedSnapshot == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func missingMandatoryValuesFailWith1570AndSeveralWith1560(kind: StoreKind) throws {
+        let entity = EntityDescription(name: "Account", properties: [
+            AttributeDescription(name: "owner", type: .string, isOptional: false),
+            AttributeDescription(name: "number", type: .integer64, isOptional: false),
+        ])
+        let model = ManagedObjectModel(entities: [entity])
+        let stack = try TestStack(kind, model: model)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let account = ManagedObject(entity: entity, insertInto: context)
+            account.setValue(7, forKey: "number")
+            let single = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(single?.code == .validationMissingMandatoryProperty)
+            #expect(single?.code.rawValue == 1570)
+            #expect(single?.key == "owner")
+            account.setValue(nil, forKey: "number")
+            let multiple = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(multiple?.code.rawValue == 1560)
+            #expect(Set(multiple?.underlyingErrors.compactMap(\.key) ?? []) == ["owner", "number"])
+            account.setValue("Ada", forKey: "owner")
+            account.setValue(1, forKey: "number")
+            try context.save()
+        }
+    }
+
+    @Test func savingWithoutAStoreIsAClearError() throws {
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(Note.self))
+        context.performAndWait {
+            _ = Note(context: context)
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.message.contains("loadPersistentStores") == true)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aSavePostsDidSaveOnTheSavingContextsQueue(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        let counts = Recorder<[Int]>()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: context, queue: nil) { note in
+            let info = note.userInfo ?? [:]
+            counts.append([NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey].map { (info[$0] as? Set<ManagedObject>)?.count ?? -1 })
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.performAndWait { () throws in
+            let notes = (0..<3).map { _ in Note(context: context) }
+            try context.save()
+            notes[0].text1 = "x"
+            context.delete(notes[1])
+            try context.save()
+            try context.save()          // nothing to save: no notification
+        }
+        #expect(counts.values == [[3, 0, 0], [0, 1, 1]])
+    }
+}
