@@ -83,7 +83,7 @@ extension ManagedObjectContext {
     /// The registered object for a fetched row, made (and registered) when there is none.
     private func registeredObject(for row: StoreRow, store: PersistentStore, refresh: Bool) -> ManagedObject {
         let id = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
-        if let existing = registry[id]?.object {
+        if let existing = registry[id] {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
                 existing.values = row.snapshot.values
                 existing.snapshot = row.snapshot

@@ -37,7 +37,7 @@ extension ManagedObjectContext {
     /// Mirrors `object(with:)`.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         checkQueue("object(with:)")
-        if let object = registry[objectID]?.object { return object }
+        if let object = registry[objectID] { return object }
         let entity = modelEntity(for: objectID.entity)
         let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
         register(object)
@@ -48,13 +48,13 @@ extension ManagedObjectContext {
     /// does not exist. Mirrors `existingObject(with:)`.
     public func existingObject(with objectID: ManagedObjectID) throws(CoreDataError) -> ManagedObject {
         checkQueue("existingObject(with:)")
-        if let object = registry[objectID]?.object, !object.isFaultFlag { return object }
+        if let object = registry[objectID], !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
             throw CoreDataError(.managedObjectReferentialIntegrity,
                                 "No object with ID \(objectID) exists in the store. It may have been deleted, or the ID is temporary and was never saved.",
                                 affectedObjectIDs: [objectID])
         }
-        if let object = registry[objectID]?.object {
+        if let object = registry[objectID] {
             object.values = row.values
             object.snapshot = row
             object.isFaultFlag = false
@@ -68,7 +68,7 @@ extension ManagedObjectContext {
     /// The object registered for an ID, or `nil`; never does I/O. Mirrors `registeredObject(for:)`.
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
         checkQueue("registeredObject(for:)")
-        return registry[objectID]?.object
+        return liveRegisteredObject(for: objectID)
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones restored,
@@ -96,7 +96,7 @@ extension ManagedObjectContext {
     public func reset() {
         checkQueue("reset()")
         for object in pending.values { object.managedObjectContext = nil }
-        for entry in registry.values { entry.object?.managedObjectContext = nil }
+        for object in registry.values { object.managedObjectContext = nil }
         registry.removeAll()
         pending.removeAll()
         unprocessed.removeAll()
@@ -144,7 +144,7 @@ extension ManagedObjectContext {
             for (object, id) in zip(group, ids) {
                 registry[object.objectID] = nil
                 object.objectID = id
-                registry[id] = WeakObject(object: object)
+                registry[id] = object
             }
         }
     }

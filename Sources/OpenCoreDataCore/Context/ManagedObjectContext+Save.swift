@@ -100,7 +100,7 @@ extension ManagedObjectContext {
         for conflict in conflicts {
             let id = ManagedObjectID.permanent(conflict.entity, store: store.identifier, primaryKey: conflict.primaryKey)
             ids.append(id)
-            guard let object = registry[id]?.object else { continue }
+            guard let object = registry[id] else { continue }
             let attributes = conflict.entity.storedAttributes
             func dictionary(_ values: [ManagedValue]?) -> [String: Any]? {
                 guard let values else { return nil }

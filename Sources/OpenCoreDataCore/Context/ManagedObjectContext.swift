@@ -20,6 +20,12 @@ import Foundation
 // @unchecked Sendable: configuration (`config`) is behind a lock; the object graph state
 // (`registry`, `pending`, `unprocessed`) is owned by the context's queue: every method that
 // touches it runs on that queue (checked under concurrency debugging), as in Core Data.
+//
+// Registered objects are held weakly in effect, without Swift `weak` references (a weak
+// reference gives its target a side table, which makes every retain and release of every
+// managed object take the slow path): the registry holds them strongly, and an unchanged
+// object that nobody else references (`isKnownUniquelyReferenced`) is dropped on lookup and
+// by periodic purges. Objects point back with `unowned(unsafe)`; `deinit` clears those pointers.
 public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
     /// How a context is bound to a queue. Mirrors `NSManagedObjectContextConcurrencyType`.
     public enum ConcurrencyType: Sendable {
@@ -42,11 +48,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private let config = Locked(Configuration())
 
     // Queue-owned state.
-    package struct WeakObject {
-        weak var object: ManagedObject?
-    }
-    /// Registered objects by ID; held weakly (objects with changes are also in `pending`).
-    package var registry: [ManagedObjectID: WeakObject] = [:]
+    /// Registered objects by ID (purged of unreferenced unchanged objects, see above).
+    package var registry: [ManagedObjectID: ManagedObject] = [:]
     private var registryPurgeThreshold = 4096
     /// Objects with unsaved changes, held strongly.
     package var pending: [ObjectIdentifier: ManagedObject] = [:]
@@ -59,6 +62,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public init(concurrencyType: ConcurrencyType) {
         self.concurrencyType = concurrencyType
         self.queue = ContextQueue(main: concurrencyType == .mainQueue, label: "OpenCoreData.ManagedObjectContext")
+    }
+
+    deinit {
+        // Objects that outlive their context must not point at it.
+        for object in registry.values { object.managedObjectContext = nil }
+        for object in pending.values { object.managedObjectContext = nil }
     }
 
     /// The coordinator the context fetches from and saves to. Setting it on a context that has a
@@ -124,11 +133,35 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     // MARK: - Registration (queue-owned)
 
     package func register(_ object: ManagedObject) {
-        registry[object.objectID] = WeakObject(object: object)
-        if registry.count > registryPurgeThreshold {
-            registry = registry.filter { $0.value.object != nil }
-            registryPurgeThreshold = max(4096, registry.count * 2)
+        registry[object.objectID] = object
+        if registry.count > registryPurgeThreshold { purgeUnreferencedObjects() }
+    }
+
+    /// Drops registered objects that have no changes and that nobody outside the context
+    /// references: what a weak reference would have dropped.
+    package func purgeUnreferencedObjects() {
+        var doomed: [ManagedObjectID] = []
+        var index = registry.startIndex
+        while index != registry.endIndex {
+            if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
+                doomed.append(registry.keys[index])
+            }
+            registry.formIndex(after: &index)
         }
+        for id in doomed {
+            registry.removeValue(forKey: id)?.managedObjectContext = nil
+        }
+        registryPurgeThreshold = max(4096, registry.count * 2)
+    }
+
+    /// The registered object for an ID, unless only the registry still references it.
+    package func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
+        guard let index = registry.index(forKey: id) else { return nil }
+        if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
+            registry.remove(at: index).value.managedObjectContext = nil
+            return nil
+        }
+        return registry.values[index]
     }
 
     package func unregister(_ object: ManagedObject) {
@@ -150,9 +183,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// are still referenced somewhere).
     public var registeredObjects: Set<ManagedObject> {
         checkQueue("registeredObjects")
-        var result = Set(pending.values)
-        for entry in registry.values { if let object = entry.object { result.insert(object) } }
-        return result
+        purgeUnreferencedObjects()
+        return Set(pending.values).union(registry.values)
     }
 
     /// Objects inserted and not saved yet.

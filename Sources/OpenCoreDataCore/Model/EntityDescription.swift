@@ -42,7 +42,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The model this entity belongs to.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
     /// The entity this one inherits from (entity inheritance arrives with the object-graph work).
-    public internal(set) weak var superentity: EntityDescription?
+    // unowned, not weak: see PropertyDescription.entity.
+    public internal(set) unowned(safe) var superentity: EntityDescription?
     /// Entities that inherit from this one.
     public internal(set) var subentities: [EntityDescription] = []
 
@@ -88,7 +89,14 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     }
 
     /// The root of this entity's inheritance tree (itself when it has no superentity).
-    public var rootEntity: EntityDescription { superentity?.rootEntity ?? self }
+    public var rootEntity: EntityDescription {
+        if isFrozen, let frozenRoot { return frozenRoot }
+        return superentity?.rootEntity ?? self
+    }
+    // Set at freeze; unowned(unsafe): the root is in the same frozen model, which outlives it.
+    private unowned(unsafe) var frozenRoot: EntityDescription?
+    /// The values a new object starts with, in slot order (shared by every new object).
+    package private(set) var defaultValues: [ManagedValue] = []
 
     /// Core Data's entity version hash (SHA-256): name, abstract flag, superentity hash, the
     /// hashes of the stored properties in name order, modifier, uniqueness constraints.
@@ -127,6 +135,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
         slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         attributesByNameCache = attributesByName
+        defaultValues = storedAttributes.map(\.storedDefault)
+        frozenRoot = superentity?.rootEntity ?? self
         isFrozen = true
     }
 

@@ -24,7 +24,10 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
 
     /// The entity this property belongs to (set when the property is added to an entity).
-    public internal(set) weak var entity: EntityDescription?
+    // unowned, not weak: a weak reference gives the entity a side table, which makes every
+    // retain/release of it (one per object ID copy) take the slow path. The entity owns its
+    // properties, so it outlives them in every normal use.
+    public internal(set) unowned(safe) var entity: EntityDescription?
 
     /// Makes a property description.
     public init(name: String) { self.name = name }

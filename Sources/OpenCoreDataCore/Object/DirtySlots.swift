@@ -1,28 +1,38 @@
-/// The set of attribute slots written since an object was last saved or fetched: a bit set.
+/// The set of attribute slots written since an object was last saved or fetched: a bit set,
+/// inline for the first 64 slots (no allocation per object), spilling to an array beyond.
 package struct DirtySlots: Sendable, Equatable {
-    private var words: [UInt64] = []
+    private var low: UInt64 = 0
+    private var high: [UInt64] = []
 
     package init() {}
 
-    package var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+    package var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
 
     package mutating func insert(_ slot: Int) {
-        let (word, bit) = slot.quotientAndRemainder(dividingBy: 64)
-        if word >= words.count { words += Array(repeating: 0, count: word - words.count + 1) }
-        words[word] |= 1 << UInt64(bit)
+        if slot < 64 {
+            low |= 1 << UInt64(slot)
+            return
+        }
+        let (word, bit) = (slot - 64).quotientAndRemainder(dividingBy: 64)
+        if word >= high.count { high += Array(repeating: 0, count: word - high.count + 1) }
+        high[word] |= 1 << UInt64(bit)
     }
 
     package func contains(_ slot: Int) -> Bool {
-        let (word, bit) = slot.quotientAndRemainder(dividingBy: 64)
-        return word < words.count && words[word] & (1 << UInt64(bit)) != 0
+        if slot < 64 { return low & (1 << UInt64(slot)) != 0 }
+        let (word, bit) = (slot - 64).quotientAndRemainder(dividingBy: 64)
+        return word < high.count && high[word] & (1 << UInt64(bit)) != 0
     }
 
-    package mutating func removeAll() { words.removeAll(keepingCapacity: true) }
+    package mutating func removeAll() {
+        low = 0
+        if !high.isEmpty { high.removeAll() }
+    }
 
     /// The slots in ascending order.
     package var slots: [Int] {
         var result: [Int] = []
-        for (index, word) in words.enumerated() where word != 0 {
+        for (index, word) in ([low] + high).enumerated() where word != 0 {
             for bit in 0..<64 where word & (1 << UInt64(bit)) != 0 { result.append(index * 64 + bit) }
         }
         return result

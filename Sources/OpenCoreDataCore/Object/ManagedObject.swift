@@ -24,7 +24,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is saved, then permanent.
     public package(set) var objectID: ManagedObjectID
     /// The context the object is registered in, or `nil` once it is removed or the context is gone.
-    public package(set) weak var managedObjectContext: ManagedObjectContext?
+    // unowned(unsafe), not weak (see ManagedObjectContext): the context clears it in `reset()`,
+    // when it forgets the object, and in its `deinit`.
+    public package(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
 
     // State below is owned by the object's context queue (or by the thread that made an
     // object that has no context).
@@ -49,7 +51,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if !entity.isFrozen { entity.freeze() }
         self.entity = entity
         self.objectID = .temporary(entity)
-        self.values = entity.storedAttributes.map(\.storedDefault)
+        self.values = entity.defaultValues
         if let context { context.insert(self) }
     }
 

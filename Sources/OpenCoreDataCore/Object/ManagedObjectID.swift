@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The identity of a managed object: its entity and its row in a store.
 ///
@@ -9,8 +10,15 @@ import Foundation
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     package enum Key: Sendable, Hashable {
         case permanent(Int64)
-        case temporary(UUID)
+        /// A process-wide counter; the URI adds the process's random prefix, as Core Data's
+        /// temporary IDs are a UUID followed by a number.
+        case temporary(UInt64)
     }
+
+    /// Makes temporary keys: one random prefix per process, then a counter (no UUID per object:
+    /// generating one costs a system call on Linux).
+    package static let temporaryPrefix = UUID().uuidString
+    private static let temporaryCounter = Atomic<UInt64>(0)
 
     /// The entity of the object.
     public let entity: EntityDescription
@@ -25,7 +33,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     package static func temporary(_ entity: EntityDescription) -> ManagedObjectID {
-        ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(UUID()))
+        ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(temporaryCounter.add(1, ordering: .relaxed).newValue))
     }
 
     package static func permanent(_ entity: EntityDescription, store: String, primaryKey: Int64) -> ManagedObjectID {
@@ -49,7 +57,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public func uriRepresentation() -> URL {
         let text: String = switch key {
         case .permanent(let pk): "x-coredata://\(storeIdentifier ?? "")/\(entity.name)/p\(pk)"
-        case .temporary(let uuid): "x-coredata:///\(entity.name)/t\(uuid.uuidString)"
+        case .temporary(let number): "x-coredata:///\(entity.name)/t\(Self.temporaryPrefix)\(number)"
         }
         // The entity name comes from the model and the rest is alphanumeric; a URL always forms.
         return URL(string: text) ?? URL(fileURLWithPath: "/")
@@ -58,7 +66,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { uriRepresentation().absoluteString }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.entity.rootEntity === rhs.entity.rootEntity && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.key == rhs.key && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity) && lhs.storeIdentifier == rhs.storeIdentifier
     }
 
     public func hash(into hasher: inout Hasher) {

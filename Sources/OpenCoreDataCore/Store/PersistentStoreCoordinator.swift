@@ -63,8 +63,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         if key.hasPrefix("p"), let pk = Int64(key.dropFirst()), pk > 0, persistentStore(withIdentifier: host) != nil {
             return .permanent(entity, store: host, primaryKey: pk)
         }
-        if key.hasPrefix("t"), host.isEmpty, let uuid = UUID(uuidString: String(key.dropFirst())) {
-            return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(uuid))
+        let temporaryPrefix = "t" + ManagedObjectID.temporaryPrefix
+        if key.hasPrefix(temporaryPrefix), host.isEmpty, let number = UInt64(key.dropFirst(temporaryPrefix.count)) {
+            return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(number))
         }
         return nil
     }

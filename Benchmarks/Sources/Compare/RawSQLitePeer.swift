@@ -1,0 +1,67 @@
+import CSQLitePeer
+import Foundation
+
+/// The practical limit: the SQLite C API with one prepared statement in one transaction.
+struct RawNote {
+    var id: Int32
+    var text1: String?
+    var text2: String?
+    var text3: String?
+}
+
+final class RawSQLitePeer {
+    private var db: OpaquePointer?
+
+    init(path: String) {
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        exec("PRAGMA journal_mode = WAL")
+        exec("PRAGMA synchronous = NORMAL")
+        exec("CREATE TABLE IF NOT EXISTS ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZID INTEGER, ZTEXT1 VARCHAR, ZTEXT2 VARCHAR, ZTEXT3 VARCHAR)")
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func exec(_ sql: String) {
+        sqlite3_exec(db, sql, nil, nil, nil)
+    }
+
+    func insert(_ notes: [RawNote]) {
+        exec("BEGIN IMMEDIATE")
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1, ZTEXT2, ZTEXT3) VALUES (?, 1, 1, ?, ?, ?, ?)", -1, &statement, nil)
+        for (index, note) in notes.enumerated() {
+            sqlite3_bind_int64(statement, 1, Int64(index + 1))
+            sqlite3_bind_int64(statement, 2, Int64(note.id))
+            bind(statement, 3, note.text1)
+            bind(statement, 4, note.text2)
+            bind(statement, 5, note.text3)
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        exec("COMMIT")
+    }
+
+    private func bind(_ statement: OpaquePointer?, _ index: Int32, _ text: String?) {
+        guard var text else { sqlite3_bind_null(statement, index); return }
+        text.withUTF8 { buffer in
+            _ = buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), peer_sqlite_transient()) }
+        }
+    }
+
+    func fetchAll() -> [RawNote] {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM ZNOTE", -1, &statement, nil)
+        var result: [RawNote] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            result.append(RawNote(id: Int32(sqlite3_column_int64(statement, 0)), text1: text(statement, 1), text2: text(statement, 2), text3: text(statement, 3)))
+        }
+        sqlite3_finalize(statement)
+        return result
+    }
+
+    private func text(_ statement: OpaquePointer?, _ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
+    }
+}
