@@ -18,9 +18,12 @@ extension ManagedMacro: MemberAttributeMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
-              let property = ManagedProperty.parse(variable), ManagedProperty.supportedTypes.contains(property.baseTypeName),
-              property.initializer != nil || property.isOptional else { return [] }
-        return ["@_ManagedAttribute"]
+              let property = ManagedProperty.parse(variable), property.isManageable else { return [] }
+        // The property's position among the class's managed properties: the accessors' slot hint.
+        let managed = declaration.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self).flatMap(ManagedProperty.parse) }
+            .filter(\.isManageable)
+        let index = managed.firstIndex { $0.name == property.name } ?? -1
+        return ["@_ManagedAttribute(index: \(raw: index))"]
     }
 }
 

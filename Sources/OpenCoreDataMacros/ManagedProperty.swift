@@ -54,6 +54,13 @@ struct ManagedProperty {
     }
 }
 
+extension ManagedProperty {
+    /// Whether `@Managed` turns the property into a managed attribute.
+    var isManageable: Bool {
+        Self.supportedTypes.contains(baseTypeName) && (initializer != nil || isOptional)
+    }
+}
+
 extension VariableDeclSyntax {
     func hasAttribute(_ name: String) -> Bool {
         attributes.contains { element in

@@ -35,28 +35,28 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                     init(initialValue) {
                     }
                     get {
-                        self.managedAttributeValue(forKey: "id", default: 0)
+                        self.managedAttributeValue(forKey: "id", index: 0, default: 0)
                     }
                     set {
-                        self.setManagedAttributeValue(newValue, forKey: "id")
+                        self.setManagedAttributeValue(newValue, forKey: "id", index: 0)
                     }
                 }
                 var text1: String? {
                     get {
-                        self.managedAttributeValue(forKey: "text1", default: nil)
+                        self.managedAttributeValue(forKey: "text1", index: 1, default: nil)
                     }
                     set {
-                        self.setManagedAttributeValue(newValue, forKey: "text1")
+                        self.setManagedAttributeValue(newValue, forKey: "text1", index: 1)
                     }
                 }
                 var code: String {
                     init(initialValue) {
                     }
                     get {
-                        self.managedAttributeValue(forKey: "code", default: "")
+                        self.managedAttributeValue(forKey: "code", index: 2, default: "")
                     }
                     set {
-                        self.setManagedAttributeValue(newValue, forKey: "code")
+                        self.setManagedAttributeValue(newValue, forKey: "code", index: 2)
                     }
                 }
                 var scratch = 0
@@ -141,10 +141,10 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                     init(initialValue) {
                     }
                     get {
-                        self.managedAttributeValue(forKey: "name", default: "")
+                        self.managedAttributeValue(forKey: "name", index: 0, default: "")
                     }
                     set {
-                        self.setManagedAttributeValue(newValue, forKey: "name")
+                        self.setManagedAttributeValue(newValue, forKey: "name", index: 0)
                     }
                 }
             }
@@ -170,10 +170,10 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                     init(initialValue) {
                     }
                     get {
-                        self.managedAttributeValue(forKey: "name", default: "")
+                        self.managedAttributeValue(forKey: "name", index: 0, default: "")
                     }
                     set {
-                        self.setManagedAttributeValue(newValue, forKey: "name")
+                        self.setManagedAttributeValue(newValue, forKey: "name", index: 0)
                     }
                 }
             }

@@ -67,7 +67,9 @@ extension ManagedObjectContext {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw CoreDataError(.coreData, "fetchLimit and fetchOffset must not be negative (got \(request.fetchLimit) and \(request.fetchOffset)).")
         }
-        let usesPending = request.includesPendingChanges && pending.values.contains { $0.entity.rootEntity === entity.rootEntity && $0.hasChanges }
+        let root = entity.rootEntity
+        let usesPending = request.includesPendingChanges
+            && (pending.liveInserted(in: self).contains { $0.entity.rootEntity === root } || pending.liveChanged(in: self).contains { $0.entity.rootEntity === root })
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
@@ -114,7 +116,7 @@ extension ManagedObjectContext {
         }
         var result = fetched.filter { !$0.isDeletedFlag && ($0.dirty.isEmpty || matches($0)) }
         var seen = Set(result.map(ObjectIdentifier.init))
-        for object in pending.values where !object.isDeletedFlag && entityMatches(object) {
+        for object in pending.liveInserted(in: self) + pending.liveChanged(in: self) where !object.isDeletedFlag && entityMatches(object) {
             guard !seen.contains(ObjectIdentifier(object)), object.isInsertedFlag || !object.dirty.isEmpty else { continue }
             if matches(object) {
                 result.append(object)

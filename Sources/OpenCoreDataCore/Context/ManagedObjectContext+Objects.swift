@@ -13,9 +13,10 @@ extension ManagedObjectContext {
         object.managedObjectContext = self
         object.isInsertedFlag = true
         object.isDeletedFlag = false
-        insertionCounter += 1
-        object.insertionOrder = insertionCounter
-        register(object)
+        // Objects with temporary IDs are found through `pending`; they join the registry when
+        // they get permanent IDs.
+        if !object.objectID.isTemporaryID { register(object) }
+        pending.didInsert(object)
         objectDidChange(object)
     }
 
@@ -28,8 +29,9 @@ extension ManagedObjectContext {
         }
         guard !object.isDeletedFlag else { return }
         object.isDeletedFlag = true
-        object.isPendingFlag = false
-        objectDidChange(object)
+        if !object.isInsertedFlag { pending.didChange(object) }
+        object.isPendingFlag = true
+        unprocessed.append(object)
     }
 
     /// The object for an ID: the registered one, or a new fault that loads its row on first
@@ -37,7 +39,7 @@ extension ManagedObjectContext {
     /// Mirrors `object(with:)`.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         checkQueue("object(with:)")
-        if let object = registry[objectID] { return object }
+        if let object = registry[objectID] ?? insertedObject(for: objectID) { return object }
         let entity = modelEntity(for: objectID.entity)
         let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
         register(object)
@@ -48,6 +50,7 @@ extension ManagedObjectContext {
     /// does not exist. Mirrors `existingObject(with:)`.
     public func existingObject(with objectID: ManagedObjectID) throws(CoreDataError) -> ManagedObject {
         checkQueue("existingObject(with:)")
+        if let object = insertedObject(for: objectID) { return object }
         if let object = registry[objectID], !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
             throw CoreDataError(.managedObjectReferentialIntegrity,
@@ -68,16 +71,16 @@ extension ManagedObjectContext {
     /// The object registered for an ID, or `nil`; never does I/O. Mirrors `registeredObject(for:)`.
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
         checkQueue("registeredObject(for:)")
-        return liveRegisteredObject(for: objectID)
+        return insertedObject(for: objectID) ?? liveRegisteredObject(for: objectID)
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones restored,
     /// changed ones get their saved values back.
     public func rollback() {
         checkQueue("rollback()")
-        for object in pending.values {
+        for object in pending.all where object.managedObjectContext === self {
             if object.isInsertedFlag {
-                registry[object.objectID] = nil
+                unregister(object)
                 object.managedObjectContext = nil
                 object.isInsertedFlag = false
             } else if let snapshot = object.snapshot {
@@ -95,7 +98,7 @@ extension ManagedObjectContext {
     /// must not be used afterwards.
     public func reset() {
         checkQueue("reset()")
-        for object in pending.values { object.managedObjectContext = nil }
+        for object in pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
         for object in registry.values { object.managedObjectContext = nil }
         registry.removeAll()
         pending.removeAll()
@@ -111,11 +114,16 @@ extension ManagedObjectContext {
         guard !unprocessed.isEmpty else { return }
         let changed = unprocessed
         unprocessed.removeAll()
+        var forgotInserted = false
+        defer { if forgotInserted { pending.compactInserted(in: self) } }
         var inserted = Set<ManagedObject>(), updated = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for object in changed {
             if object.isInsertedFlag && object.isDeletedFlag {
-                unregister(object)
-                object.managedObjectContext = nil
+                if object.managedObjectContext === self {
+                    unregister(object)
+                    object.managedObjectContext = nil
+                    forgotInserted = true
+                }
                 continue
             }
             if object.isDeletedFlag { deleted.insert(object) }
@@ -142,7 +150,6 @@ extension ManagedObjectContext {
         for group in byEntity.values {
             let ids = try coordinator.obtainPermanentIDs(for: group.map(\.entity))
             for (object, id) in zip(group, ids) {
-                registry[object.objectID] = nil
                 object.objectID = id
                 registry[id] = object
             }

@@ -13,11 +13,9 @@ extension ManagedObjectContext {
         processPendingChanges()
         // Inserted objects first, in insertion order: their keys are allocated in that order and
         // rows are appended to the table in key order.
-        let changed = pending.values.filter { $0.hasChanges }.sorted { a, b in
-            if a.isInsertedFlag != b.isInsertedFlag { return a.isInsertedFlag }
-            return a.insertionOrder < b.insertionOrder
-        }
+        let changed = pending.liveInserted(in: self) + pending.liveChanged(in: self)
         guard !changed.isEmpty else {
+            for object in pending.all { object.isPendingFlag = false }
             pending.removeAll()
             return
         }
@@ -67,7 +65,7 @@ extension ManagedObjectContext {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in pending.values { object.isPendingFlag = false }
+        for object in pending.all { object.isPendingFlag = false }
         pending.removeAll()
         // Built and delivered on the context's queue.
         let info = UncheckedSendable([

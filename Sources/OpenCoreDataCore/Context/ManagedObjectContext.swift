@@ -52,11 +52,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package var registry: [ManagedObjectID: ManagedObject] = [:]
     private var registryPurgeThreshold = 4096
     /// Objects with unsaved changes, held strongly.
-    package var pending: [ObjectIdentifier: ManagedObject] = [:]
+    package var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
     package var unprocessed: [ManagedObject] = []
-    /// Counts inserts, to save them in insertion order.
-    package var insertionCounter = 0
 
     /// Makes a context bound to the given kind of queue.
     public init(concurrencyType: ConcurrencyType) {
@@ -67,7 +65,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     deinit {
         // Objects that outlive their context must not point at it.
         for object in registry.values { object.managedObjectContext = nil }
-        for object in pending.values { object.managedObjectContext = nil }
+        for object in pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
     }
 
     /// The coordinator the context fetches from and saves to. Setting it on a context that has a
@@ -165,8 +163,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     package func unregister(_ object: ManagedObject) {
-        registry[object.objectID] = nil
-        pending[ObjectIdentifier(object)] = nil
+        if registry[object.objectID] === object { registry[object.objectID] = nil }
+        pending.forget(object)
         object.isPendingFlag = false
     }
 
@@ -174,9 +172,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package func objectDidChange(_ object: ManagedObject) {
         if !object.isPendingFlag {
             object.isPendingFlag = true
-            pending[ObjectIdentifier(object)] = object
+            if !object.isInsertedFlag { pending.didChange(object) }
             unprocessed.append(object)
         }
+    }
+
+    /// The object with a temporary ID (inserted objects are not in the registry until they get
+    /// permanent IDs).
+    package func insertedObject(for id: ManagedObjectID) -> ManagedObject? {
+        guard id.isTemporaryID else { return nil }
+        return pending.liveInserted(in: self).first { $0.objectID == id }
     }
 
     /// The objects registered in the context (objects with changes, and the unchanged ones that
@@ -184,30 +189,31 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var registeredObjects: Set<ManagedObject> {
         checkQueue("registeredObjects")
         purgeUnreferencedObjects()
-        return Set(pending.values).union(registry.values)
+        return Set(pending.liveInserted(in: self)).union(pending.changed.values).union(registry.values)
     }
 
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<ManagedObject> {
         checkQueue("insertedObjects")
-        return Set(pending.values.filter { $0.isInserted })
+        return Set(pending.liveInserted(in: self))
     }
 
     /// Registered objects with unsaved changes to their values.
     public var updatedObjects: Set<ManagedObject> {
         checkQueue("updatedObjects")
-        return Set(pending.values.filter { $0.isUpdated })
+        return Set(pending.changed.values.filter { $0.isUpdated })
     }
 
     /// Objects that will be deleted at the next save.
     public var deletedObjects: Set<ManagedObject> {
         checkQueue("deletedObjects")
-        return Set(pending.values.filter { $0.isDeleted && !$0.isInsertedFlag })
+        return Set(pending.changed.values.filter { $0.isDeleted })
     }
 
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         checkQueue("hasChanges")
-        return pending.values.contains { $0.hasChanges && !($0.isInsertedFlag && $0.isDeletedFlag) }
+        return pending.inserted.contains { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === self }
+            || pending.changed.values.contains { $0.hasChanges }
     }
 }

@@ -54,6 +54,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// columns are arrays in this order.
     package private(set) var storedAttributes: [AttributeDescription] = []
     package private(set) var slotByName: [String: Int] = [:]
+    /// The names of `storedAttributes`, for the accessors' fast path.
+    package private(set) var storedAttributeNames: [String] = []
     /// Core Data's entity number (`Z_ENT`), assigned by the model.
     package internal(set) var entityNumber: Int = 0
     package private(set) var attributesByNameCache: [String: AttributeDescription] = [:]
@@ -134,6 +136,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         guard !isFrozen else { return }
         storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
         slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        storedAttributeNames = storedAttributes.map(\.name)
         attributesByNameCache = attributesByName
         defaultValues = storedAttributes.map(\.storedDefault)
         frozenRoot = superentity?.rootEntity ?? self

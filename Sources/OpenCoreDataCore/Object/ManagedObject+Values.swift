@@ -3,18 +3,34 @@ import Foundation
 extension ManagedObject {
     // MARK: - Typed access (used by @Managed)
 
-    /// Reads an attribute as a Swift type. `@Managed` getters call this; the value is
-    /// `defaultValue` when the store holds `nil` for a non-optional property.
-    public func managedAttributeValue<T: ManagedAttributeValue>(forKey key: String, default defaultValue: @autoclosure () -> T) -> T {
-        let slot = attributeSlot(forKey: key)
-        willAccessValue()
-        return T(managedValue: values[slot]) ?? defaultValue()
+    /// Reads an attribute as a Swift type. `@Managed` getters call this with the property's
+    /// position among the class's attributes (`index`), a hint checked against `key`; the value
+    /// is `defaultValue` when the store holds `nil` for a non-optional property.
+    @inlinable
+    public func managedAttributeValue<T: ManagedAttributeValue>(forKey key: String, index: Int = -1, default defaultValue: @autoclosure () -> T) -> T {
+        T(managedValue: readValue(slot: slot(forKey: key, hint: index))) ?? defaultValue()
     }
 
     /// Writes an attribute from a Swift type. `@Managed` setters call this.
-    public func setManagedAttributeValue<T: ManagedAttributeValue>(_ value: T, forKey key: String) {
-        let slot = attributeSlot(forKey: key)
-        writeValue(value.managedValue, slot: slot)
+    @inlinable
+    public func setManagedAttributeValue<T: ManagedAttributeValue>(_ value: T, forKey key: String, index: Int = -1) {
+        writeValue(value.managedValue, slot: slot(forKey: key, hint: index))
+    }
+
+    /// The slot of a key: `hint` when the attribute there has that name (the common case: a
+    /// string comparison of two equal literals), else a lookup by name.
+    @usableFromInline
+    package func slot(forKey key: String, hint: Int) -> Int {
+        let names = entity.storedAttributeNames
+        if hint >= 0 && hint < names.count && names[hint] == key { return hint }
+        return attributeSlot(forKey: key)
+    }
+
+    /// The value in a slot (loading a fault first).
+    @usableFromInline
+    package func readValue(slot: Int) -> ManagedValue {
+        willAccessValue()
+        return values[slot]
     }
 
     // MARK: - Untyped access (key-value coding)
@@ -101,6 +117,7 @@ extension ManagedObject {
         if isFaultFlag { fireFault() }
     }
 
+    @usableFromInline
     package func writeValue(_ value: ManagedValue, slot: Int) {
         willAccessValue()
         values[slot] = value

@@ -41,9 +41,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var isDeletedFlag = false
     /// Whether the context holds this object strongly because it has pending changes.
     package var isPendingFlag = false
-    /// When the object was inserted, relative to the context's other inserts (saves allocate
-    /// primary keys in insertion order).
-    package var insertionOrder = 0
 
     /// Makes an object of `entity` and inserts it into `context` (when given). This is the
     /// designated initializer, as in Core Data; subclasses that override it must call super.

@@ -110,12 +110,12 @@ import Testing
 
     @Test func performBackgroundTaskMakesANewContextPerCall() async throws {
         let stack = try TestStack(.sqlite)
-        let contexts = Recorder<ObjectIdentifier>()
+        let contexts = Recorder<ManagedObjectContext>()      // kept alive: identities stay distinct
         let group = DispatchGroup()
         for i in 0..<3 {
             group.enter()
             enqueueBackgroundTask(stack.container) { context in
-                contexts.append(ObjectIdentifier(context))
+                contexts.append(context)
                 let note = Note(context: context)
                 note.id = Int32(i)
                 try? context.save()
@@ -123,13 +123,13 @@ import Testing
             }
         }
         group.wait()
-        #expect(Set(contexts.values).count == 3)
+        #expect(Set(contexts.values.map(ObjectIdentifier.init)).count == 3)
         let total = try await stack.container.performBackgroundTask { context in
-            contexts.append(ObjectIdentifier(context))
+            contexts.append(context)
             return try context.count(for: Note.fetchRequest())
         }
         #expect(total == 3)
-        #expect(Set(contexts.values).count == 4)
+        #expect(Set(contexts.values.map(ObjectIdentifier.init)).count == 4)
     }
 
     @Test func performCallsProcessPendingChangesAfterTheBlock() throws {
