@@ -9,15 +9,15 @@ extension ManagedObjectContext {
         checkQueue("fetch(_:)")
         let plan = try plan(for: request)
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
-        var objects: [ManagedObject] = []
-        objects.reserveCapacity(rows.count)
-        for row in rows {
-            objects.append(registeredObject(for: row, store: store, refresh: request.shouldRefreshRefetchedObjects))
+        registry.reserveCapacity(registry.count + rows.count)
+        let identifier = store.identifier
+        let refresh = request.shouldRefreshRefetchedObjects
+        guard plan.usesPendingChanges else {
+            // `plan` checked that the entity's class is T.
+            return rows.map { unsafeDowncast(registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh), to: T.self) }
         }
-        if plan.usesPendingChanges {
-            objects = applyPendingChanges(to: objects, plan: plan)
-        }
-        return objects.map { unsafeDowncast($0, to: T.self) }
+        let objects = rows.map { registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh) }
+        return applyPendingChanges(to: objects, plan: plan).map { unsafeDowncast($0, to: T.self) }
     }
 
     /// The number of objects a request would return. Mirrors `count(for:)`.
@@ -83,8 +83,8 @@ extension ManagedObjectContext {
     }
 
     /// The registered object for a fetched row, made (and registered) when there is none.
-    private func registeredObject(for row: StoreRow, store: PersistentStore, refresh: Bool) -> ManagedObject {
-        let id = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
+    private func registeredObject(for row: StoreRow, storeIdentifier: String, refresh: Bool) -> ManagedObject {
+        let id = ManagedObjectID.permanent(row.entity, store: storeIdentifier, primaryKey: row.primaryKey)
         if let existing = registry[id] {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
                 existing.values = row.snapshot.values

@@ -145,14 +145,11 @@ extension ManagedObjectContext {
         let coordinator = try requireCoordinator()
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
-        var byEntity: [ObjectIdentifier: [ManagedObject]] = [:]
-        for object in temporary { byEntity[ObjectIdentifier(object.entity.rootEntity), default: []].append(object) }
-        for group in byEntity.values {
-            let ids = try coordinator.obtainPermanentIDs(for: group.map(\.entity))
-            for (object, id) in zip(group, ids) {
-                object.objectID = id
-                registry[id] = object
-            }
+        let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
+        registry.reserveCapacity(registry.count + ids.count)
+        for (object, id) in zip(temporary, ids) {
+            object.objectID = id
+            registry[id] = object
         }
     }
 

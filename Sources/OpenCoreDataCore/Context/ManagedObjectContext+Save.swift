@@ -29,6 +29,7 @@ extension ManagedObjectContext {
         if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
 
         var request = StoreSaveRequest()
+        request.inserts.reserveCapacity(changed.count)
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         for object in changed {
             guard let pk = object.objectID.primaryKey else { continue }

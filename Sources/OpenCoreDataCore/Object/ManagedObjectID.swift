@@ -69,8 +69,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         lhs.key == rhs.key && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity) && lhs.storeIdentifier == rhs.storeIdentifier
     }
 
+    // The key alone: IDs of different entities rarely share one, and one combine is cheaper.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-        hasher.combine(ObjectIdentifier(entity.rootEntity))
+        switch key {
+        case .permanent(let pk): hasher.combine(pk)
+        case .temporary(let number): hasher.combine(~number)
+        }
     }
 }

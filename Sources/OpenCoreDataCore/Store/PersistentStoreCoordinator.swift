@@ -111,18 +111,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let store = try store(for: first)
         var result: [ManagedObjectID] = []
         result.reserveCapacity(entities.count)
-        var byRoot: [ObjectIdentifier: (EntityDescription, [Int])] = [:]
-        for (index, entity) in entities.enumerated() {
-            byRoot[ObjectIdentifier(entity.rootEntity), default: (entity.rootEntity, [])].1.append(index)
+        // One block of keys per root entity, handed out in the order of `entities`. A model has
+        // few roots, so a linear search beats hashing every object.
+        var roots: [(root: EntityDescription, count: Int, next: Int64)] = []
+        for entity in entities {
+            let root = entity.rootEntity
+            if let index = roots.firstIndex(where: { $0.root === root }) { roots[index].count += 1 } else { roots.append((root, 1, 0)) }
         }
-        var keys = [Int64](repeating: 0, count: entities.count)
-        for (root, indexes) in byRoot.values {
-            let firstKey: Int64
-            do { firstKey = try store.engine.allocatePrimaryKeys(root: root, count: indexes.count) } catch { throw Self.wrap(error) }
-            for (offset, index) in indexes.enumerated() { keys[index] = firstKey + Int64(offset) }
+        for index in roots.indices {
+            do { roots[index].next = try store.engine.allocatePrimaryKeys(root: roots[index].root, count: roots[index].count) } catch { throw Self.wrap(error) }
         }
-        for (entity, key) in zip(entities, keys) {
-            result.append(.permanent(entity, store: store.identifier, primaryKey: key))
+        let identifier = store.identifier
+        for entity in entities {
+            let root = entity.rootEntity
+            let index = roots.count == 1 ? 0 : roots.firstIndex { $0.root === root } ?? 0
+            result.append(.permanent(entity, store: identifier, primaryKey: roots[index].next))
+            roots[index].next += 1
         }
         return result
     }
