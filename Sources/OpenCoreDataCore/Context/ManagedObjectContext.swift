@@ -25,7 +25,7 @@ import Foundation
 // reference gives its target a side table, which makes every retain and release of every
 // managed object take the slow path): the registry holds them strongly, and an unchanged
 // object that nobody else references (`isKnownUniquelyReferenced`) is dropped on lookup and
-// by periodic purges. Objects point back with `unowned(unsafe)`; `deinit` clears those pointers.
+// by periodic purges. Objects point back through the context's `ContextHandle`.
 public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
     /// How a context is bound to a queue. Mirrors `NSManagedObjectContextConcurrencyType`.
     public enum ConcurrencyType: Sendable {
@@ -37,6 +37,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// The context's concurrency type.
     public let concurrencyType: ConcurrencyType
+    /// What the context's objects point at (see `ContextHandle`).
+    package let handle = ContextHandle()
     package let queue: ContextQueue
 
     struct Configuration {
@@ -60,12 +62,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public init(concurrencyType: ConcurrencyType) {
         self.concurrencyType = concurrencyType
         self.queue = ContextQueue(main: concurrencyType == .mainQueue, label: "OpenCoreData.ManagedObjectContext")
+        handle.context = self
     }
 
     deinit {
         // Objects that outlive their context must not point at it.
-        for object in registry.values { object.managedObjectContext = nil }
-        for object in pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
+        handle.context = nil
     }
 
     /// The coordinator the context fetches from and saves to. Setting it on a context that has a

@@ -24,9 +24,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is saved, then permanent.
     public package(set) var objectID: ManagedObjectID
     /// The context the object is registered in, or `nil` once it is removed or the context is gone.
-    // unowned(unsafe), not weak (see ManagedObjectContext): the context clears it in `reset()`,
-    // when it forgets the object, and in its `deinit`.
-    public package(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
+    public package(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextHandle?.context }
+        set { contextHandle = newValue?.handle }
+    }
+    /// Shared by every object of a context; the context clears it when it goes away (one write,
+    /// instead of a weak reference per object, which would give every context a side table).
+    package var contextHandle: ContextHandle?
 
     // State below is owned by the object's context queue (or by the thread that made an
     // object that has no context).

@@ -1,0 +1,12 @@
+/// The link from managed objects to their context: one per context, shared by its objects.
+///
+/// Objects hold the handle strongly and the handle points at the context without retaining it;
+/// the context's `deinit` clears the pointer, so objects that outlive their context see `nil`.
+// @unchecked Sendable: `context` is written by the context's init and deinit only; reads happen on
+// the context's queue while the context is alive (a deinit cannot race with its own queue's work,
+// which retains the context).
+package final class ContextHandle: @unchecked Sendable {
+    package unowned(unsafe) var context: ManagedObjectContext?
+
+    package init() {}
+}
