@@ -64,3 +64,16 @@ extension Notification.Name {
     /// Posted by a coordinator when its store changed (remote-change notifications).
     public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
 }
+
+/// The `userInfo` key of inserted object IDs in `didSaveObjectIDsNotification`.
+public let NSInsertedObjectIDsKey = "inserted_objectIDs"
+/// The `userInfo` key of updated object IDs in `didSaveObjectIDsNotification`.
+public let NSUpdatedObjectIDsKey = "updated_objectIDs"
+/// The `userInfo` key of deleted object IDs in `didSaveObjectIDsNotification`.
+public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+/// Core Data's name for ``MergePolicy``.
+public typealias NSMergePolicy = MergePolicy
+/// Core Data's name for ``ConstraintConflict``.
+public typealias NSConstraintConflict = ConstraintConflict
+/// Core Data's name for ``MergePolicy/PolicyType``.
+public typealias NSMergePolicyType = MergePolicy.PolicyType

@@ -162,9 +162,11 @@ extension ManagedObjectContext {
         return entity
     }
 
-    /// Loads the committed row of an object (row cache first, then the store).
-    package func loadRow(for objectID: ManagedObjectID) throws(CoreDataError) -> RowSnapshot? {
+    /// Loads the committed row of an object: from the row cache when it is recent enough for
+    /// ``stalenessInterval`` (and `fresh` is false), else from the store.
+    package func loadRow(for objectID: ManagedObjectID, fresh: Bool = false) throws(CoreDataError) -> RowSnapshot? {
         guard !objectID.isTemporaryID else { return nil }
-        return try requireCoordinator().row(for: objectID)
+        let staleness = stalenessInterval
+        return try requireCoordinator().row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness))
     }
 }

@@ -4,75 +4,140 @@ extension ManagedObjectContext {
     /// Writes the context's unsaved changes to its store in one transaction.
     ///
     /// Inserted objects get permanent IDs; every changed or deleted object's version is checked
-    /// against the store (optimistic locking). On a conflict nothing is written and a
-    /// ``CoreDataError`` with code 133020 lists the ``CoreDataError/conflicts``; the context keeps
-    /// its changes. Missing mandatory values fail with 1570 (several errors: 1560). A successful
-    /// save posts `.NSManagedObjectContextDidSave` on the context's queue.
+    /// against the store (optimistic locking). Conflicts go to the context's ``mergePolicy``:
+    /// `.error` (the default) throws a ``CoreDataError`` with code 133020 listing the
+    /// ``CoreDataError/conflicts``, writes nothing and leaves the context's changes in place; the
+    /// other policies resolve them and the save is retried. Missing mandatory values fail with
+    /// 1570 (several errors: 1560). A successful save posts `.NSManagedObjectContextDidSave`
+    /// and ``didSaveObjectIDsNotification`` on the context's queue, and contexts that
+    /// ``automaticallyMergesChangesFromParent`` merge it on their own queues.
     public func save() throws {
         checkQueue("save()")
         processPendingChanges()
-        // Inserted objects first, in insertion order: their keys are allocated in that order and
-        // rows are appended to the table in key order.
-        let changed = pending.liveInserted(in: self) + pending.liveChanged(in: self)
-        guard !changed.isEmpty else {
-            for object in pending.all { object.isPendingFlag = false }
-            pending.removeAll()
+        guard hasPendingWork else {
+            clearPending()
             return
         }
         if parent != nil {
             throw CoreDataError(.coreData, "Saving a child context into its parent is not supported yet; give context '\(debugName)' the persistent store coordinator instead of a parent.")
         }
         let coordinator = try requireCoordinator()
-        try validateForSave(changed)
-
-        let needIDs = changed.filter { $0.isInsertedFlag && $0.objectID.isTemporaryID }
+        try validateForSave(pending.liveInserted(in: self) + pending.liveChanged(in: self))
+        let needIDs = pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
         if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
 
+        var attempts = 0
+        while true {
+            let batch = makeSaveBatch()
+            guard let first = batch.inserted.first ?? batch.updated.first ?? batch.deleted.first else {
+                clearPending()
+                return
+            }
+            let store = try coordinator.store(for: first.entity)
+            let conflicts: [StoreConflict]
+            do {
+                conflicts = try coordinator.save(batch.request, store: store) { [self] in
+                    makeEvent(batch, storeIdentifier: store.identifier)
+                }
+            } catch {
+                throw PersistentStoreCoordinator.wrap(error)
+            }
+            if conflicts.isEmpty {
+                didSave(batch)
+                return
+            }
+            attempts += 1
+            let mergeConflicts = makeMergeConflicts(conflicts, store: store)
+            guard attempts < 16 else { throw CoreDataError.mergeConflicts(mergeConflicts) }
+            try mergePolicy.resolve(mergeConflicts: mergeConflicts)
+        }
+    }
+
+    /// Whether anything waits to be saved.
+    private var hasPendingWork: Bool {
+        !pending.liveInserted(in: self).isEmpty || !pending.liveChanged(in: self).isEmpty
+    }
+
+    private func clearPending() {
+        for object in pending.all { object.isPendingFlag = false }
+        pending.removeAll()
+    }
+
+    /// The objects of one save attempt and the request that writes them.
+    struct SaveBatch {
         var request = StoreSaveRequest()
-        request.inserts.reserveCapacity(changed.count)
-        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
-        for object in changed {
+        var inserted: [ManagedObject] = []
+        var updated: [ManagedObject] = []
+        var deleted: [ManagedObject] = []
+    }
+
+    private func makeSaveBatch() -> SaveBatch {
+        var batch = SaveBatch()
+        // Inserted objects in insertion order: their keys were allocated in that order and rows
+        // are appended to the table in key order.
+        let inserted = pending.liveInserted(in: self)
+        batch.request.inserts.reserveCapacity(inserted.count)
+        for object in inserted {
             guard let pk = object.objectID.primaryKey else { continue }
-            if object.isInsertedFlag {
-                request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
-                inserted.append(object)
-            } else if object.isDeletedFlag {
+            batch.request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
+            batch.inserted.append(object)
+        }
+        for object in pending.liveChanged(in: self) {
+            guard let pk = object.objectID.primaryKey else { continue }
+            if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
-                request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0))
-                deleted.append(object)
+                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0))
+                batch.deleted.append(object)
             } else if !object.dirty.isEmpty {
-                request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                             slots: object.dirty.slots, values: object.values))
-                updated.append(object)
+                batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
+                                                   slots: object.dirty.slots, values: object.values))
+                batch.updated.append(object)
             }
         }
-        let store = try coordinator.store(for: changed[0].entity)
-        let conflicts: [StoreConflict]
-        do { conflicts = try coordinator.save(request, store: store) } catch { throw PersistentStoreCoordinator.wrap(error) }
-        guard conflicts.isEmpty else { throw mergeError(conflicts, store: store) }
+        return batch
+    }
 
-        for object in inserted {
+    /// The Sendable description of a save, built only when someone listens.
+    private func makeEvent(_ batch: SaveBatch, storeIdentifier: String) -> SaveEvent {
+        var event = SaveEvent(
+            insertedObjectIDs: Set(batch.inserted.map(\.objectID)),
+            updatedObjectIDs: Set(batch.updated.map(\.objectID)),
+            deletedObjectIDs: Set(batch.deleted.map(\.objectID)),
+            contextName: name, transactionAuthor: transactionAuthor)
+        for update in batch.request.updates {
+            let id = ManagedObjectID.permanent(update.entity, store: storeIdentifier, primaryKey: update.primaryKey)
+            event.snapshots[id] = RowSnapshot(values: update.values, version: update.expectedVersion + 1)
+        }
+        event.source = ObjectIdentifier(self)
+        return event
+    }
+
+    /// Brings the saved objects up to date and tells observers.
+    private func didSave(_ batch: SaveBatch) {
+        for object in batch.inserted {
             object.snapshot = RowSnapshot(values: object.values, version: 1)
             object.isInsertedFlag = false
             object.dirty.removeAll()
-            object.isPendingFlag = false
         }
-        for object in updated {
+        for object in batch.updated {
             object.snapshot = RowSnapshot(values: object.values, version: (object.snapshot?.version ?? 0) + 1)
             object.dirty.removeAll()
-            object.isPendingFlag = false
         }
-        for object in deleted {
+        for object in batch.deleted {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in pending.all { object.isPendingFlag = false }
-        pending.removeAll()
+        clearPending()
         // Built and delivered on the context's queue.
         let info = UncheckedSendable([
-            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
+            NSInsertedObjectsKey: Set(batch.inserted), NSUpdatedObjectsKey: Set(batch.updated), NSDeletedObjectsKey: Set(batch.deleted),
         ])
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
+        let event = SaveEvent(
+            insertedObjectIDs: Set(batch.inserted.map(\.objectID)), updatedObjectIDs: Set(batch.updated.map(\.objectID)),
+            deletedObjectIDs: Set(batch.deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
+        saveEvents.send(event)
     }
 
     /// Checks mandatory values of inserted and updated objects.
@@ -93,30 +158,42 @@ extension ManagedObjectContext {
         }
     }
 
-    private func mergeError(_ conflicts: [StoreConflict], store: PersistentStore) -> CoreDataError {
+    /// Conflicts as Core Data reports them, with the objects of this context.
+    package func makeMergeConflicts(_ conflicts: [StoreConflict], store: PersistentStore) -> [MergeConflict] {
         var result: [MergeConflict] = []
-        var ids: [ManagedObjectID] = []
         for conflict in conflicts {
             let id = ManagedObjectID.permanent(conflict.entity, store: store.identifier, primaryKey: conflict.primaryKey)
-            ids.append(id)
             guard let object = registry[id] else { continue }
-            let attributes = conflict.entity.storedAttributes
-            func dictionary(_ values: [ManagedValue]?) -> [String: Any]? {
-                guard let values else { return nil }
-                var result: [String: Any] = [:]
-                for (slot, attribute) in attributes.enumerated() { result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull() }
-                return result
-            }
             let cached = persistentStoreCoordinator?.rowCache.snapshot(for: id)
             result.append(MergeConflict(
                 sourceObject: object,
-                objectSnapshot: dictionary(object.snapshot?.values),
-                cachedSnapshot: dictionary(cached?.values),
-                persistedSnapshot: dictionary(conflict.current?.values),
+                objectSnapshot: object.snapshot.map { conflict.entity.dictionary(from: $0.values) },
+                cachedSnapshot: cached.map { conflict.entity.dictionary(from: $0.values) },
+                persistedSnapshot: conflict.current.map { conflict.entity.dictionary(from: $0.values) },
                 oldVersionNumber: Int(conflict.expectedVersion),
-                newVersionNumber: Int(conflict.current?.version ?? 0)))
+                newVersionNumber: Int(conflict.current?.version ?? 0),
+                persisted: conflict.current))
         }
-        return CoreDataError(.managedObjectMerge, "Could not merge changes. \(conflicts.count) object(s) changed in the store since this context read them; refresh them or set a merge policy.",
-                             affectedObjectIDs: ids, conflicts: result)
+        return result
+    }
+}
+
+extension EntityDescription {
+    /// Stored values as a dictionary by attribute name (`NSNull` for nil), as Core Data's snapshots.
+    package func dictionary(from values: [ManagedValue]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (slot, attribute) in storedAttributes.enumerated() where slot < values.count {
+            result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+        }
+        return result
+    }
+}
+
+extension CoreDataError {
+    /// 133020 with the conflicts, as Core Data reports an optimistic-locking failure.
+    package static func mergeConflicts(_ conflicts: [MergeConflict]) -> CoreDataError {
+        CoreDataError(.managedObjectMerge,
+                      "Could not merge changes. \(conflicts.count) object(s) changed in the store since this context read them; refresh them or set a merge policy.",
+                      affectedObjectIDs: conflicts.map(\.sourceObject.objectID), conflicts: conflicts)
     }
 }

@@ -46,7 +46,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var parent: ManagedObjectContext?
         var name: String?
         var transactionAuthor: String?
+        var mergePolicy: MergePolicy = .error
+        var automaticallyMerges = false
+        var stalenessInterval: TimeInterval = -1
     }
+    /// This context's saves, for `didSaveEvents`.
+    package let saveEvents = EventBroadcaster<SaveEvent>()
     private let config = Locked(Configuration())
 
     // Queue-owned state.
@@ -75,10 +80,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
         get { config.withLock { $0.coordinator ?? $0.parent?.persistentStoreCoordinator } }
         set {
-            config.withLock {
+            let merges = config.withLock {
                 precondition($0.parent == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a parent context; a context has either a parent or a persistent store coordinator, never both.")
                 $0.coordinator = newValue
+                return $0.automaticallyMerges
             }
+            if merges { newValue?.startMerging(into: self) }
         }
     }
 
@@ -104,6 +111,33 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var transactionAuthor: String? {
         get { config.withLock { $0.transactionAuthor } }
         set { config.withLock { $0.transactionAuthor = newValue } }
+    }
+
+    /// How saves resolve conflicts with changes made elsewhere (default `.error`).
+    public var mergePolicy: MergePolicy {
+        get { config.withLock { $0.mergePolicy } }
+        set { config.withLock { $0.mergePolicy = newValue } }
+    }
+
+    /// Whether saves of other contexts on the same coordinator are merged into this context
+    /// automatically: asynchronously, on this context's queue, in save order. Mirrors
+    /// `automaticallyMergesChangesFromParent`.
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { config.withLock { $0.automaticallyMerges } }
+        set {
+            let coordinator = config.withLock { config -> PersistentStoreCoordinator? in
+                config.automaticallyMerges = newValue
+                return config.coordinator ?? config.parent?.persistentStoreCoordinator
+            }
+            if newValue { coordinator?.startMerging(into: self) } else { coordinator?.stopMerging(into: self) }
+        }
+    }
+
+    /// How old (in seconds) a cached row may be when a fault loads it; negative (the default)
+    /// means any age, 0 means always from the store. Mirrors `stalenessInterval`.
+    public var stalenessInterval: TimeInterval {
+        get { config.withLock { $0.stalenessInterval } }
+        set { config.withLock { $0.stalenessInterval = newValue } }
     }
 
     package var debugName: String {

@@ -18,8 +18,17 @@ public final class MergeConflict: @unchecked Sendable, CustomStringConvertible {
     /// The version in the store now; 0 when the row was deleted.
     public let newVersionNumber: Int
 
+    /// The row in the store now, for the merge policies.
+    package let persisted: RowSnapshot?
+
     /// Makes a conflict.
-    public init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int) {
+    public convenience init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int) {
+        self.init(sourceObject: sourceObject, objectSnapshot: objectSnapshot, cachedSnapshot: cachedSnapshot, persistedSnapshot: persistedSnapshot,
+                  oldVersionNumber: oldVersionNumber, newVersionNumber: newVersionNumber, persisted: nil)
+    }
+
+    package init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int, persisted: RowSnapshot?) {
+        self.persisted = persisted
         self.sourceObject = sourceObject
         self.objectSnapshot = objectSnapshot
         self.cachedSnapshot = cachedSnapshot

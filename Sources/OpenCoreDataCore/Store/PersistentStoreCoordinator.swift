@@ -13,6 +13,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     public let managedObjectModel: ManagedObjectModel
     private let stores = Locked<[PersistentStore]>([])
     package let rowCache = RowCache()
+    /// Saves commit and are handed to merging contexts one at a time, in commit order.
+    private let saveOrder = Locked(())
+    private struct WeakContext {
+        // Weak on purpose: only contexts that merge automatically get a side table.
+        weak var context: ManagedObjectContext?
+    }
+    private let mergingContexts = Locked<[WeakContext]>([])
+    private let didSaveEventsBroadcaster = EventBroadcaster<SaveEvent>()
 
     /// Makes a coordinator for a model. Mirrors `init(managedObjectModel:)`.
     public init(managedObjectModel model: ManagedObjectModel) {
@@ -93,10 +101,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try store(for: request.entity).engine.count(request)
     }
 
-    /// The committed row of an object: from the row cache, else from its store (then cached).
-    package func row(for id: ManagedObjectID) throws(CoreDataError) -> RowSnapshot? {
+    /// The committed row of an object: from the row cache when no older than `maximumAge`
+    /// (any age when nil), else from its store (then cached).
+    package func row(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) throws(CoreDataError) -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
-        if let cached = rowCache.snapshot(for: id) { return cached }
+        if maximumAge != 0, let cached = rowCache.snapshot(for: id, maximumAge: maximumAge) { return cached }
         let store = try store(for: id)
         let row: StoreRow?
         do { row = try store.engine.row(entity: id.entity, primaryKey: pk) } catch { throw Self.wrap(error) }
@@ -131,11 +140,30 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return result
     }
 
-    /// Writes a save in one transaction and updates the row cache. Returns the conflicts (and
-    /// writes nothing) when rows changed underneath.
-    package func save(_ request: StoreSaveRequest, store: PersistentStore) throws -> [StoreConflict] {
-        let conflicts = try store.engine.save(request)
-        guard conflicts.isEmpty else { return conflicts }
+    /// Writes a save in one transaction, updates the row cache and hands the save to the
+    /// contexts that merge automatically (in commit order: both happen under `saveOrder`).
+    /// Returns the conflicts (and writes nothing) when rows changed underneath.
+    package func save(_ request: StoreSaveRequest, store: PersistentStore, event makeEvent: () -> SaveEvent) throws -> [StoreConflict] {
+        try saveOrder.withLock { _ in
+            let conflicts = try store.engine.save(request)
+            guard conflicts.isEmpty else { return conflicts }
+            updateRowCache(after: request, store: store)
+            let receivers = mergingContexts.withLock { contexts in
+                contexts.removeAll { $0.context == nil }
+                return contexts.compactMap(\.context)
+            }
+            if !receivers.isEmpty || didSaveEventsBroadcaster.hasSubscribers {
+                let event = makeEvent()
+                for context in receivers where ObjectIdentifier(context) != event.source {
+                    context.queue.async { context.merge(event) }
+                }
+                didSaveEventsBroadcaster.send(event)
+            }
+            return []
+        }
+    }
+
+    private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
         var cached: [(ManagedObjectID, RowSnapshot)] = []
         for update in request.updates {
             cached.append((.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey),
@@ -145,7 +173,19 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // would only evict rows other contexts use.
         rowCache.remove(request.deletes.map { .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey) })
         rowCache.store(cached)
-        return []
+    }
+
+    /// Every save through this coordinator, for Swift concurrency.
+    public var didSaveEvents: AsyncStream<SaveEvent> { didSaveEventsBroadcaster.stream() }
+
+    package func startMerging(into context: ManagedObjectContext) {
+        mergingContexts.withLock { contexts in
+            if !contexts.contains(where: { $0.context === context }) { contexts.append(WeakContext(context: context)) }
+        }
+    }
+
+    package func stopMerging(into context: ManagedObjectContext) {
+        mergingContexts.withLock { $0.removeAll { $0.context === context || $0.context == nil } }
     }
 
     package static func wrap(_ error: any Error) -> CoreDataError {

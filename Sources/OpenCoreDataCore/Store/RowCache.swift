@@ -1,3 +1,5 @@
+import Foundation
+
 /// The coordinator's cache of committed rows (values + version), shared by all its contexts so
 /// that firing a fault or re-reading an unchanged row does not go to the store.
 ///
@@ -5,8 +7,12 @@
 /// removed when it deletes one. Bounded: past `capacity` entries the oldest half is dropped
 /// (entries are only a shortcut; the store stays the truth).
 package final class RowCache: Sendable {
+    private struct Entry {
+        var row: RowSnapshot
+        var cachedAt: TimeInterval
+    }
     private struct State {
-        var rows: [ManagedObjectID: RowSnapshot] = [:]
+        var rows: [ManagedObjectID: Entry] = [:]
         var order: [ManagedObjectID] = []
     }
     private let state = Locked(State())
@@ -14,15 +20,23 @@ package final class RowCache: Sendable {
 
     package init(capacity: Int = 100_000) { self.capacity = capacity }
 
-    package func snapshot(for id: ManagedObjectID) -> RowSnapshot? {
-        state.withLock { $0.rows[id] }
+    /// The cached row, when there is one no older than `maximumAge` seconds (any age when nil).
+    package func snapshot(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) -> RowSnapshot? {
+        state.withLock { state in
+            guard let entry = state.rows[id] else { return nil }
+            if let maximumAge, ProcessInfo.processInfo.systemUptime - entry.cachedAt > maximumAge { return nil }
+            return entry.row
+        }
     }
 
     package func store(_ rows: [(ManagedObjectID, RowSnapshot)]) {
         guard !rows.isEmpty else { return }
+        let now = ProcessInfo.processInfo.systemUptime
         state.withLock { state in
             for (id, row) in rows {
-                if state.rows.updateValue(row, forKey: id) == nil { state.order.append(id) }
+                // Never replace a row with an older version of itself.
+                if let existing = state.rows[id], existing.row.version > row.version { continue }
+                if state.rows.updateValue(Entry(row: row, cachedAt: now), forKey: id) == nil { state.order.append(id) }
             }
             if state.rows.count > capacity {
                 let drop = state.order.count / 2

@@ -1,0 +1,170 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Posted after every successful save, on the saving context's queue, with `Sendable` object
+    /// ID sets under `NSInsertedObjectIDsKey`, `NSUpdatedObjectIDsKey`, `NSDeletedObjectIDsKey`.
+    /// Mirrors `NSManagedObjectContext.didSaveObjectIDsNotification`.
+    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+
+    /// This context's saves, for Swift concurrency: `for await event in context.didSaveEvents { … }`.
+    public var didSaveEvents: AsyncStream<SaveEvent> { saveEvents.stream() }
+
+    /// Merges another context's save into this one (call it on this context's queue). Takes the
+    /// object form (`.NSManagedObjectContextDidSave`) or the ID form
+    /// (``didSaveObjectIDsNotification``).
+    ///
+    /// Updated objects registered here get the saved values while keeping this context's own
+    /// unsaved changes, property by property (no conflict now; a later save of a property both
+    /// changed is resolved by the merge policy). Inserted objects are registered as faults.
+    /// Deleted objects become deleted here and leave fetch results. An object is never moved back
+    /// to an older version than it has: merging a stale notification changes nothing.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        checkQueue("mergeChanges(fromContextDidSave:)")
+        merge(Self.event(from: notification.userInfo ?? [:]))
+    }
+
+    /// Merges changes described by object IDs (or their URIs) into several contexts, each on its
+    /// own queue (this call waits for them). Keys: `NSInsertedObjectsKey`, `NSUpdatedObjectsKey`,
+    /// `NSDeletedObjectsKey` (or the `…ObjectIDsKey` forms) with arrays or sets of
+    /// `ManagedObjectID` or `URL`. Mirrors `mergeChanges(fromRemoteContextSave:into:)`.
+    public static func mergeChanges(fromRemoteContextSave changes: [AnyHashable: Any], into contexts: [ManagedObjectContext]) {
+        for context in contexts {
+            let resolved = UncheckedSendable(changes)
+            context.performAndWait {
+                guard let coordinator = context.persistentStoreCoordinator else { return }
+                context.merge(Self.event(from: resolved.value, coordinator: coordinator))
+            }
+        }
+    }
+
+    /// Reloads an object's committed values from the store. With `mergeChanges` its unsaved
+    /// changes are kept on top; without, they are dropped and the object becomes a fault.
+    /// Mirrors `refresh(_:mergeChanges:)`.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        checkQueue("refresh(_:mergeChanges:)")
+        guard object.managedObjectContext === self, !object.isInsertedFlag else { return }
+        if !mergeChanges {
+            object.values = []
+            object.snapshot = nil
+            object.isFaultFlag = true
+            object.dirty.removeAll()
+            object.isDeletedFlag = false
+            pending.forget(object)
+            object.isPendingFlag = false
+            return
+        }
+        guard !object.isFaultFlag, let row = try? loadRow(for: object.objectID, fresh: true) else { return }
+        apply(row, to: object, keepingChanges: true)
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes. Mirrors `refreshAllObjects()`.
+    public func refreshAllObjects() {
+        checkQueue("refreshAllObjects()")
+        purgeUnreferencedObjects()
+        for object in Array(registry.values) where !object.isFaultFlag && !object.isInsertedFlag {
+            if object.hasChanges {
+                refresh(object, mergeChanges: true)
+            } else {
+                refresh(object, mergeChanges: false)
+            }
+        }
+    }
+
+    /// Throws 133020 when the object's row changed (or vanished) in the store since this context
+    /// read it. Mirrors `detectConflicts(for:)`.
+    public func detectConflicts(for object: ManagedObject) throws {
+        checkQueue("detectConflicts(for:)")
+        guard !object.isInsertedFlag, let id = Optional(object.objectID), let pk = id.primaryKey else { return }
+        let coordinator = try requireCoordinator()
+        let store = try coordinator.store(for: object.entity)
+        let current = try loadRow(for: id, fresh: true)
+        let read = object.snapshot?.version ?? current?.version ?? 0
+        guard current?.version != read else { return }
+        let conflict = StoreConflict(entity: object.entity, primaryKey: pk, expectedVersion: read, current: current)
+        throw CoreDataError.mergeConflicts(makeMergeConflicts([conflict], store: store))
+    }
+
+    // MARK: - Internals
+
+    /// Applies a save event (on this context's queue).
+    package func merge(_ event: SaveEvent) {
+        var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
+        for id in event.updatedObjectIDs {
+            guard let object = registry[id], !object.isFaultFlag else { continue }
+            let snapshot = event.snapshots[id] ?? (try? loadRow(for: id, fresh: false)) ?? nil
+            guard let snapshot, snapshot.version > (object.snapshot?.version ?? 0) else { continue }
+            apply(snapshot, to: object, keepingChanges: true)
+            refreshed.insert(object)
+        }
+        for id in event.insertedObjectIDs where !id.isTemporaryID && registry[id] == nil {
+            inserted.insert(object(with: id))
+        }
+        for id in event.deletedObjectIDs {
+            guard let object = registry[id] else { continue }
+            acceptExternalDeletion(of: object)
+            deleted.insert(object)
+        }
+        guard !(refreshed.isEmpty && inserted.isEmpty && deleted.isEmpty) else { return }
+        let info = UncheckedSendable([NSRefreshedObjectsKey: refreshed, NSInsertedObjectsKey: inserted, NSDeletedObjectsKey: deleted])
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+    }
+
+    /// Takes a committed row as the object's new snapshot, keeping its unsaved changes on top.
+    package func apply(_ row: RowSnapshot, to object: ManagedObject, keepingChanges: Bool) {
+        var values = row.values
+        if keepingChanges {
+            for slot in object.dirty.slots where slot < values.count { values[slot] = object.values[slot] }
+        } else {
+            object.dirty.removeAll()
+        }
+        object.values = values
+        object.snapshot = row
+        object.isFaultFlag = false
+    }
+
+    /// The object's row was deleted elsewhere: it becomes deleted here and is forgotten.
+    package func acceptExternalDeletion(of object: ManagedObject) {
+        unregister(object)
+        object.isDeletedFlag = true
+        object.dirty.removeAll()
+        if object.isInsertedFlag { object.isInsertedFlag = false }
+    }
+
+    /// The object's row was deleted elsewhere but the merge policy keeps the object: it is
+    /// written again, under its key, at the retried save.
+    package func reinsert(_ object: ManagedObject) {
+        pending.forget(object)
+        object.isInsertedFlag = true
+        object.isDeletedFlag = false
+        object.snapshot = nil
+        for slot in object.values.indices { object.dirty.insert(slot) }
+        pending.didInsert(object)
+        object.isPendingFlag = true
+    }
+
+    /// A save event from a notification's `userInfo` (objects, IDs or URIs).
+    static func event(from info: [AnyHashable: Any], coordinator: PersistentStoreCoordinator? = nil) -> SaveEvent {
+        func ids(_ keys: [String]) -> Set<ManagedObjectID> {
+            var result = Set<ManagedObjectID>()
+            for key in keys {
+                guard let value = info[key] else { continue }
+                let items: [Any]
+                if let objects = value as? Set<ManagedObject> { items = Array(objects) }
+                else if let objectIDs = value as? Set<ManagedObjectID> { items = Array(objectIDs) }
+                else if let urls = value as? Set<URL> { items = Array(urls) }
+                else if let array = value as? [Any] { items = array }
+                else { items = [] }
+                for item in items {
+                    if let object = item as? ManagedObject { result.insert(object.objectID) }
+                    else if let id = item as? ManagedObjectID { result.insert(id) }
+                    else if let url = item as? URL, let id = coordinator?.managedObjectID(forURIRepresentation: url) { result.insert(id) }
+                }
+            }
+            return result
+        }
+        return SaveEvent(
+            insertedObjectIDs: ids([NSInsertedObjectsKey, NSInsertedObjectIDsKey]),
+            updatedObjectIDs: ids([NSUpdatedObjectsKey, NSUpdatedObjectIDsKey]),
+            deletedObjectIDs: ids([NSDeletedObjectsKey, NSDeletedObjectIDsKey]))
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// How a save resolves conflicts with changes made elsewhere. Mirrors `NSMergePolicy`.
+///
+/// ```swift
+/// context.mergePolicy = .mergeByPropertyObjectTrump
+/// ```
+///
+/// | policy | a property both sides changed | a property only the store changed | a property only memory changed |
+/// |---|---|---|---|
+/// | `.error` (default) | the save throws 133020 with the conflicts | — | — |
+/// | `.mergeByPropertyStoreTrump` | store | store | memory |
+/// | `.mergeByPropertyObjectTrump` | memory | store | memory |
+/// | `.overwrite` | memory | **memory** (the whole object is written) | memory |
+/// | `.rollback` | store | store | **store** (local changes dropped) |
+///
+/// When the row was deleted underneath a changed object, the store-side policies (store trump,
+/// rollback) accept the deletion and the object-side ones (object trump, overwrite) write the
+/// object back under its key. Subclass to decide yourself: override
+/// ``resolve(optimisticLockingConflicts:)`` or ``resolve(constraintConflicts:)`` and call `super`.
+open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: the built-in policies are immutable; subclasses that add state must
+    // keep it safe themselves (a policy is called on the saving context's queue).
+
+    /// The built-in kinds of policy. Raw values are Core Data's `NSMergePolicyType`.
+    public enum PolicyType: UInt, Sendable {
+        /// Fail the save with the conflicts (`NSErrorMergePolicyType`).
+        case error = 0
+        /// Per property; the store wins where both changed (`NSMergeByPropertyStoreTrumpMergePolicyType`).
+        case mergeByPropertyStoreTrump = 1
+        /// Per property; memory wins where both changed (`NSMergeByPropertyObjectTrumpMergePolicyType`).
+        case mergeByPropertyObjectTrump = 2
+        /// The whole in-memory object is written (`NSOverwriteMergePolicyType`).
+        case overwrite = 3
+        /// Local changes are dropped for the store's version (`NSRollbackMergePolicyType`).
+        case rollback = 4
+    }
+
+    /// This policy's kind.
+    public let mergeType: PolicyType
+
+    /// Makes a policy of a kind. Mirrors `NSMergePolicy(merge:)`.
+    public init(merge type: PolicyType) {
+        mergeType = type
+    }
+
+    /// Fails saves that conflict (the default).
+    public static let error = MergePolicy(merge: .error)
+    /// Per property, the store wins where both sides changed.
+    public static let mergeByPropertyStoreTrump = MergePolicy(merge: .mergeByPropertyStoreTrump)
+    /// Per property, memory wins where both sides changed.
+    public static let mergeByPropertyObjectTrump = MergePolicy(merge: .mergeByPropertyObjectTrump)
+    /// The in-memory object overwrites the row.
+    public static let overwrite = MergePolicy(merge: .overwrite)
+    /// The store's version replaces local changes.
+    public static let rollback = MergePolicy(merge: .rollback)
+
+    /// Resolves every conflict of a failed save: optimistic-locking conflicts first, then
+    /// constraint conflicts. Throws to fail the save.
+    open func resolve(mergeConflicts list: [Any]) throws {
+        try resolve(optimisticLockingConflicts: list.compactMap { $0 as? MergeConflict })
+        try resolve(constraintConflicts: list.compactMap { $0 as? ConstraintConflict })
+    }
+
+    /// Resolves version conflicts by changing the conflicting objects (on the saving context's
+    /// queue); the save is then retried. The `.error` policy throws 133020.
+    open func resolve(optimisticLockingConflicts list: [MergeConflict]) throws {
+        guard !list.isEmpty else { return }
+        if mergeType == .error {
+            throw CoreDataError.mergeConflicts(list)
+        }
+        for conflict in list { apply(to: conflict) }
+    }
+
+    /// Resolves uniqueness-constraint conflicts (reported by stores with constraints; see the
+    /// object-graph work). The `.error` policy throws 133021.
+    open func resolve(constraintConflicts list: [ConstraintConflict]) throws {
+        guard !list.isEmpty else { return }
+        if mergeType == .error {
+            throw CoreDataError(.managedObjectConstraintMerge, "Could not merge changes: \(list.count) uniqueness constraint conflict(s).")
+        }
+    }
+
+    /// Applies this policy's rule to one conflicting object.
+    private func apply(to conflict: MergeConflict) {
+        let object = conflict.sourceObject
+        guard let persisted = conflict.persisted else {
+            // The row was deleted underneath.
+            switch mergeType {
+            case .mergeByPropertyStoreTrump, .rollback:
+                object.managedObjectContext?.acceptExternalDeletion(of: object)
+            default:
+                object.managedObjectContext?.reinsert(object)
+            }
+            return
+        }
+        let base = object.snapshot?.values ?? persisted.values
+        if object.isDeletedFlag {
+            if mergeType == .rollback {
+                object.values = persisted.values
+                object.isDeletedFlag = false
+                object.dirty.removeAll()
+            }
+            object.snapshot = persisted
+            return
+        }
+        var values = persisted.values
+        var dirty = DirtySlots()
+        for slot in values.indices {
+            let mine = object.dirty.contains(slot)
+            let theirs = persisted.values[slot] != base[slot]
+            let keepMine: Bool = switch mergeType {
+            case .mergeByPropertyStoreTrump: mine && !theirs
+            case .mergeByPropertyObjectTrump: mine
+            case .overwrite: true
+            case .rollback, .error: false
+            }
+            if keepMine {
+                values[slot] = object.values[slot]
+                dirty.insert(slot)
+            }
+        }
+        object.values = values
+        object.dirty = dirty
+        object.snapshot = persisted
+    }
+
+    public var description: String { "MergePolicy(\(mergeType))" }
+}
+
+/// A uniqueness-constraint conflict: objects that would share values of a unique constraint.
+/// Mirrors `NSConstraintConflict`; stores report them with the object-graph work.
+// @unchecked Sendable: like MergeConflict, it travels in errors; its objects stay on their queue.
+public final class ConstraintConflict: @unchecked Sendable {
+    /// The property names of the violated constraint.
+    public let constraint: [String]
+    /// The values those properties share.
+    public let constraintValues: [String: Any]
+    /// The object already in the store, when there is one.
+    public let databaseObject: ManagedObject?
+    /// The objects being saved that conflict.
+    public let conflictingObjects: [ManagedObject]
+
+    /// Makes a constraint conflict.
+    public init(constraint: [String], databaseObject: ManagedObject?, databaseSnapshot: [String: Any]?, conflictingObjects: [ManagedObject], conflictingSnapshots: [[String: Any]]) {
+        self.constraint = constraint
+        self.constraintValues = databaseSnapshot?.filter { constraint.contains($0.key) } ?? [:]
+        self.databaseObject = databaseObject
+        self.conflictingObjects = conflictingObjects
+    }
+}
