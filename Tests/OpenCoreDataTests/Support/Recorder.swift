@@ -25,3 +25,23 @@ func enqueue(_ context: ManagedObjectContext, _ block: @escaping @Sendable () ->
 func enqueueBackgroundTask(_ container: PersistentContainer, _ block: @escaping @Sendable (ManagedObjectContext) -> Void) {
     container.performBackgroundTask(block)
 }
+
+/// Collects notifications posted on any thread.
+// @unchecked Sendable: the array is behind a lock; the notifications are only read after the
+// posting thread is done with them (the tests wait for the posting call to return).
+final class NotificationRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Notification] = []
+
+    func append(_ notification: Notification) {
+        lock.lock()
+        storage.append(notification)
+        lock.unlock()
+    }
+
+    var values: [Notification] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
+}

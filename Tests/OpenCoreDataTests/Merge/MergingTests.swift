@@ -1,0 +1,216 @@
+import OpenCoreData
+import Testing
+
+@Suite struct MergingTests {
+    /// Two contexts on one store, with one saved note registered in both (the receiver's copy is
+    /// returned: registered objects nobody references are dropped, as with weak references).
+    private func twoContexts(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext, ManagedObjectContext, ManagedObjectID, Note?) {
+        let stack = try TestStack(kind)
+        let saver = stack.container.newBackgroundContext()
+        let id = try saver.performAndWait { () throws in
+            let note = Note(context: saver)
+            note.text1 = "v1"
+            try saver.save()
+            return note.objectID
+        }
+        let receiver = stack.container.newBackgroundContext()
+        let copy = try receiver.performAndWait { try receiver.existingObject(with: id) } as? Note
+        return (stack, saver, receiver, id, copy)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func mergingADidSaveRefreshesKeepsLocalChangesRegistersInsertsAndDeletes(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        let doomedID = try saver.performAndWait { () throws in
+            let doomed = Note(context: saver)
+            try saver.save()
+            return doomed.objectID
+        }
+        let doomedCopy = try receiver.performAndWait { try receiver.existingObject(with: doomedID) }
+        let receivedNote = held
+        receiver.performAndWait { receivedNote?.text2 = "local" }
+        let notifications = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: saver, queue: nil) {
+            notifications.append($0)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let insertedID = try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v2"
+            saver.delete(saver.object(with: doomedID))
+            let fresh = Note(context: saver)
+            fresh.text1 = "new"
+            try saver.save()
+            return fresh.objectID
+        }
+        let notification = try #require(notifications.values.first)
+        try receiver.performAndWait { () throws in
+            #expect(receivedNote?.text1 == "v1")       // not merged automatically
+            receiver.mergeChanges(fromContextDidSave: notification)
+            #expect(receivedNote?.text1 == "v2")
+            #expect(receivedNote?.text2 == "local")
+            #expect(receivedNote?.isUpdated == true)
+            let inserted = receiver.object(with: insertedID)
+            #expect(inserted.isFault)
+            #expect((inserted as? Note)?.text1 == "new")
+            #expect(receiver.registeredObject(for: doomedID) == nil)
+            #expect(doomedCopy.isDeleted)
+            #expect(try receiver.fetch(Note.fetchRequest()).count == 2)
+            try receiver.save()                          // the local change saves without a conflict
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theObjectIDFormAndRemoteMergesWork(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        let idNotifications = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectIDsNotification, object: saver, queue: nil) {
+            idNotifications.append($0)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v2"
+            try saver.save()
+        }
+        let notification = try #require(idNotifications.values.first)
+        #expect((notification.userInfo?[NSUpdatedObjectIDsKey] as? Set<ManagedObjectID>) == [id])
+        receiver.performAndWait {
+            receiver.mergeChanges(fromContextDidSave: notification)
+            #expect(held?.text1 == "v2")
+        }
+        try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v3"
+            try saver.save()
+        }
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [id.uriRepresentation()]], into: [receiver])
+        receiver.performAndWait { #expect(held?.text1 == "v3") }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aStaleNotificationNeverMovesAnObjectBack(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        let notifications = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: saver, queue: nil) {
+            notifications.append($0)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        for text in ["v2", "v3"] {
+            try saver.performAndWait { () throws in
+                (saver.object(with: id) as? Note)?.text1 = text
+                try saver.save()
+            }
+        }
+        let (second, third) = (notifications.values[0], notifications.values[1])
+        receiver.performAndWait {
+            receiver.mergeChanges(fromContextDidSave: third)
+            receiver.mergeChanges(fromContextDidSave: second)
+            let note = held
+            #expect(note?.text1 == "v3")
+            #expect(note?.isUpdated == false)
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func automaticMergingHappensLaterOnTheReceiversQueueInSaveOrder(kind: StoreKind) async throws {
+        let stack = try TestStack(kind)
+        let viewContext = stack.container.viewContext
+        viewContext.automaticallyMergesChangesFromParent = true
+        let saver = stack.container.newBackgroundContext()
+        let id = try await saver.perform { () throws in
+            let note = Note(context: saver)
+            note.text1 = "v0"
+            try saver.save()
+            return note.objectID
+        }
+        let key = DispatchSpecificKey<String>()
+        DispatchQueue.main.setSpecific(key: key, value: "main")
+        let seen = Recorder<String>()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: viewContext, queue: nil) { _ in
+            let text = (viewContext.registeredObject(for: id) as? Note)?.text1 ?? "?"
+            seen.append("\(text)@\(DispatchQueue.getSpecific(key: key) ?? "elsewhere")")
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        _ = try await viewContext.perform { try viewContext.existingObject(with: id).objectID }
+        try await saver.perform { () throws in
+            for i in 1...3 {
+                (saver.object(with: id) as? Note)?.text1 = "v\(i)"
+                try saver.save()
+            }
+        }
+        // Let the main queue run the merges, then check them.
+        for _ in 0..<100 where seen.values.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(seen.values == ["v1@main", "v2@main", "v3@main"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func withoutAutomaticMergingObjectsKeepTheirValuesUntilRefreshed(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v2"
+            try saver.save()
+        }
+        receiver.performAndWait {
+            let note = held
+            #expect(note?.text1 == "v1")
+            receiver.refreshAllObjects()
+            #expect(note?.text1 == "v2")
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func refreshWithAndWithoutMergingChanges(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v2"
+            try saver.save()
+        }
+        receiver.performAndWait {
+            let note = held
+            note?.text2 = "mine"
+            receiver.refresh(note!, mergeChanges: true)
+            #expect(note?.text1 == "v2" && note?.text2 == "mine")
+            receiver.refresh(note!, mergeChanges: false)
+            #expect(note?.isFault == true)
+            #expect(note?.text2 == nil)
+            #expect(!receiver.hasChanges)
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func detectConflictsReportsAChangedRow(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        try receiver.performAndWait { () throws in try receiver.detectConflicts(for: receiver.object(with: id)) }
+        try saver.performAndWait { () throws in
+            (saver.object(with: id) as? Note)?.text1 = "v2"
+            try saver.save()
+        }
+        receiver.performAndWait {
+            let error = #expect(throws: CoreDataError.self) { try receiver.detectConflicts(for: receiver.object(with: id)) }
+            #expect(error?.conflicts.first?.newVersionNumber == 2)
+        }
+        _ = stack
+    }
+
+    @Test func saveEventsArriveAsAnAsyncSequence() async throws {
+        let stack = try TestStack(.sqlite)
+        let saver = stack.container.newBackgroundContext()
+        saver.name = "importer"
+        let events = saver.didSaveEvents
+        let all = stack.container.persistentStoreCoordinator.didSaveEvents
+        try await saver.perform { () throws in
+            for _ in 0..<3 { _ = Note(context: saver) }
+            try saver.save()
+        }
+        var iterator = events.makeAsyncIterator()
+        let event = try #require(await iterator.next())
+        #expect(event.insertedObjectIDs.count == 3)
+        #expect(event.contextName == "importer")
+        var allIterator = all.makeAsyncIterator()
+        let coordinatorEvent = try #require(await allIterator.next())
+        #expect(coordinatorEvent.insertedObjectIDs == event.insertedObjectIDs)
+    }
+}
