@@ -38,9 +38,11 @@ package final class ContextQueue: Sendable {
         }
     }
 
-    /// Whether the current code runs on this queue.
+    /// Whether the current code runs on this queue: it is the queue executing now, or a queue
+    /// this thread holds while it waits inside `sync` on another queue (so that a child context's
+    /// `performAndWait` on the main thread can use its main-queue parent without deadlocking).
     package var isCurrent: Bool {
-        DispatchQueue.getSpecific(key: Self.key) == marker
+        DispatchQueue.getSpecific(key: Self.key) == marker || HeldQueues.contains(marker)
     }
 
     /// Enqueues `block` (FIFO).
@@ -51,6 +53,11 @@ package final class ContextQueue: Sendable {
     /// Runs `block` on the queue and waits: inline when already on it, behind queued blocks otherwise.
     package func sync<T>(_ block: () throws -> T) rethrows -> T {
         if isCurrent { return try block() }
+        // This thread keeps holding the queue it runs on while it waits; the block may run on this
+        // very thread (libdispatch runs `sync` blocks of a private queue on the caller).
+        let held = DispatchQueue.getSpecific(key: Self.key)
+        if let held { HeldQueues.push(held) }
+        defer { if held != nil { HeldQueues.pop() } }
         return try queue.sync(execute: block)
     }
 }

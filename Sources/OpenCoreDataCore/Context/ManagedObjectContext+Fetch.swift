@@ -8,10 +8,18 @@ extension ManagedObjectContext {
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
         checkQueue("fetch(_:)")
         let plan = try plan(for: request)
+        let refresh = request.shouldRefreshRefetchedObjects
+        if let parent {
+            // A child sees its parent's state, unsaved changes included (the parent asks its own
+            // parent in turn); its own pending changes, order and window are applied here.
+            let storeRequest = plan.storeRequest
+            let rows = try parent.performAndWait { try parent.rowsForChild(storeRequest) }
+            let objects = rows.map { registeredObject(for: $0.id, snapshot: $0.snapshot, refresh: refresh) }
+            return applyPendingChanges(to: objects, plan: plan).map { unsafeDowncast($0, to: T.self) }
+        }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         registry.reserveCapacity(registry.count + rows.count)
         let identifier = store.identifier
-        let refresh = request.shouldRefreshRefetchedObjects
         guard plan.usesPendingChanges else {
             // `plan` checked that the entity's class is T.
             return rows.map { unsafeDowncast(registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh), to: T.self) }
@@ -68,7 +76,7 @@ extension ManagedObjectContext {
             throw CoreDataError(.coreData, "fetchLimit and fetchOffset must not be negative (got \(request.fetchLimit) and \(request.fetchOffset)).")
         }
         let root = entity.rootEntity
-        let usesPending = request.includesPendingChanges
+        let usesPending = parent != nil || request.includesPendingChanges
             && (pending.liveInserted(in: self).contains { $0.entity.rootEntity === root } || pending.liveChanged(in: self).contains { $0.entity.rootEntity === root })
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
@@ -84,23 +92,28 @@ extension ManagedObjectContext {
 
     /// The registered object for a fetched row, made (and registered) when there is none.
     private func registeredObject(for row: StoreRow, storeIdentifier: String, refresh: Bool) -> ManagedObject {
-        let id = ManagedObjectID.permanent(row.entity, store: storeIdentifier, primaryKey: row.primaryKey)
-        if let existing = registry[id] {
+        registeredObject(for: ManagedObjectID.permanent(row.entity, store: storeIdentifier, primaryKey: row.primaryKey), snapshot: row.snapshot, refresh: refresh)
+    }
+
+    /// The registered object for an ID with a known committed state, made when there is none.
+    package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
+        if let existing = registry[id] ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
-                existing.values = row.snapshot.values
-                existing.snapshot = row.snapshot
+                existing.values = snapshot.values
+                existing.snapshot = snapshot
                 existing.isFaultFlag = false
             }
             return existing
         }
-        let object = ManagedObject.materialize(entity: row.entity, id: id, context: self, snapshot: row.snapshot)
+        // (An object inserted in an ancestor and not saved yet is registered by its temporary ID.)
+        let object = ManagedObject.materialize(entity: id.entity, id: id, context: self, snapshot: snapshot)
         register(object)
         return object
     }
 
     /// Applies the context's unsaved changes to store results: deleted objects leave, changed
     /// ones are re-checked against the predicate, matching inserted ones join; then sort and window.
-    private func applyPendingChanges(to fetched: [ManagedObject], plan: FetchPlan) -> [ManagedObject] {
+    package func applyPendingChanges(to fetched: [ManagedObject], plan: FetchPlan) -> [ManagedObject] {
         let request = plan.storeRequest
         func matches(_ object: ManagedObject) -> Bool {
             request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true

@@ -165,6 +165,13 @@ extension ManagedObjectContext {
     /// Loads the committed row of an object: from the row cache when it is recent enough for
     /// ``stalenessInterval`` (and `fresh` is false), else from the store.
     package func loadRow(for objectID: ManagedObjectID, fresh: Bool = false) throws(CoreDataError) -> RowSnapshot? {
+        if let parent {
+            // A child reads through its parent, which may hold unsaved changes of the object.
+            let result = parent.performAndWait { () -> Result<RowSnapshot?, CoreDataError> in
+                do throws(CoreDataError) { return .success(try parent.currentRow(for: objectID, fresh: fresh)) } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
         guard !objectID.isTemporaryID else { return nil }
         let staleness = stalenessInterval
         return try requireCoordinator().row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness))

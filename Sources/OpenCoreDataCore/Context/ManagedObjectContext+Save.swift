@@ -18,11 +18,12 @@ extension ManagedObjectContext {
             clearPending()
             return
         }
-        if parent != nil {
-            throw CoreDataError(.coreData, "Saving a child context into its parent is not supported yet; give context '\(debugName)' the persistent store coordinator instead of a parent.")
+        try validateForSave(pending.liveInserted(in: self) + pending.liveChanged(in: self))
+        if let parent {
+            pushToParent(parent)
+            return
         }
         let coordinator = try requireCoordinator()
-        try validateForSave(pending.liveInserted(in: self) + pending.liveChanged(in: self))
         let needIDs = pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
         if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
 

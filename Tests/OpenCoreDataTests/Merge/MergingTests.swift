@@ -182,7 +182,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func detectConflictsReportsAChangedRow(kind: StoreKind) throws {
-        let (stack, saver, receiver, id, held) = try twoContexts(kind)
+        let (stack, saver, receiver, id, _) = try twoContexts(kind)
         try receiver.performAndWait { () throws in try receiver.detectConflicts(for: receiver.object(with: id)) }
         try saver.performAndWait { () throws in
             (saver.object(with: id) as? Note)?.text1 = "v2"

@@ -1,0 +1,133 @@
+import Foundation
+
+/// One object as a child context sees it through its parent.
+package struct ParentRow: Sendable {
+    package var id: ManagedObjectID
+    package var snapshot: RowSnapshot
+}
+
+/// What a child context's save hands its parent.
+package struct ChildChange: Sendable {
+    package enum Kind: Sendable { case insert, update, delete }
+    package var id: ManagedObjectID
+    package var kind: Kind
+    package var slots: [Int]
+    package var values: [ManagedValue]
+}
+
+extension ManagedObjectContext {
+    /// For a child's fetch (on this context's queue): the objects of the request's entity as this
+    /// context sees them — its parent's or store's rows, with this context's unsaved inserts,
+    /// changes and deletes applied. Order and window are left to the child.
+    package func rowsForChild(_ request: StoreFetchRequest) throws -> [ParentRow] {
+        var unwindowed = request
+        unwindowed.limit = 0
+        unwindowed.offset = 0
+        let sources: [ParentRow]
+        if let parent {
+            sources = try parent.performAndWait { try parent.rowsForChild(unwindowed) }
+        } else {
+            let coordinator = try requireCoordinator()
+            let (store, rows) = try coordinator.fetch(unwindowed)
+            sources = rows.map { ParentRow(id: .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey), snapshot: $0.snapshot) }
+        }
+        var result: [ParentRow] = []
+        var seen = Set<ManagedObjectID>()
+        for row in sources {
+            seen.insert(row.id)
+            guard let object = registry[row.id] ?? insertedObject(for: row.id), !object.isFaultFlag else {
+                result.append(row)
+                continue
+            }
+            if object.isDeletedFlag { continue }
+            if !object.dirty.isEmpty, !(request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true) { continue }
+            result.append(ParentRow(id: row.id, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
+        }
+        for object in pending.liveInserted(in: self) + pending.liveChanged(in: self)
+        where !object.isDeletedFlag && !seen.contains(object.objectID) && object.entity.rootEntity === request.entity.rootEntity {
+            guard request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true else { continue }
+            result.append(ParentRow(id: object.objectID, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
+        }
+        return result
+    }
+
+    /// The state of an object as this context sees it, for a child (on this context's queue):
+    /// its in-memory values when registered and loaded, else the committed row.
+    package func currentRow(for id: ManagedObjectID, fresh: Bool) throws(CoreDataError) -> RowSnapshot? {
+        if let object = registry[id] ?? insertedObject(for: id), !object.isFaultFlag {
+            return object.isDeletedFlag ? nil : RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
+        }
+        return try loadRow(for: id, fresh: fresh)
+    }
+
+    /// A child's save, pushed into this context (on this context's queue): its inserts become
+    /// inserts here (same temporary IDs), its changes become changes here, its deletes deletes.
+    package func absorb(_ changes: [ChildChange]) {
+        for change in changes {
+            switch change.kind {
+            case .insert:
+                if let existing = insertedObject(for: change.id) ?? registry[change.id] {
+                    for slot in change.slots { existing.writeValue(change.values[slot], slot: slot) }
+                    continue
+                }
+                let object = ManagedObject.materialize(entity: modelEntity(for: change.id.entity), id: change.id, context: self, snapshot: nil)
+                object.values = change.values
+                object.isFaultFlag = false
+                object.isInsertedFlag = true
+                for slot in change.values.indices { object.dirty.insert(slot) }
+                if !change.id.isTemporaryID { register(object) }
+                pending.didInsert(object)
+                objectDidChange(object)
+            case .update:
+                let object = self.object(with: change.id)
+                for slot in change.slots { object.writeValue(change.values[slot], slot: slot) }
+            case .delete:
+                delete(object(with: change.id))
+            }
+        }
+        processPendingChanges()
+    }
+
+    /// Pushes this (child) context's changes into its parent: no store I/O.
+    func pushToParent(_ parent: ManagedObjectContext) {
+        let inserted = pending.liveInserted(in: self)
+        let changed = pending.liveChanged(in: self)
+        var changes: [ChildChange] = []
+        for object in inserted {
+            changes.append(ChildChange(id: object.objectID, kind: .insert, slots: Array(object.values.indices), values: object.values))
+        }
+        var updated: [ManagedObject] = [], deleted: [ManagedObject] = []
+        for object in changed {
+            if object.isDeletedFlag {
+                changes.append(ChildChange(id: object.objectID, kind: .delete, slots: [], values: []))
+                deleted.append(object)
+            } else {
+                changes.append(ChildChange(id: object.objectID, kind: .update, slots: object.dirty.slots, values: object.values))
+                updated.append(object)
+            }
+        }
+        parent.performAndWait { parent.absorb(changes) }
+        for object in inserted {
+            object.isInsertedFlag = false
+            object.snapshot = RowSnapshot(values: object.values, version: 0)
+            object.dirty.removeAll()
+            register(object)
+        }
+        for object in updated {
+            object.snapshot = RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
+            object.dirty.removeAll()
+        }
+        for object in deleted {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        for object in pending.all { object.isPendingFlag = false }
+        pending.removeAll()
+        let info = UncheckedSendable([NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
+        let event = SaveEvent(insertedObjectIDs: Set(inserted.map(\.objectID)), updatedObjectIDs: Set(updated.map(\.objectID)),
+                              deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
+        saveEvents.send(event)
+    }
+}
