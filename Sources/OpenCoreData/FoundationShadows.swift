@@ -12,3 +12,8 @@ import OpenCoreDataCore
 public typealias NSPredicate = FetchPredicate
 /// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`: ``FetchSortDescriptor``.
 public typealias NSSortDescriptor = FetchSortDescriptor
+
+#if !canImport(Darwin)
+/// Linux Foundation has no `UndoManager`; a context's undo manager is a ``ContextUndoManager``.
+public typealias UndoManager = ContextUndoManager
+#endif

@@ -17,7 +17,9 @@ extension ManagedObjectContext {
         // they get permanent IDs.
         if !object.objectID.isTemporaryID { register(object) }
         pending.didInsert(object)
+        object.isPendingFlag = false
         objectDidChange(object)
+        undoStorage?.record(.insert(object))
     }
 
     /// Marks an object for deletion at the next ``save()``. Deleting an object that was inserted
@@ -28,8 +30,24 @@ extension ManagedObjectContext {
             preconditionFailure("The object \(object.objectID) does not belong to context '\(debugName)'; delete it in its own context.")
         }
         guard !object.isDeletedFlag else { return }
+        undoStorage?.record(.delete(object))
         object.isDeletedFlag = true
         if !object.isInsertedFlag { pending.didChange(object) }
+        object.isPendingFlag = true
+        unprocessed.append(object)
+    }
+
+    /// Takes back a delete (for undo).
+    package func undelete(_ object: ManagedObject) {
+        guard object.isDeletedFlag else { return }
+        object.isDeletedFlag = false
+        if object.isInsertedFlag {
+            if object.managedObjectContext == nil { object.managedObjectContext = self }
+            pending.didInsert(object)
+        } else {
+            if registry[object.objectID] == nil { register(object) }
+            pending.didChange(object)
+        }
         object.isPendingFlag = true
         unprocessed.append(object)
     }
@@ -111,6 +129,7 @@ extension ManagedObjectContext {
     /// block and `save()` before saving.
     public func processPendingChanges() {
         checkQueue("processPendingChanges()")
+        defer { undoStorage?.closeGroup() }      // one undo group per event
         guard !unprocessed.isEmpty else { return }
         let changed = unprocessed
         unprocessed.removeAll()

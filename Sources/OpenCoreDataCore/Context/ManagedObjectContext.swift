@@ -62,6 +62,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
     package var unprocessed: [ManagedObject] = []
+    /// The undo manager, queue-owned like the objects it records.
+    package var undoStorage: ContextUndoManager?
 
     /// Makes a context bound to the given kind of queue.
     public init(concurrencyType: ConcurrencyType) {
@@ -139,6 +141,22 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         get { config.withLock { $0.stalenessInterval } }
         set { config.withLock { $0.stalenessInterval = newValue } }
     }
+
+    /// Records changes for undo and redo; `nil` (the default) records nothing. Set and use it on
+    /// the context's queue. Mirrors `undoManager`.
+    public var undoManager: ContextUndoManager? {
+        get { undoStorage }
+        set {
+            checkQueue("undoManager")
+            undoStorage = newValue
+            newValue?.context = self
+        }
+    }
+
+    /// Undoes the last group of changes (see ``ContextUndoManager``). Mirrors `undo()`.
+    public func undo() { undoStorage?.undo() }
+    /// Redoes the last undone group. Mirrors `redo()`.
+    public func redo() { undoStorage?.redo() }
 
     package var debugName: String {
         name ?? "\(concurrencyType == .mainQueue ? "main-queue" : "private-queue") context \(ObjectIdentifier(self).hashValue)"

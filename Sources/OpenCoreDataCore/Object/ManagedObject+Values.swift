@@ -120,9 +120,11 @@ extension ManagedObject {
     @usableFromInline
     package func writeValue(_ value: ManagedValue, slot: Int) {
         willAccessValue()
+        let context = managedObjectContext
+        if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
         values[slot] = value
         dirty.insert(slot)
-        managedObjectContext?.objectDidChange(self)
+        context?.objectDidChange(self)
     }
 
     private func fireFault() {
