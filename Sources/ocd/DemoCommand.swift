@@ -6,7 +6,17 @@ import OpenCoreData
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Walk through perform / performAndWait, nested calls, background tasks, save and fetch."
+        abstract: "Walk through OpenCoreData on an embedded store in a temporary folder.",
+        subcommands: [BasicsDemo.self, MergeDemo.self],
+        defaultSubcommand: BasicsDemo.self
+    )
+}
+
+/// `ocd demo` (`ocd demo basics`): contexts, queues, saving and fetching.
+struct BasicsDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "basics",
+        abstract: "perform / performAndWait, nested calls, background tasks, save and fetch."
     )
 
     func run() async throws {
