@@ -87,7 +87,16 @@ extension ManagedObjectContext {
     // MARK: - Internals
 
     /// Applies a save event (on this context's queue).
-    package func merge(_ event: SaveEvent) {
+    package func merge(_ incoming: SaveEvent) {
+        var event = incoming
+        // IDs from another coordinator (another model instance) are translated to this one's.
+        let sample = event.insertedObjectIDs.first ?? event.updatedObjectIDs.first ?? event.deletedObjectIDs.first
+        if let sample, modelEntity(for: sample.entity) !== sample.entity {
+            event.insertedObjectIDs = Set(event.insertedObjectIDs.map(localize))
+            event.updatedObjectIDs = Set(event.updatedObjectIDs.map(localize))
+            event.deletedObjectIDs = Set(event.deletedObjectIDs.map(localize))
+            event.snapshots = Dictionary(event.snapshots.map { (localize($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
         var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for id in event.updatedObjectIDs {
             guard let object = registry[id], !object.isFaultFlag else { continue }

@@ -57,6 +57,7 @@ extension ManagedObjectContext {
     /// Mirrors `object(with:)`.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         checkQueue("object(with:)")
+        let objectID = localize(objectID)
         if let object = registry[objectID] ?? insertedObject(for: objectID) { return object }
         let entity = modelEntity(for: objectID.entity)
         let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
@@ -68,6 +69,7 @@ extension ManagedObjectContext {
     /// does not exist. Mirrors `existingObject(with:)`.
     public func existingObject(with objectID: ManagedObjectID) throws(CoreDataError) -> ManagedObject {
         checkQueue("existingObject(with:)")
+        let objectID = localize(objectID)
         if let object = insertedObject(for: objectID) { return object }
         if let object = registry[objectID], !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
@@ -89,6 +91,7 @@ extension ManagedObjectContext {
     /// The object registered for an ID, or `nil`; never does I/O. Mirrors `registeredObject(for:)`.
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
         checkQueue("registeredObject(for:)")
+        let objectID = localize(objectID)
         return insertedObject(for: objectID) ?? liveRegisteredObject(for: objectID)
     }
 
@@ -170,6 +173,13 @@ extension ManagedObjectContext {
             object.objectID = id
             registry[id] = object
         }
+    }
+
+    /// The same ID in terms of this context's model (an ID may come from another coordinator,
+    /// with its own model instance, on the same store file).
+    package func localize(_ id: ManagedObjectID) -> ManagedObjectID {
+        let entity = modelEntity(for: id.entity)
+        return entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier, key: id.key)
     }
 
     /// The context's model's entity matching `entity` (the same object, or the one with its name).

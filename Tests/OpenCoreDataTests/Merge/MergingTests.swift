@@ -214,3 +214,31 @@ import Testing
         #expect(coordinatorEvent.insertedObjectIDs == event.insertedObjectIDs)
     }
 }
+
+@Suite struct StalenessTests {
+    @Test func aZeroStalenessIntervalReadsFaultsFromTheStoreNotTheRowCache() throws {
+        let directory = TemporaryDirectory()
+        let first = try TestStack(.sqlite, directory: directory)
+        let second = try TestStack(.sqlite, directory: directory)
+        let writer = first.container.newBackgroundContext()
+        let id = try writer.performAndWait { () throws in
+            let note = Note(context: writer)
+            note.text1 = "v1"
+            try writer.save()
+            return note.objectID
+        }
+        let warm = first.container.newBackgroundContext()
+        _ = try warm.performAndWait { try warm.existingObject(with: id) }     // caches the row
+        // Another coordinator changes the row behind the first one's cache.
+        let other = second.container.newBackgroundContext()
+        try other.performAndWait { () throws in
+            (try other.existingObject(with: id) as? Note)?.text1 = "v2"
+            try other.save()
+        }
+        let cached = first.container.newBackgroundContext()
+        cached.performAndWait { #expect((cached.object(with: id) as? Note)?.text1 == "v1") }
+        let fresh = first.container.newBackgroundContext()
+        fresh.stalenessInterval = 0
+        fresh.performAndWait { #expect((fresh.object(with: id) as? Note)?.text1 == "v2") }
+    }
+}
