@@ -17,3 +17,6 @@ public typealias NSSortDescriptor = FetchSortDescriptor
 /// Linux Foundation has no `UndoManager`; a context's undo manager is a ``ContextUndoManager``.
 public typealias UndoManager = ContextUndoManager
 #endif
+
+/// Core Data's name for ``PersistentContainer``.
+public typealias NSPersistentContainer = PersistentContainer
