@@ -34,6 +34,10 @@ struct SQLCompiler {
         case .between(let slot, let low, let high):
             arguments += [low, high]
             return "\(mapping.columns[slot]) BETWEEN ? AND ?"
+        case .stringMatch(let slot, let op, let pattern, let options):
+            // The same Swift code as the in-memory evaluator, registered as an SQL function.
+            arguments.append(.string(pattern))
+            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(mapping.columns[slot]), ?)"
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return "0" }
             arguments += keys.map { .integer($0) }
@@ -59,6 +63,7 @@ struct SQLCompiler {
         case .greaterOrEqual: ">="
         case .in: "IN"
         case .between: "BETWEEN"
+        case .contains, .beginsWith, .endsWith, .like, .matches: "="    // compiled as ocd_match
         }
     }
 }

@@ -26,6 +26,7 @@ final class SQLiteConnection: @unchecked Sendable {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 10_000)
+        SQLiteFunctions.register(on: db)
     }
 
     deinit {

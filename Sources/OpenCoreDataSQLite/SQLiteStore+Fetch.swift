@@ -60,7 +60,10 @@ extension SQLiteStore {
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !request.sort.isEmpty {
-            sql += " ORDER BY " + request.sort.map { "\(mapping.columns[$0.slot]) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ", Z_PK"
+            sql += " ORDER BY " + request.sort.map { key in
+                let collation = key.comparator == .binary || mapping.types[key.slot] != .string ? "" : " COLLATE \(key.comparator.collationName)"
+                return "\(mapping.columns[key.slot])\(collation) \(key.ascending ? "ASC" : "DESC")"
+            }.joined(separator: ", ") + ", Z_PK"
         }
         if request.limit > 0 || request.offset > 0 {
             sql += " LIMIT ? OFFSET ?"

@@ -70,7 +70,10 @@ extension ManagedObjectContext {
                 let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
                 throw CoreDataError(.coreData, "The sort descriptor uses the key '\(key)', which the entity \(entity.name) does not have. Its attributes are: \(known).", key: key)
             }
-            sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending))
+            guard let comparator = SortComparator(selector: descriptor.selector ?? "compare:") else {
+                throw CoreDataError(.coreData, "The sort descriptor for '\(key)' uses the selector '\(descriptor.selector ?? "")'; use compare:, caseInsensitiveCompare:, localizedStandardCompare:, localizedCaseInsensitiveCompare: or localizedCompare:.", key: key)
+            }
+            sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending, comparator: comparator))
         }
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw CoreDataError(.coreData, "fetchLimit and fetchOffset must not be negative (got \(request.fetchLimit) and \(request.fetchOffset)).")
@@ -140,12 +143,7 @@ extension ManagedObjectContext {
             result.sort { ($0.objectID.primaryKey ?? .max) < ($1.objectID.primaryKey ?? .max) }
         } else {
             result.sort { a, b in
-                for key in request.sort {
-                    let order = ManagedValue.compare(a.values[key.slot], b.values[key.slot])
-                    if order == .orderedSame { continue }
-                    return key.ascending ? order == .orderedAscending : order == .orderedDescending
-                }
-                return (a.objectID.primaryKey ?? .max) < (b.objectID.primaryKey ?? .max)
+                StoreSortKey.precedes(a.values, a.objectID.primaryKey, b.values, b.objectID.primaryKey, by: request.sort)
             }
         }
         if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }

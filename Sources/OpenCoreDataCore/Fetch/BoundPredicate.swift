@@ -16,6 +16,8 @@ package indirect enum BoundPredicate: Sendable {
     case isIn(slot: Int, values: [ManagedValue])
     /// `slot BETWEEN {low, high}`.
     case between(slot: Int, low: ManagedValue, high: ManagedValue)
+    /// A string operator (or `==`/`!=` with modifiers) against a pattern.
+    case stringMatch(slot: Int, op: ComparisonOperator, pattern: String, options: ComparisonOptions)
     /// `SELF IN {primary keys}` / `SELF == id`.
     case primaryKeyIn([Int64])
     case and([BoundPredicate])
@@ -41,6 +43,13 @@ package indirect enum BoundPredicate: Sendable {
             let value = values[slot]
             guard !value.isNull else { return false }
             return ManagedValue.compare(value, low) != .orderedAscending && ManagedValue.compare(value, high) != .orderedDescending
+        case .stringMatch(let slot, let op, let pattern, let options):
+            let value: String? = switch values[slot] {
+            case .string(let s): s
+            case .url(let u): u.absoluteString
+            default: nil
+            }
+            return StringMatching.evaluate(op, options: options, value: value, pattern: pattern)
         case .primaryKeyIn(let keys):
             guard let primaryKey else { return false }
             return keys.contains(primaryKey)

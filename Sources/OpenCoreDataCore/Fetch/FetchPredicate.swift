@@ -98,7 +98,7 @@ extension PredicateNode {
         }
         switch self {
         case .constant: return self
-        case .comparison(let l, let op, let r): return .comparison(operand(l), op, operand(r))
+        case .comparison(let l, let op, let r, let options): return .comparison(operand(l), op, operand(r), options)
         case .and(let parts): return .and(parts.map { $0.substituting(variables) })
         case .or(let parts): return .or(parts.map { $0.substituting(variables) })
         case .not(let inner): return .not(inner.substituting(variables))

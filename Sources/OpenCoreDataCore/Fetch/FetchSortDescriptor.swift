@@ -10,19 +10,35 @@ public final class FetchSortDescriptor: Sendable, CustomStringConvertible, Equat
     public let key: String?
     /// Whether smaller values come first.
     public let ascending: Bool
+    /// How strings compare, as the name of Core Data's selector: `compare:` (the default, by
+    /// bytes), `caseInsensitiveCompare:`, `localizedStandardCompare:`,
+    /// `localizedCaseInsensitiveCompare:`, `localizedCompare:`.
+    public let selector: String?
 
     /// Makes a sort descriptor. Mirrors `NSSortDescriptor(key:ascending:)`.
     public init(key: String?, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending
+        self.selector = nil
+    }
+
+    /// Makes a sort descriptor that compares strings with a selector, given by name (Linux has no
+    /// `#selector` for these): `NSSortDescriptor(key: "name", ascending: true,
+    /// selector: "localizedStandardCompare:")`. Mirrors `init(key:ascending:selector:)`.
+    public init(key: String?, ascending: Bool, selector: String) {
+        self.key = key
+        self.ascending = ascending
+        self.selector = selector
     }
 
     /// The same key in the opposite order.
-    public var reversedSortDescriptor: FetchSortDescriptor { FetchSortDescriptor(key: key, ascending: !ascending) }
+    public var reversedSortDescriptor: FetchSortDescriptor {
+        selector.map { FetchSortDescriptor(key: key, ascending: !ascending, selector: $0) } ?? FetchSortDescriptor(key: key, ascending: !ascending)
+    }
 
     public var description: String { "(\(key ?? "nil"), \(ascending ? "ascending" : "descending"))" }
 
     public static func == (lhs: FetchSortDescriptor, rhs: FetchSortDescriptor) -> Bool {
-        lhs.key == rhs.key && lhs.ascending == rhs.ascending
+        lhs.key == rhs.key && lhs.ascending == rhs.ascending && (lhs.selector ?? "compare:") == (rhs.selector ?? "compare:")
     }
 }

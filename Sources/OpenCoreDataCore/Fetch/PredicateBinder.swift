@@ -25,7 +25,10 @@ package struct PredicateBinder {
             return .or(bound)
         case .not(let inner):
             return .not(try bind(inner))
-        case .comparison(let lhs, let op, let rhs):
+        case .comparison(let lhs, let op, let rhs, let options):
+            if op.isStringOperator || !options.isEmpty {
+                return try bindStringComparison(lhs, op, rhs, options)
+            }
             return try bindComparison(lhs, op, rhs)
         }
     }
@@ -40,7 +43,7 @@ package struct PredicateBinder {
             }
             return try bindKey(key, flipped, value)
         case (.keyPath(let a), .keyPath(let b)):
-            guard op != .in && op != .between else { throw error("\(op.rawValue) needs a list of values on its right") }
+            guard op != .in && op != .between && !op.isStringOperator else { throw error("\(op.rawValue) needs a list of values on its right") }
             let (slotA, attrA) = try attribute(a)
             let (slotB, attrB) = try attribute(b)
             guard Self.comparable(attrA.attributeType, attrB.attributeType) else {
@@ -60,6 +63,40 @@ package struct PredicateBinder {
             throw error("the variable $\(name) has no value; call withSubstitutionVariables(_:) first")
         default:
             throw error("the comparison \(lhs) \(op.rawValue) \(rhs) is not supported; compare a key path with a value or another key path")
+        }
+    }
+
+    private func bindStringComparison(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand, _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate {
+        guard case .keyPath(let key) = lhs else {
+            throw error("\(op.rawValue) needs a key path on its left, as in 'name \(op.rawValue) \"x\"'")
+        }
+        let (slot, attribute) = try attribute(key)
+        guard attribute.attributeType == .string || attribute.attributeType == .uri else {
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue)\(options.modifierText) on '\(key)', which is of type \(attribute.attributeType); string operators and [cd] modifiers apply to String attributes.", key: key)
+        }
+        if op == .in {
+            guard case .value(.list(let items)) = rhs else { throw error("IN needs a list on its right") }
+            var parts: [BoundPredicate] = []
+            for item in items {
+                guard case .string(let s) = item else { throw error("IN[\(options.modifierText)] on '\(key)' needs strings") }
+                parts.append(.stringMatch(slot: slot, op: .equal, pattern: s, options: options))
+            }
+            return .or(parts)
+        }
+        switch rhs {
+        case .value(.string(let pattern)):
+            if op == .matches, !StringMatching.isValidRegex(pattern) {
+                throw CoreDataError(.coreData, "The predicate \"\(format)\" uses MATCHES with \"\(pattern)\", which is not a valid regular expression.", key: key)
+            }
+            return .stringMatch(slot: slot, op: op, pattern: pattern, options: options)
+        case .value(.null):
+            if op == .equal { return .isNull(slot: slot, negated: false) }
+            if op == .notEqual { return .isNull(slot: slot, negated: true) }
+            return .constant(false)
+        case .value(let other):
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(key)' with \(other) using \(op.rawValue); it needs a string.", key: key)
+        default:
+            throw error("\(op.rawValue) compares a key path with a string value")
         }
     }
 

@@ -10,6 +10,7 @@ package struct PredicateToken: Sendable, Equatable {
         case specifier(String)         // %@, %K, %d, %i, %ld, %lld, %u, %f, %lf, %s
         case variable(String)          // $NAME
         case symbol(String)            // ( ) { } , == = != <> < <= =< > >= => && || !
+        case modifier(String)          // [c] [d] [cd] after an operator
         case end
     }
     package var kind: Kind
@@ -171,6 +172,18 @@ package struct PredicateLexer {
             return .symbol(symbol)
         }
         let one = String(chars[index])
+        if one == "[" {
+            let start = index
+            index += 1
+            var letters = ""
+            while index < chars.count, chars[index] != "]" {
+                letters.append(chars[index])
+                index += 1
+            }
+            guard index < chars.count else { throw error("the modifier that starts here is never closed (missing ])", at: start) }
+            index += 1
+            return .modifier(letters)
+        }
         if ["(", ")", "{", "}", ",", "=", "<", ">", "!"].contains(one) {
             index += 1
             return .symbol(one)

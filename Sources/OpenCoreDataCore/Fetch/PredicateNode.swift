@@ -34,6 +34,19 @@ package enum ComparisonOperator: String, Sendable, Hashable {
     case greaterOrEqual = ">="
     case `in` = "IN"
     case between = "BETWEEN"
+    case contains = "CONTAINS"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case like = "LIKE"
+    case matches = "MATCHES"
+
+    /// Whether the operator compares strings (and takes `[cd]` modifiers).
+    package var isStringOperator: Bool {
+        switch self {
+        case .contains, .beginsWith, .endsWith, .like, .matches: true
+        default: false
+        }
+    }
 
     /// The operator with its operands swapped (`a < b` ⇔ `b > a`).
     package var flipped: ComparisonOperator? {
@@ -43,15 +56,31 @@ package enum ComparisonOperator: String, Sendable, Hashable {
         case .lessOrEqual: .greaterOrEqual
         case .greater: .less
         case .greaterOrEqual: .lessOrEqual
-        case .in, .between: nil
+        case .in, .between, .contains, .beginsWith, .endsWith, .like, .matches: nil
         }
+    }
+}
+
+/// The `[cd]` modifiers of a string comparison.
+package struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    /// `[c]`: case-insensitive.
+    package static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`: diacritic-insensitive.
+    package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+
+    /// `[c]`, `[d]`, `[cd]`, or nothing.
+    package var modifierText: String {
+        let letters = (contains(.caseInsensitive) ? "c" : "") + (contains(.diacriticInsensitive) ? "d" : "")
+        return letters.isEmpty ? "" : "[\(letters)]"
     }
 }
 
 /// A parsed predicate, before it is resolved against an entity.
 package indirect enum PredicateNode: Sendable, Hashable {
     case constant(Bool)
-    case comparison(PredicateOperand, ComparisonOperator, PredicateOperand)
+    case comparison(PredicateOperand, ComparisonOperator, PredicateOperand, ComparisonOptions)
     case and([PredicateNode])
     case or([PredicateNode])
     case not(PredicateNode)
@@ -92,7 +121,7 @@ extension PredicateNode: CustomStringConvertible {
     package var description: String {
         switch self {
         case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        case .comparison(let lhs, let op, let rhs): "\(lhs) \(op.rawValue) \(rhs)"
+        case .comparison(let lhs, let op, let rhs, let options): "\(lhs) \(op.rawValue)\(options.modifierText) \(rhs)"
         case .and(let parts): parts.map { $0.parenthesized(inside: "AND") }.joined(separator: " AND ")
         case .or(let parts): parts.map { $0.parenthesized(inside: "OR") }.joined(separator: " OR ")
         case .not(let inner): "NOT " + inner.parenthesized(inside: "NOT")

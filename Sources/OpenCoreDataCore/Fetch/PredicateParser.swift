@@ -101,21 +101,34 @@ package struct PredicateParser {
         case .symbol("<="), .symbol("=<"): op = .lessOrEqual
         case .symbol(">"): op = .greater
         case .symbol(">="), .symbol("=>"): op = .greaterOrEqual
-        case .identifier(let word) where word.uppercased() == "IN": op = .in
-        case .identifier(let word) where word.uppercased() == "BETWEEN": op = .between
-        case .identifier(let word) where ["CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME", "SUBQUERY"].contains(word.uppercased()):
-            throw error("the operator \(word.uppercased()) is not supported yet; use ==, !=, <, <=, >, >=, IN or BETWEEN", at: opToken)
+        case .identifier(let word) where ComparisonOperator(rawValue: word.uppercased()) != nil:
+            op = ComparisonOperator(rawValue: word.uppercased()) ?? .equal
         default:
-            throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN) but found \(describe(opToken))", at: opToken)
+            throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES) but found \(describe(opToken))", at: opToken)
         }
         advance()
+        var options = ComparisonOptions()
+        if case .modifier(let letters) = current.kind {
+            for letter in letters.lowercased() {
+                switch letter {
+                case "c": options.insert(.caseInsensitive)
+                case "d": options.insert(.diacriticInsensitive)
+                case "n", "l": break        // normalized / locale-sensitive: accepted, no effect
+                default: throw error("unknown modifier '\(letter)'; use [c], [d] or [cd]", at: current)
+                }
+            }
+            guard op.isStringOperator || op == .equal || op == .notEqual || op == .in else {
+                throw error("the modifier [\(letters)] applies to string comparisons, not to \(op.rawValue)", at: current)
+            }
+            advance()
+        }
         let rhs = try parseOperand()
         if op == .between {
             guard case .value(.list(let bounds)) = rhs, bounds.count == 2 else {
                 throw error("BETWEEN needs two bounds, as in BETWEEN {1, 10}", at: opToken)
             }
         }
-        return .comparison(lhs, op, rhs)
+        return .comparison(lhs, op, rhs, options)
     }
 
     private mutating func parseOperand() throws(CoreDataError) -> PredicateOperand {
@@ -159,7 +172,9 @@ package struct PredicateParser {
             case "NO", "FALSE": advance(); return .value(.bool(false))
             case "NIL", "NULL": advance(); return .value(.null)
             case "SELF": advance(); return .evaluatedObject
-            case "AND", "OR", "NOT", "IN", "BETWEEN", "TRUEPREDICATE", "FALSEPREDICATE":
+            case "ANY", "SOME", "ALL", "NONE", "SUBQUERY":
+                throw error("\(word.uppercased()) applies to to-many relationships, which are not supported yet", at: token)
+            case "AND", "OR", "NOT", "IN", "BETWEEN", "TRUEPREDICATE", "FALSEPREDICATE", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES":
                 throw error("expected a key path or a value but found the keyword \(word.uppercased())", at: token)
             default:
                 advance()
@@ -262,6 +277,7 @@ package struct PredicateParser {
         case .specifier(let s): "'\(s)'"
         case .variable(let v): "'$\(v)'"
         case .symbol(let s): "'\(s)'"
+        case .modifier(let m): "'[\(m)]'"
         case .end: "the end of the format"
         }
     }

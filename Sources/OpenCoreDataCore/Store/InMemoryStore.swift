@@ -121,12 +121,7 @@ package final class InMemoryStore: StoreEngine {
     }
 
     package static func precedes(_ a: StoreRow, _ b: StoreRow, by keys: [StoreSortKey]) -> Bool {
-        for key in keys {
-            let order = ManagedValue.compare(a.snapshot.values[key.slot], b.snapshot.values[key.slot])
-            if order == .orderedSame { continue }
-            return key.ascending ? order == .orderedAscending : order == .orderedDescending
-        }
-        return a.primaryKey < b.primaryKey
+        StoreSortKey.precedes(a.snapshot.values, a.primaryKey, b.snapshot.values, b.primaryKey, by: keys)
     }
 
     private static func checkOpen(_ state: State) throws {

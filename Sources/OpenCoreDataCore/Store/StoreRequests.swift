@@ -2,6 +2,17 @@
 package struct StoreSortKey: Sendable {
     package var slot: Int
     package var ascending: Bool
+    package var comparator: SortComparator = .binary
+
+    /// Whether `a` comes before `b` by these keys (ties: by primary key, as the SQL adds `Z_PK`).
+    package static func precedes(_ a: [ManagedValue], _ aKey: Int64?, _ b: [ManagedValue], _ bKey: Int64?, by keys: [StoreSortKey]) -> Bool {
+        for key in keys {
+            let order = key.comparator.compare(a[key.slot], b[key.slot])
+            if order == .orderedSame { continue }
+            return key.ascending ? order == .orderedAscending : order == .orderedDescending
+        }
+        return (aKey ?? .max) < (bKey ?? .max)
+    }
 }
 
 /// A fetch as a store sees it: entity, resolved predicate and order, window.
