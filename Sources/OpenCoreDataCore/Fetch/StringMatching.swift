@@ -106,6 +106,6 @@ package enum StringMatching {
 
     /// Whether a MATCHES pattern compiles (the binder reports bad patterns as errors).
     package static func isValidRegex(_ pattern: String) -> Bool {
-        (try? NSRegularExpression(pattern: pattern)) != nil
+        (try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")) != nil
     }
 }
