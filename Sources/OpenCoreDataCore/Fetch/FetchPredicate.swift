@@ -40,6 +40,11 @@ public final class FetchPredicate: Sendable, CustomStringConvertible, Equatable 
         source = node.description
     }
 
+    package init(failure: CoreDataError, source: String) {
+        parsed = .failure(failure)
+        self.source = source
+    }
+
     /// The predicate in format syntax, with arguments substituted; parsing it gives the same
     /// predicate. For a malformed format, the format as written.
     public var predicateFormat: String {

@@ -1,0 +1,211 @@
+import Foundation
+
+/// Translates Foundation's `Predicate` (`#Predicate<Note> { $0.id == 100 }`) into the predicate
+/// language, through the key paths `@Managed` recorded for each attribute.
+///
+/// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, optionals and `nil`,
+/// `?.` compared with `true`/`false`/`nil`, forced unwraps, `contains` on strings (CONTAINS) and on captured sequences (IN),
+/// `starts(with:)` (BEGINSWITH), captured values. Anything else is a ``CoreDataError`` naming
+/// the construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
+package struct TypedPredicateConverter {
+    package let entity: EntityDescription
+    package let format: String
+    /// What each predicate variable stands for (the input object, or an unwrapped optional).
+    var bindings: [PredicateExpressions.VariableID: PredicateOperand] = [:]
+
+    package static func node<T>(for predicate: Predicate<T>, entity: EntityDescription) throws(CoreDataError) -> PredicateNode {
+        var converter = TypedPredicateConverter(entity: entity, format: "#Predicate<\(T.self)>")
+        converter.bindings[predicate.variable.key] = .evaluatedObject
+        return try converter.predicate(predicate.expression)
+    }
+
+    mutating func part(_ expression: Any) throws(CoreDataError) -> TypedPart {
+        guard let convertible = expression as? any TypedPredicateConvertible else {
+            throw CoreDataError(.coreData, "The typed predicate uses \(Self.describe(expression)), which cannot be translated to a fetch; use comparisons, &&, ||, !, nil checks, contains, starts(with:) and captured values.")
+        }
+        return try convertible.convert(&self)
+    }
+
+    mutating func predicate(_ expression: Any) throws(CoreDataError) -> PredicateNode {
+        switch try part(expression) {
+        case .predicate(let node): return node
+        case .operand(.value(.bool(let value))): return .constant(value)
+        case .operand(let operand): return .comparison(operand, .equal, .value(.bool(true)), [])
+        case .optionalCondition(let wrapped, let condition): return .and([.comparison(wrapped, .notEqual, .value(.null), []), condition])
+        }
+    }
+
+    mutating func operand(_ expression: Any) throws(CoreDataError) -> PredicateOperand {
+        switch try part(expression) {
+        case .operand(let operand): return operand
+        case .predicate, .optionalCondition:
+            throw CoreDataError(.coreData, "The typed predicate uses a condition where a value is expected (\(Self.describe(expression))).")
+        }
+    }
+
+    mutating func value(_ value: Any) throws(CoreDataError) -> PredicateOperand {
+        guard let converted = PredicateParser.value(of: value) else {
+            throw CoreDataError(.coreData, "The typed predicate captures a value of type \(type(of: value)), which a fetch cannot use.")
+        }
+        return .value(converted)
+    }
+
+    func keyPath(_ keyPath: AnyKeyPath, root: PredicateOperand) throws(CoreDataError) -> PredicateOperand {
+        guard case .evaluatedObject = root else {
+            throw CoreDataError(.coreData, "The typed predicate reads \(keyPath) from something other than the fetched object; key paths across relationships are not supported yet.")
+        }
+        guard let name = entity.name(for: keyPath) else {
+            throw CoreDataError(.coreData, "The typed predicate uses \(keyPath), which is not a managed attribute of \(entity.name).")
+        }
+        return .keyPath(name)
+    }
+
+    static func describe(_ expression: Any) -> String {
+        let name = String(describing: type(of: expression))
+        return name.split(separator: "<").first.map(String.init) ?? name
+    }
+}
+
+/// A translated piece: a condition, or a value / key path.
+enum TypedPart {
+    case predicate(PredicateNode)
+    case operand(PredicateOperand)
+    /// `wrapped?.condition`: true, false, or nil when `wrapped` is nil.
+    case optionalCondition(wrapped: PredicateOperand, condition: PredicateNode)
+}
+
+protocol TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart
+}
+
+extension PredicateExpressions.Variable: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        guard let bound = converter.bindings[key] else { throw CoreDataError(.coreData, "The typed predicate uses a variable it does not define.") }
+        return .operand(bound)
+    }
+}
+
+extension PredicateExpressions.KeyPath: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .operand(try converter.keyPath(keyPath, root: try converter.operand(root)))
+    }
+}
+
+extension PredicateExpressions.Value: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .operand(try converter.value(value))
+    }
+}
+
+extension PredicateExpressions.NilLiteral: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .operand(.value(.null))
+    }
+}
+
+extension PredicateExpressions.Conjunction: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.and([try converter.predicate(lhs), try converter.predicate(rhs)]))
+    }
+}
+
+extension PredicateExpressions.Disjunction: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.or([try converter.predicate(lhs), try converter.predicate(rhs)]))
+    }
+}
+
+extension PredicateExpressions.Negation: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.not(try converter.predicate(wrapped)))
+    }
+}
+
+/// `a == b` / `a != b`, where either side may itself be a condition compared with a Bool.
+private func equality(_ converter: inout TypedPredicateConverter, _ lhs: Any, _ rhs: Any, negated: Bool) throws(CoreDataError) -> TypedPart {
+    let left = try converter.part(lhs)
+    let right = try converter.part(rhs)
+    switch (left, right) {
+    case (.optionalCondition(let wrapped, let condition), .operand(.value(let value))), (.operand(.value(let value)), .optionalCondition(let wrapped, let condition)):
+        let present = PredicateNode.comparison(wrapped, .notEqual, .value(.null), [])
+        let node: PredicateNode = switch value {
+        case .null: .comparison(wrapped, .equal, .value(.null), [])
+        case .bool(let truth): .and([present, truth ? condition : .not(condition)])
+        default: throw CoreDataError(.coreData, "The typed predicate compares an optional condition with \(value).")
+        }
+        return .predicate(negated ? .not(node) : node)
+    case (.predicate(let condition), .operand(.value(let value))), (.operand(.value(let value)), .predicate(let condition)):
+        let truth: Bool? = switch value {
+        case .bool(let b): b
+        case .null: false
+        default: nil
+        }
+        guard let truth else { throw CoreDataError(.coreData, "The typed predicate compares a condition with \(value).") }
+        return .predicate(truth != negated ? condition : .not(condition))
+    case (.operand(let a), .operand(let b)):
+        return .predicate(.comparison(a, negated ? .notEqual : .equal, b, []))
+    default:
+        throw CoreDataError(.coreData, "The typed predicate compares two conditions; combine them with && or || instead.")
+    }
+}
+
+extension PredicateExpressions.Equal: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        try equality(&converter, lhs, rhs, negated: false)
+    }
+}
+
+extension PredicateExpressions.NotEqual: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        try equality(&converter, lhs, rhs, negated: true)
+    }
+}
+
+extension PredicateExpressions.Comparison: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        let operation: ComparisonOperator = switch op {
+        case .lessThan: .less
+        case .lessThanOrEqual: .lessOrEqual
+        case .greaterThan: .greater
+        case .greaterThanOrEqual: .greaterOrEqual
+        }
+        return .predicate(.comparison(try converter.operand(lhs), operation, try converter.operand(rhs), []))
+    }
+}
+
+extension PredicateExpressions.SequenceContains: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.comparison(try converter.operand(element), .in, try converter.operand(sequence), []))
+    }
+}
+
+extension PredicateExpressions.CollectionContainsCollection: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.comparison(try converter.operand(base), .contains, try converter.operand(other), []))
+    }
+}
+
+extension PredicateExpressions.SequenceStartsWith: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .predicate(.comparison(try converter.operand(base), .beginsWith, try converter.operand(prefix), []))
+    }
+}
+
+extension PredicateExpressions.OptionalFlatMap: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        // `$0.name?.contains("x")`: the transform sees the unwrapped value; a nil name makes the
+        // comparison false, which is what the string operators do with nil.
+        let wrappedOperand = try converter.operand(wrapped)
+        converter.bindings[variable.key] = wrappedOperand
+        switch try converter.part(transform) {
+        case .predicate(let condition): return .optionalCondition(wrapped: wrappedOperand, condition: condition)
+        case let other: return other
+        }
+    }
+}
+
+extension PredicateExpressions.ForcedUnwrap: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        try converter.part(inner)
+    }
+}
