@@ -5,9 +5,38 @@ extension ManagedObjectContext {
     /// in-memory state; with ``FetchRequest/includesPendingChanges`` (the default) unsaved
     /// inserts, changes and deletes of the context count. Throws ``CoreDataError`` for an unknown
     /// entity or key, a malformed predicate or a type mismatch.
-    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
+    public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
         checkQueue("fetch(_:)")
-        let plan = try plan(for: request)
+        switch request.resultType {
+        case .managedObjectResultType:
+            guard T.self is ManagedObject.Type else { throw resultTypeMismatch(request) }
+            // `plan` checked that the entity's objects are T.
+            return unsafeBitCast(try fetchObjects(request), to: [T].self)
+        case .managedObjectIDResultType:
+            guard T.self == ManagedObjectID.self else { throw resultTypeMismatch(request) }
+            return try fetchObjects(request).compactMap { $0.objectID as? T }
+        case .countResultType:
+            guard T.self == NSNumber.self else { throw resultTypeMismatch(request) }
+            return [NSNumber(value: try count(for: request))].compactMap { $0 as? T }
+        case .dictionaryResultType:
+            guard T.self == NSDictionary.self else { throw resultTypeMismatch(request) }
+            return try fetchDictionaries(request).compactMap { $0 as? T }
+        }
+    }
+
+    private func resultTypeMismatch<T>(_ request: FetchRequest<T>) -> CoreDataError {
+        CoreDataError(.coreData, "The fetch request's resultType \(request.resultType) does not fit FetchRequest<\(T.self)>: use FetchRequest<ManagedObjectID> for object IDs, FetchRequest<NSDictionary> for dictionaries, FetchRequest<NSNumber> for counts, and a managed object class for objects.")
+    }
+
+    /// The managed objects a request selects (any result type: IDs and dictionaries start here).
+    package func fetchObjects<T: FetchRequestResult>(_ request: FetchRequest<T>, ignoringWindow: Bool = false) throws -> [ManagedObject] {
+        var plan = try plan(for: request)
+        if ignoringWindow {
+            plan.storeRequest.limit = 0
+            plan.storeRequest.offset = 0
+            plan.limit = 0
+            plan.offset = 0
+        }
         let refresh = request.shouldRefreshRefetchedObjects
         if let parent {
             // A child sees its parent's state, unsaved changes included (the parent asks its own
@@ -15,24 +44,20 @@ extension ManagedObjectContext {
             let storeRequest = plan.storeRequest
             let rows = try parent.performAndWait { try parent.rowsForChild(storeRequest) }
             let objects = rows.map { registeredObject(for: $0.id, snapshot: $0.snapshot, refresh: refresh) }
-            return applyPendingChanges(to: objects, plan: plan).map { unsafeDowncast($0, to: T.self) }
+            return applyPendingChanges(to: objects, plan: plan)
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         registry.reserveCapacity(registry.count + rows.count)
         let identifier = store.identifier
-        guard plan.usesPendingChanges else {
-            // `plan` checked that the entity's class is T.
-            return rows.map { unsafeDowncast(registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh), to: T.self) }
-        }
         let objects = rows.map { registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh) }
-        return applyPendingChanges(to: objects, plan: plan).map { unsafeDowncast($0, to: T.self) }
+        return plan.usesPendingChanges ? applyPendingChanges(to: objects, plan: plan) : objects
     }
 
     /// The number of objects a request would return. Mirrors `count(for:)`.
-    public func count<T: ManagedObject>(for request: FetchRequest<T>) throws -> Int {
+    public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
         checkQueue("count(for:)")
         let plan = try plan(for: request)
-        if plan.usesPendingChanges { return try fetch(request).count }
+        if plan.usesPendingChanges { return try fetchObjects(request).count }
         do { return try plan.coordinator.count(plan.storeRequest) } catch { throw PersistentStoreCoordinator.wrap(error) }
     }
 
@@ -47,7 +72,7 @@ extension ManagedObjectContext {
         var offset: Int
     }
 
-    package func plan<T: ManagedObject>(for request: FetchRequest<T>) throws -> FetchPlan {
+    package func plan<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> FetchPlan {
         let coordinator = try requireCoordinator()
         let model = coordinator.managedObjectModel
         let entity: EntityDescription
@@ -59,7 +84,7 @@ extension ManagedObjectContext {
             let names = model.entitiesByName.keys.sorted().joined(separator: ", ")
             throw CoreDataError(.coreData, "The fetch request names the entity '\(request.entity?.name ?? request.entityName ?? "")', which the model does not have. Its entities are: \(names).")
         }
-        guard entity.managedObjectClass is T.Type else {
+        guard request.resultType != .managedObjectResultType || entity.managedObjectClass is T.Type else {
             throw CoreDataError(.coreData, "The entity \(entity.name) is represented by \(entity.managedObjectClass), which is not \(T.self). Use FetchRequest<\(entity.managedObjectClass)> or FetchRequest<ManagedObject>.")
         }
         let predicate = try request.predicate?.bind(to: entity)

@@ -9,7 +9,7 @@ import Foundation
 /// request.fetchLimit = 20
 /// let notes = try context.fetch(request)
 /// ```
-public final class FetchRequest<ResultType: ManagedObject>: CustomStringConvertible {
+public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringConvertible {
     /// The name of the entity to fetch.
     public var entityName: String?
     /// The entity to fetch; when set it wins over ``entityName``.
@@ -30,6 +30,26 @@ public final class FetchRequest<ResultType: ManagedObject>: CustomStringConverti
     public var returnsObjectsAsFaults: Bool = true
     /// Whether registered objects get the fetched values, replacing unchanged in-memory values.
     public var shouldRefreshRefetchedObjects: Bool = false
+    /// What `fetch` returns; defaults from the generic parameter (see ``FetchRequestResult``).
+    public var resultType: FetchRequestResultType = FetchRequest.defaultResultType
+    /// For dictionary results: attribute names (`String`) and ``ExpressionDescription``s; all
+    /// attributes when `nil`.
+    public var propertiesToFetch: [Any]?
+    /// For dictionary results: drop duplicate dictionaries.
+    public var returnsDistinctResults: Bool = false
+    /// For dictionary results: group by these attribute names (every fetched plain property must
+    /// be among them).
+    public var propertiesToGroupBy: [Any]?
+    /// For grouped dictionary results: keep the groups that match, evaluated on the result
+    /// dictionaries (keys are the property and expression names).
+    public var havingPredicate: FetchPredicate?
+
+    private static var defaultResultType: FetchRequestResultType {
+        if ResultType.self == ManagedObjectID.self { return .managedObjectIDResultType }
+        if ResultType.self == NSDictionary.self { return .dictionaryResultType }
+        if ResultType.self == NSNumber.self { return .countResultType }
+        return .managedObjectResultType
+    }
 
     /// Makes a request for the named entity. Mirrors `NSFetchRequest(entityName:)`.
     public init(entityName: String) {
