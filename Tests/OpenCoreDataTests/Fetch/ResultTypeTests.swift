@@ -1,0 +1,93 @@
+import OpenCoreData
+import Testing
+
+@Suite struct ResultTypeTests {
+    /// Notes 1…6: text2 "alpha" for 1–3, "beta" for 4–6; text1 nil for even ids.
+    private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for id in 1...6 {
+                let note = Note(context: context)
+                note.id = Int32(id)
+                note.text1 = id % 2 == 0 ? nil : "odd"
+                note.text2 = id <= 3 ? "alpha" : "beta"
+            }
+            try context.save()
+        }
+        return (stack, context)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func objectIDsAndCounts(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind)
+        try context.performAndWait { () throws in
+            let ids = FetchRequest<ManagedObjectID>(entityName: "Note")
+            ids.predicate = NSPredicate(format: "id > 4")
+            ids.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            let result = try context.fetch(ids)
+            #expect(result.count == 2)
+            #expect((try context.existingObject(with: result[0]) as? Note)?.id == 5)
+            let counts = FetchRequest<NSNumber>(entityName: "Note")
+            counts.predicate = NSPredicate(format: "text1 == nil")
+            #expect(try context.fetch(counts).map(\.intValue) == [3])
+            // Core Data style: the generic parameter and an explicit result type.
+            let explicit = FetchRequest<ManagedObjectID>(entityName: "Note")
+            explicit.resultType = .managedObjectIDResultType
+            #expect(try context.fetch(explicit).count == 6)
+            let mismatch = FetchRequest<Note>(entityName: "Note")
+            mismatch.resultType = .countResultType
+            #expect(throws: CoreDataError.self) { try context.fetch(mismatch) }
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func dictionariesWithProjectionDistinctGroupsAggregatesAndHaving(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind)
+        try context.performAndWait { () throws in
+            let projection = FetchRequest<NSDictionary>(entityName: "Note")
+            projection.propertiesToFetch = ["id", "text1"]
+            projection.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            projection.fetchLimit = 2
+            let rows = try context.fetch(projection)
+            #expect(rows.count == 2)
+            #expect(rows[0]["id"] as? Int32 == 1 && rows[0]["text1"] as? String == "odd")
+            #expect(rows[1]["text1"] == nil)                     // nil values are left out
+
+            let distinct = FetchRequest<NSDictionary>(entityName: "Note")
+            distinct.propertiesToFetch = ["text2"]
+            distinct.returnsDistinctResults = true
+            distinct.sortDescriptors = [NSSortDescriptor(key: "text2", ascending: false)]
+            #expect(try context.fetch(distinct).compactMap { $0["text2"] as? String } == ["beta", "alpha"])
+
+            let grouped = FetchRequest<NSDictionary>(entityName: "Note")
+            grouped.propertiesToFetch = [
+                "text2",
+                ExpressionDescription(name: "total", function: "sum:", keyPath: "id"),
+                ExpressionDescription(name: "named", function: "count:", keyPath: "text1"),
+                ExpressionDescription(name: "smallest", function: "min:", keyPath: "id"),
+                ExpressionDescription(name: "mean", function: "average:", keyPath: "id"),
+            ]
+            grouped.propertiesToGroupBy = ["text2"]
+            grouped.sortDescriptors = [NSSortDescriptor(key: "text2", ascending: true)]
+            let groups = try context.fetch(grouped)
+            #expect(groups.count == 2)
+            #expect(groups[0]["text2"] as? String == "alpha")
+            #expect(groups[0]["total"] as? Int64 == 6)
+            #expect(groups[0]["named"] as? Int64 == 2)
+            #expect(groups[0]["smallest"] as? Int32 == 1)
+            #expect(groups[0]["mean"] as? Double == 2)
+            #expect(groups[1]["total"] as? Int64 == 15)
+            grouped.havingPredicate = NSPredicate(format: "total > 10")
+            #expect(try context.fetch(grouped).compactMap { $0["text2"] as? String } == ["beta"])
+
+            let bad = FetchRequest<NSDictionary>(entityName: "Note")
+            bad.propertiesToFetch = ["id", ExpressionDescription(name: "n", function: "count:", keyPath: "id")]
+            #expect(throws: CoreDataError.self) { try context.fetch(bad) }
+            bad.propertiesToFetch = [ExpressionDescription(name: "s", function: "sum:", keyPath: "text1")]
+            #expect(throws: CoreDataError.self) { try context.fetch(bad) }
+        }
+        _ = stack
+    }
+}
