@@ -23,6 +23,19 @@ extension SQLiteStore {
         }
     }
 
+    package func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64] {
+        let mapping = try currentLayout().mapping(for: request.entity)
+        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK")
+        return try readers.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(arguments)
+            var keys: [Int64] = []
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+            return keys
+        }
+    }
+
     package func count(_ request: StoreFetchRequest) throws -> Int {
         let mapping = try currentLayout().mapping(for: request.entity)
         var countRequest = request

@@ -46,6 +46,10 @@ extension ManagedObjectContext {
             let objects = rows.map { registeredObject(for: $0.id, snapshot: $0.snapshot, refresh: refresh) }
             return applyPendingChanges(to: objects, plan: plan)
         }
+        if !request.includesPropertyValues && !plan.usesPendingChanges {
+            let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+            return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
+        }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         registry.reserveCapacity(registry.count + rows.count)
         let identifier = store.identifier

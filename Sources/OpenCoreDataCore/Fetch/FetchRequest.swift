@@ -26,8 +26,15 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
     public var includesPendingChanges: Bool = true
     /// Whether objects of sub-entities are included.
     public var includesSubentities: Bool = true
-    /// Whether results may be returned as faults (recorded; rows are always loaded with the fetch).
+    /// Whether results may be returned as faults (recorded; rows come with the fetch, which is
+    /// cheaper than a second round trip).
     public var returnsObjectsAsFaults: Bool = true
+    /// Whether the fetch reads the objects' values; when `false` only their keys are read and the
+    /// objects come back as faults that load on first use.
+    public var includesPropertyValues: Bool = true
+    /// Load objects this many at a time: ``ManagedObjectContext/fetchBatched(_:)`` keeps only the
+    /// batch in use in memory. 0: no batching.
+    public var fetchBatchSize: Int = 0
     /// Whether registered objects get the fetched values, replacing unchanged in-memory values.
     public var shouldRefreshRefetchedObjects: Bool = false
     /// What `fetch` returns; defaults from the generic parameter (see ``FetchRequestResult``).

@@ -40,6 +40,10 @@ package final class InMemoryStore: StoreEngine {
         return rows
     }
 
+    package func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64] {
+        try fetch(request).map(\.primaryKey)
+    }
+
     package func count(_ request: StoreFetchRequest) throws -> Int {
         var count = try matching(request).count - request.offset
         if request.limit > 0 { count = min(count, request.limit) }

@@ -97,6 +97,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return (store, try store.engine.fetch(request))
     }
 
+    package func fetchKeys(_ request: StoreFetchRequest) throws -> (PersistentStore, [Int64]) {
+        let store = try store(for: request.entity)
+        return (store, try store.engine.fetchKeys(request))
+    }
+
     package func count(_ request: StoreFetchRequest) throws -> Int {
         try store(for: request.entity).engine.count(request)
     }

@@ -92,6 +92,8 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
     func metadata() throws -> [String: any Sendable]
     func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
+    /// The primary keys of the rows a request selects, in its order (no values read).
+    func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]
     func count(_ request: StoreFetchRequest) throws -> Int
     func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow?
     /// Reserves `count` consecutive primary keys for a root entity; returns the first.

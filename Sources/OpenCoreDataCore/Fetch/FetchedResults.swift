@@ -1,0 +1,86 @@
+import Foundation
+
+/// The result of ``ManagedObjectContext/fetchBatched(_:)``: a random-access collection that
+/// knows the keys of every matching row and loads the objects a batch at a time
+/// (``FetchRequest/fetchBatchSize``), keeping only the batch in use. Iterating 1,000,000 rows with
+/// a batch size of 500 holds 500 objects, not a million.
+///
+/// Use it on its context's queue, like the objects it returns.
+public final class FetchedResults<Element: ManagedObject>: RandomAccessCollection {
+    private let context: ManagedObjectContext
+    private let entity: EntityDescription
+    private let storeIdentifier: String
+    private let keys: [Int64]
+    private let batchSize: Int
+    private var batchIndex = -1
+    private var batch: [Element] = []
+    /// Results that did not come from the store in batches (pending changes applied).
+    private let loaded: [Element]?
+
+    init(context: ManagedObjectContext, entity: EntityDescription, storeIdentifier: String, keys: [Int64], batchSize: Int) {
+        self.context = context
+        self.entity = entity
+        self.storeIdentifier = storeIdentifier
+        self.keys = keys
+        self.batchSize = Swift.max(1, batchSize)
+        self.loaded = nil
+    }
+
+    init(context: ManagedObjectContext, loaded: [Element]) {
+        self.context = context
+        self.entity = EntityDescription(name: "")
+        self.storeIdentifier = ""
+        self.keys = []
+        self.batchSize = 1
+        self.loaded = loaded
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { loaded?.count ?? keys.count }
+
+    /// The object at `position`, loading its batch (one query) when it is not the current one.
+    /// A row deleted since the fetch gives a fault that traps when used, as in Core Data.
+    public subscript(position: Int) -> Element {
+        if let loaded { return loaded[position] }
+        let wanted = position / batchSize
+        if wanted != batchIndex { load(batch: wanted) }
+        return batch[position - wanted * batchSize]
+    }
+
+    private func load(batch number: Int) {
+        let range = (number * batchSize)..<Swift.min(keys.count, (number + 1) * batchSize)
+        let batchKeys = Array(keys[range])
+        let rows = (try? context.loadRows(entity: entity, keys: batchKeys)) ?? [:]
+        batch = batchKeys.map { key in
+            let id = ManagedObjectID.permanent(entity, store: storeIdentifier, primaryKey: key)
+            let object = rows[key].map { context.registeredObject(for: id, snapshot: $0, refresh: false) } ?? context.object(with: id)
+            return unsafeDowncast(object, to: Element.self)
+        }
+        batchIndex = number
+        context.purgeUnreferencedObjects()
+    }
+}
+
+extension ManagedObjectContext {
+    /// Fetches lazily: reads the keys of the matching rows now and the objects a batch
+    /// (``FetchRequest/fetchBatchSize``, 500 when unset) at a time as they are used, so that memory
+    /// stays bounded by the batch. With pending changes of the entity the objects are loaded at
+    /// once (they have to be merged with the store's rows).
+    public func fetchBatched<T: ManagedObject>(_ request: FetchRequest<T>) throws -> FetchedResults<T> {
+        checkQueue("fetchBatched(_:)")
+        let plan = try plan(for: request)
+        if plan.usesPendingChanges || parent != nil {
+            return FetchedResults(context: self, loaded: try fetch(request))
+        }
+        let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+        return FetchedResults(context: self, entity: plan.entity, storeIdentifier: store.identifier, keys: keys,
+                              batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : 500)
+    }
+
+    /// The committed rows of some objects of one entity, in one query.
+    func loadRows(entity: EntityDescription, keys: [Int64]) throws -> [Int64: RowSnapshot] {
+        let coordinator = try requireCoordinator()
+        let (_, rows) = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys)))
+        return Dictionary(rows.map { ($0.primaryKey, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
+    }
+}

@@ -1,0 +1,76 @@
+import OpenCoreData
+import Testing
+
+@Suite struct BatchedFetchTests {
+    private func seeded(_ kind: StoreKind, count: Int) throws -> (TestStack, ManagedObjectContext) {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for id in 1...count {
+                let note = Note(context: context)
+                note.id = Int32(id)
+                note.text1 = "note \(id)"
+            }
+            try context.save()
+            context.reset()
+        }
+        return (stack, context)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchedResultsLoadABatchAtATimeAndKeepMemoryBounded(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind, count: 2_000)
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id > 10")
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: false)]
+            request.fetchBatchSize = 100
+            let results = try context.fetchBatched(request)
+            #expect(results.count == 1_990)
+            var expected: Int32 = 2_000
+            var mostRegistered = 0
+            for note in results {
+                #expect(note.id == expected)
+                #expect(note.text1 == "note \(expected)")
+                expected -= 1
+                if expected % 100 == 0 { mostRegistered = max(mostRegistered, context.registeredObjects.count) }
+            }
+            #expect(expected == 10)
+            #expect(mostRegistered <= 200, "registered objects: \(mostRegistered)")
+            #expect(results[5].id == 1_995)
+            #expect(results.last?.id == 11)
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchedResultsIncludePendingChanges(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind, count: 20)
+        try context.performAndWait { () throws in
+            let extra = Note(context: context)
+            extra.id = 100
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id >= 19")
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            request.fetchBatchSize = 1
+            #expect(try context.fetchBatched(request).map(\.id) == [19, 20, 100])
+        }
+        _ = stack
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func withoutPropertyValuesObjectsComeBackAsFaults(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind, count: 5)
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.includesPropertyValues = false
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            let notes = try context.fetch(request)
+            #expect(notes.count == 5)
+            let allFaults = notes.allSatisfy { $0.isFault }
+            #expect(allFaults)
+            #expect(notes.map(\.id) == [1, 2, 3, 4, 5])
+        }
+        _ = stack
+    }
+}
