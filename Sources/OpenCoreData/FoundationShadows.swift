@@ -20,3 +20,6 @@ public typealias UndoManager = ContextUndoManager
 
 /// Core Data's name for ``PersistentContainer``.
 public typealias NSPersistentContainer = PersistentContainer
+
+/// Core Data's `NSCompoundPredicate`: ``CompoundPredicate``.
+public typealias NSCompoundPredicate = CompoundPredicate

@@ -38,6 +38,8 @@ struct SQLCompiler {
             // The same Swift code as the in-memory evaluator, registered as an SQL function.
             arguments.append(.string(pattern))
             return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(mapping.columns[slot]), ?)"
+        case .compareExpressions(let lhs, let op, let rhs):
+            return "\(expression(lhs, into: &arguments)) \(sqlOperator(op)) \(expression(rhs, into: &arguments))"
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return "0" }
             arguments += keys.map { .integer($0) }
@@ -50,6 +52,25 @@ struct SQLCompiler {
             return "(" + parts.map { compile($0, into: &arguments) }.joined(separator: " OR ") + ")"
         case .not(let inner):
             return "NOT COALESCE(\(compile(inner, into: &arguments)), 0)"
+        }
+    }
+
+    /// Arithmetic in SQL, agreeing with `BoundExpression.evaluate`: division is real division
+    /// (SQLite divides integers as integers), and a division by zero is NULL in both.
+    private func expression(_ expression: BoundExpression, into arguments: inout [ManagedValue]) -> String {
+        switch expression {
+        case .slot(let slot):
+            return mapping.columns[slot]
+        case .constant(let value):
+            arguments.append(value)
+            return "?"
+        case .arithmetic(let op, let lhs, let rhs):
+            let left = self.expression(lhs, into: &arguments)
+            let right = self.expression(rhs, into: &arguments)
+            switch op {
+            case .divide: return "(CAST(\(left) AS REAL) / \(right))"
+            default: return "(CAST(\(left) AS REAL) \(op.rawValue) \(right))"
+            }
         }
     }
 

@@ -18,6 +18,8 @@ package indirect enum BoundPredicate: Sendable {
     case between(slot: Int, low: ManagedValue, high: ManagedValue)
     /// A string operator (or `==`/`!=` with modifiers) against a pattern.
     case stringMatch(slot: Int, op: ComparisonOperator, pattern: String, options: ComparisonOptions)
+    /// A comparison where either side computes (arithmetic).
+    case compareExpressions(BoundExpression, ComparisonOperator, BoundExpression)
     /// `SELF IN {primary keys}` / `SELF == id`.
     case primaryKeyIn([Int64])
     case and([BoundPredicate])
@@ -50,6 +52,8 @@ package indirect enum BoundPredicate: Sendable {
             default: nil
             }
             return StringMatching.evaluate(op, options: options, value: value, pattern: pattern)
+        case .compareExpressions(let lhs, let op, let rhs):
+            return Self.compare(lhs.evaluate(values), op, rhs.evaluate(values))
         case .primaryKeyIn(let keys):
             guard let primaryKey else { return false }
             return keys.contains(primaryKey)
@@ -77,6 +81,30 @@ package indirect enum BoundPredicate: Sendable {
             case .greater: return order == .orderedDescending
             case .greaterOrEqual: return order != .orderedAscending
             default: return false
+            }
+        }
+    }
+}
+
+/// A computed operand: an attribute, a constant, or arithmetic over them. Evaluated over numbers
+/// (dates count as seconds since 2001, as stored); `nil` in, or a division by zero, gives `nil`,
+/// as SQL's NULL does.
+package indirect enum BoundExpression: Sendable {
+    case slot(Int)
+    case constant(ManagedValue)
+    case arithmetic(ArithmeticOperator, BoundExpression, BoundExpression)
+
+    package func evaluate(_ values: [ManagedValue]) -> ManagedValue {
+        switch self {
+        case .slot(let slot): return values[slot]
+        case .constant(let value): return value
+        case .arithmetic(let op, let lhs, let rhs):
+            guard let a = lhs.evaluate(values).numericValue, let b = rhs.evaluate(values).numericValue else { return .null }
+            switch op {
+            case .add: return .double(a + b)
+            case .subtract: return .double(a - b)
+            case .multiply: return .double(a * b)
+            case .divide: return b == 0 ? .null : .double(a / b)
             }
         }
     }

@@ -9,7 +9,9 @@ import Foundation
 ///
 /// Creating a predicate never traps: a malformed format is kept as an error and thrown, with its
 /// position, by the `fetch` or `count` that uses it (or by ``validate()``).
-public final class FetchPredicate: Sendable, CustomStringConvertible, Equatable {
+// @unchecked Sendable: every stored property is an immutable `let` of a Sendable type; the class
+// is not final only so that `CompoundPredicate` (in this module) can refine it, as in Core Data.
+public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equatable {
     package let parsed: Result<PredicateNode, CoreDataError>
     private let source: String
 
@@ -98,7 +100,11 @@ public final class FetchPredicate: Sendable, CustomStringConvertible, Equatable 
 extension PredicateNode {
     func substituting(_ variables: [String: PredicateValue]) -> PredicateNode {
         func operand(_ o: PredicateOperand) -> PredicateOperand {
-            if case .variable(let name) = o, let value = variables[name] { return .value(value) }
+            switch o {
+            case .variable(let name): if let value = variables[name] { return .value(value) }
+            case .arithmetic(let op, let lhs, let rhs): return .arithmetic(op, operand(lhs), operand(rhs))
+            default: break
+            }
             return o
         }
         switch self {
@@ -108,5 +114,64 @@ extension PredicateNode {
         case .or(let parts): return .or(parts.map { $0.substituting(variables) })
         case .not(let inner): return .not(inner.substituting(variables))
         }
+    }
+}
+
+/// A predicate made of others: AND, OR or NOT. Mirrors `NSCompoundPredicate`.
+///
+/// ```swift
+/// let both = NSCompoundPredicate(andPredicateWithSubpredicates: [byAuthor, recent])
+/// ```
+/// A malformed subpredicate makes the compound report its error when used.
+public final class CompoundPredicate: FetchPredicate, @unchecked Sendable {
+    /// Mirrors `NSCompoundPredicate.LogicalType`.
+    public enum LogicalType: UInt, Sendable {
+        /// NOT of one subpredicate.
+        case not = 0
+        /// All subpredicates.
+        case and = 1
+        /// Any subpredicate.
+        case or = 2
+    }
+
+    /// The kind of combination.
+    public let compoundPredicateType: LogicalType
+    /// The combined predicates.
+    public let subpredicates: [FetchPredicate]
+
+    /// Combines predicates. Mirrors `NSCompoundPredicate(type:subpredicates:)`.
+    public init(type: LogicalType, subpredicates: [FetchPredicate]) {
+        compoundPredicateType = type
+        self.subpredicates = subpredicates
+        var nodes: [PredicateNode] = []
+        for predicate in subpredicates {
+            switch predicate.parsed {
+            case .success(let node): nodes.append(node)
+            case .failure(let error):
+                super.init(failure: error, source: predicate.predicateFormat)
+                return
+            }
+        }
+        let node: PredicateNode = switch type {
+        case .and: nodes.isEmpty ? .constant(true) : .and(nodes)
+        case .or: nodes.isEmpty ? .constant(false) : .or(nodes)
+        case .not: .not(nodes.count == 1 ? nodes[0] : .and(nodes))
+        }
+        super.init(node: node)
+    }
+
+    /// All of the predicates. Mirrors `init(andPredicateWithSubpredicates:)`.
+    public convenience init(andPredicateWithSubpredicates subpredicates: [FetchPredicate]) {
+        self.init(type: .and, subpredicates: subpredicates)
+    }
+
+    /// Any of the predicates. Mirrors `init(orPredicateWithSubpredicates:)`.
+    public convenience init(orPredicateWithSubpredicates subpredicates: [FetchPredicate]) {
+        self.init(type: .or, subpredicates: subpredicates)
+    }
+
+    /// The negation of a predicate. Mirrors `init(notPredicateWithSubpredicate:)`.
+    public convenience init(notPredicateWithSubpredicate predicate: FetchPredicate) {
+        self.init(type: .not, subpredicates: [predicate])
     }
 }

@@ -34,6 +34,12 @@ package struct PredicateBinder {
     }
 
     private func bindComparison(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand) throws(CoreDataError) -> BoundPredicate {
+        if lhs.isComputed || rhs.isComputed {
+            guard [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) else {
+                throw error("\(op.rawValue) cannot compare computed values; use ==, !=, <, <=, > or >=")
+            }
+            return .compareExpressions(try expression(lhs), op, try expression(rhs))
+        }
         switch (lhs, rhs) {
         case (.keyPath(let key), .value(let value)):
             return try bindKey(key, op, value)
@@ -97,6 +103,34 @@ package struct PredicateBinder {
             throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(key)' with \(other) using \(op.rawValue); it needs a string.", key: key)
         default:
             throw error("\(op.rawValue) compares a key path with a string value")
+        }
+    }
+
+    /// A computed operand over numeric (or date) attributes and constants.
+    private func expression(_ operand: PredicateOperand) throws(CoreDataError) -> BoundExpression {
+        switch operand {
+        case .keyPath(let key):
+            let (slot, attribute) = try attribute(key)
+            guard attribute.attributeType.isNumeric || attribute.attributeType == .date else {
+                throw CoreDataError(.coreData, "The predicate \"\(format)\" computes with '\(key)', which is of type \(attribute.attributeType); arithmetic applies to numbers and dates.", key: key)
+            }
+            return .slot(slot)
+        case .value(let value):
+            switch value {
+            case .integer(let v): return .constant(.integer(v))
+            case .double(let v): return .constant(.double(v))
+            case .bool(let v): return .constant(.integer(v ? 1 : 0))
+            case .decimal(let v): return .constant(.double(NSDecimalNumber(decimal: v).doubleValue))
+            case .date(let v): return .constant(.date(v))
+            case .null: return .constant(.null)
+            default: throw error("arithmetic needs numbers, not \(value)")
+            }
+        case .arithmetic(let op, let lhs, let rhs):
+            return .arithmetic(op, try expression(lhs), try expression(rhs))
+        case .variable(let name):
+            throw error("the variable $\(name) has no value; call withSubstitutionVariables(_:) first")
+        case .evaluatedObject:
+            throw error("SELF cannot take part in arithmetic")
         }
     }
 

@@ -184,7 +184,7 @@ package struct PredicateLexer {
             index += 1
             return .modifier(letters)
         }
-        if ["(", ")", "{", "}", ",", "=", "<", ">", "!"].contains(one) {
+        if ["(", ")", "{", "}", ",", "=", "<", ">", "!", "+", "-", "*", "/"].contains(one) {
             index += 1
             return .symbol(one)
         }

@@ -16,12 +16,28 @@ package indirect enum PredicateValue: Sendable, Hashable {
     case list([PredicateValue])
 }
 
+/// An arithmetic operator of predicate expressions.
+package enum ArithmeticOperator: String, Sendable, Hashable {
+    case add = "+"
+    case subtract = "-"
+    case multiply = "*"
+    case divide = "/"
+}
+
 /// One side of a comparison.
-package enum PredicateOperand: Sendable, Hashable {
+package indirect enum PredicateOperand: Sendable, Hashable {
     case keyPath(String)
     case value(PredicateValue)
     case variable(String)
     case evaluatedObject
+    /// `lhs op rhs` over numbers (and dates plus or minus seconds).
+    case arithmetic(ArithmeticOperator, PredicateOperand, PredicateOperand)
+
+    /// Whether the operand computes something (and so needs the expression path of the binder).
+    package var isComputed: Bool {
+        if case .arithmetic = self { return true }
+        return false
+    }
 }
 
 /// A comparison operator of the predicate language.
@@ -112,6 +128,7 @@ extension PredicateOperand: CustomStringConvertible {
         case .value(let value): value.description
         case .variable(let name): "$" + name
         case .evaluatedObject: "SELF"
+        case .arithmetic(let op, let lhs, let rhs): "(\(lhs) \(op.rawValue) \(rhs))"
         }
     }
 }

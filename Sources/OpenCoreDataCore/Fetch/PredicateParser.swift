@@ -78,7 +78,7 @@ package struct PredicateParser {
             advance()
             return .not(try parseNot())
         }
-        if isSymbol(current, "(") {
+        if isSymbol(current, "("), !Self.startsArithmeticGroup(tokens, at: position) {
             advance()
             let inner = try parseOr()
             guard isSymbol(current, ")") else { throw error("expected ')' to close the '(' of this group", at: current) }
@@ -90,8 +90,64 @@ package struct PredicateParser {
         return try parseComparison()
     }
 
+    /// `term (("+" | "-") term)*`
+    private mutating func parseExpression() throws(CoreDataError) -> PredicateOperand {
+        var result = try parseTerm()
+        while case .symbol(let s) = current.kind, s == "+" || s == "-" {
+            advance()
+            result = .arithmetic(s == "+" ? .add : .subtract, result, try parseTerm())
+        }
+        return result
+    }
+
+    /// `operand (("*" | "/") operand)*`, with parentheses around sub-expressions.
+    private mutating func parseTerm() throws(CoreDataError) -> PredicateOperand {
+        var result = try parseFactor()
+        while case .symbol(let s) = current.kind, s == "*" || s == "/" {
+            advance()
+            result = .arithmetic(s == "*" ? .multiply : .divide, result, try parseFactor())
+        }
+        return result
+    }
+
+    private mutating func parseFactor() throws(CoreDataError) -> PredicateOperand {
+        // In an operand position a parenthesis always groups arithmetic (parseNot has already
+        // told condition groups apart).
+        if isSymbol(current, "(") {
+            advance()
+            let inner = try parseExpression()
+            guard isSymbol(current, ")") else { throw error("expected ')' to close the '(' of this expression", at: current) }
+            advance()
+            return inner
+        }
+        return try parseOperand()
+    }
+
+    /// Whether the `(` at `index` opens an arithmetic group (its matching `)` is followed by an
+    /// arithmetic or comparison operator) rather than a group of conditions.
+    private static func startsArithmeticGroup(_ tokens: [PredicateToken], at index: Int) -> Bool {
+        var depth = 0
+        var i = index
+        while i < tokens.count {
+            if case .symbol("(") = tokens[i].kind { depth += 1 }
+            if case .symbol(")") = tokens[i].kind {
+                depth -= 1
+                if depth == 0 {
+                    guard i + 1 < tokens.count else { return false }
+                    switch tokens[i + 1].kind {
+                    case .symbol(let s): return ["+", "-", "*", "/", "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>"].contains(s)
+                    case .identifier(let word): return ComparisonOperator(rawValue: word.uppercased()) != nil
+                    default: return false
+                    }
+                }
+            }
+            i += 1
+        }
+        return false
+    }
+
     private mutating func parseComparison() throws(CoreDataError) -> PredicateNode {
-        let lhs = try parseOperand()
+        let lhs = try parseExpression()
         let opToken = current
         let op: ComparisonOperator
         switch opToken.kind {
@@ -122,7 +178,7 @@ package struct PredicateParser {
             }
             advance()
         }
-        let rhs = try parseOperand()
+        let rhs = try parseExpression()
         if op == .between {
             guard case .value(.list(let bounds)) = rhs, bounds.count == 2 else {
                 throw error("BETWEEN needs two bounds, as in BETWEEN {1, 10}", at: opToken)

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, optionals and `nil`,
 /// `?.` compared with `true`/`false`/`nil`, forced unwraps, `contains` on strings (CONTAINS) and on captured sequences (IN),
-/// `starts(with:)` (BEGINSWITH), captured values. Anything else is a ``CoreDataError`` naming
+/// `starts(with:)` (BEGINSWITH), `+ - *` and floating-point `/`, captured values. Anything else is a ``CoreDataError`` naming
 /// the construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
 package struct TypedPredicateConverter {
     package let entity: EntityDescription
@@ -207,5 +207,22 @@ extension PredicateExpressions.OptionalFlatMap: TypedPredicateConvertible {
 extension PredicateExpressions.ForcedUnwrap: TypedPredicateConvertible {
     func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
         try converter.part(inner)
+    }
+}
+
+extension PredicateExpressions.Arithmetic: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        let operation: ArithmeticOperator = switch op {
+        case .add: .add
+        case .subtract: .subtract
+        case .multiply: .multiply
+        }
+        return .operand(.arithmetic(operation, try converter.operand(lhs), try converter.operand(rhs)))
+    }
+}
+
+extension PredicateExpressions.FloatDivision: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        .operand(.arithmetic(.divide, try converter.operand(lhs), try converter.operand(rhs)))
     }
 }

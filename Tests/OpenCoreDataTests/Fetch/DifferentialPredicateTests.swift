@@ -60,7 +60,13 @@ struct SeededGenerator: RandomNumberGenerator {
 
     private func leaf(random: inout SeededGenerator) -> (String, [Any]) {
         let ordering = ["==", "!=", "<", "<=", ">", ">="]
-        switch Int.random(in: 0..<9, using: &random) {
+        switch Int.random(in: 0..<10, using: &random) {
+        case 9:
+            let key = ["small", "medium", "ratio", "large"].randomElement(using: &random)!
+            let op = ["+", "-", "*", "/"].randomElement(using: &random)!
+            let operand: Any = [0, 1, 2, -3, 0.5].randomElement(using: &random)!
+            let bound: Any = [-100, 0, 1, 7, 99.5, 1e6].randomElement(using: &random)!
+            return ("(\(key) \(op) %@) \(ordering.randomElement(using: &random)!) %@", [operand, bound])
         case 0:
             let key = ["small", "medium", "ratio"].randomElement(using: &random)!
             let value: Any = Bool.random(using: &random) ? [-1, 0, 1, 7, 100, 32767].randomElement(using: &random)! : [-0.5, 0.0, 1.0, 2.5, 99.5].randomElement(using: &random)!

@@ -61,6 +61,14 @@ private func ids(_ context: ManagedObjectContext, _ predicate: NSPredicate?, sor
         ("text1 == text1", [], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
         ("id == 1.0", [], [1]),
         ("id == YES", [], [1]),
+        ("id + 1 == 4", [], [3]),
+        ("id * 2 > 17", [], [9, 10]),
+        ("(id - 1) * 2 >= 16", [], [9, 10]),
+        ("id / 4 == 2.5", [], [10]),
+        ("id / 0 == 1", [], []),
+        ("10 - id < 2", [], [9, 10]),
+        ("(id > 8) AND (id + 0 < 10)", [], [9]),
+        ("id > 1 + 2 * 4", [], [10]),
     ] }
 
     @Test(arguments: StoreKind.allCases)

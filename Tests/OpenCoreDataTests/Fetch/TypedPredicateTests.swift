@@ -51,9 +51,9 @@ import Testing
 
     @Test func unsupportedConstructsAreErrorsNamingThem() throws {
         let (stack, context) = try seeded(.inMemory)
-        let arithmetic = FetchRequest<Note>(predicate: #Predicate { $0.id + 1 > 3 })
-        let error = #expect(throws: CoreDataError.self) { try ids(context, arithmetic) }
-        #expect(error?.message.contains("Arithmetic") == true)
+        let integerDivision = FetchRequest<Note>(predicate: #Predicate { $0.id / 2 == 1 })
+        let error = #expect(throws: CoreDataError.self) { try ids(context, integerDivision) }
+        #expect(error?.message.contains("IntDivision") == true)
         let coalesce = FetchRequest<Note>(predicate: #Predicate { ($0.text1 ?? "") == "" })
         let coalesceError = #expect(throws: CoreDataError.self) { try ids(context, coalesce) }
         #expect(coalesceError?.message.contains("NilCoalesce") == true)
