@@ -60,6 +60,19 @@ final class RawSQLitePeer {
         return result
     }
 
+    /// Reads every row into a struct, one at a time (the memory peer).
+    func iterate() -> Int {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT ZID, ZTEXT1 FROM ZNOTE", -1, &statement, nil)
+        var checksum = 0
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let note = RawNote(id: Int32(sqlite3_column_int64(statement, 0)), text1: text(statement, 1), text2: nil, text3: nil)
+            checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0)
+        }
+        sqlite3_finalize(statement)
+        return checksum
+    }
+
     private func text(_ statement: OpaquePointer?, _ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)

@@ -9,6 +9,11 @@ final class Note: ManagedObject {
     var text3: String?
 }
 
+if CommandLine.arguments.contains("--memory") {
+    try MemoryScenario.run(count: CommandLine.arguments.contains("--quick") ? 100_000 : 1_000_000)
+    exit(0)
+}
+
 let n = CommandLine.arguments.contains("--quick") ? 10_000 : 100_000
 let runs = 5
 

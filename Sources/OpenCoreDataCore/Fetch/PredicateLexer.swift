@@ -91,6 +91,12 @@ package struct PredicateLexer {
             let c = chars[index]
             index += 1
             if c == quote { return result }
+            if c == "%", index < chars.count, chars[index] == "%" {
+                // `%%` is a percent sign, as in format strings.
+                index += 1
+                result.append("%")
+                continue
+            }
             if c == "\\" {
                 guard index < chars.count else { break }
                 let e = chars[index]

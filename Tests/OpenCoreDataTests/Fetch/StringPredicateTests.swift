@@ -42,6 +42,7 @@ private func ids(_ context: ManagedObjectContext, _ format: String, _ arguments:
         ("text1 LIKE[c] 'e?ile'", [], [2, 3]),
         ("text1 LIKE[cd] '?mile'", [], [1, 2, 3]),
         ("text1 LIKE '100% *'", [], [5]),
+        ("text1 LIKE '100%% *'", [], [5]),
         ("text1 LIKE 'a_b'", [], [6]),
         ("text1 LIKE '*'", [], [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12]),
         ("text1 LIKE ''", [], [8]),

@@ -1,0 +1,82 @@
+import CSQLitePeer
+import Foundation
+import OpenCoreData
+
+/// Peak resident memory while iterating `count` rows with `fetchBatchSize = 500`.
+///
+/// The rows are written with the C API (so that writing them does not set the peak), the peak is
+/// reset through `/proc/self/clear_refs`, then the rows are iterated.
+enum MemoryScenario {
+    static func run(count: Int) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-memory-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Memory.sqlite")
+        do {
+            let container = PersistentContainer(name: "Memory", managedObjectModel: ManagedObjectModel(Note.self))
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+            try container.loadPersistentStores()
+            let coordinator = container.persistentStoreCoordinator
+            try coordinator.remove(coordinator.persistentStores[0])
+        }
+        fill(url.path, count: count)
+
+        let container = PersistentContainer(name: "Memory", managedObjectModel: ManagedObjectModel(Note.self))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        resetPeak()
+        let before = peakMegabytes()
+        let start = DispatchTime.now().uptimeNanoseconds
+        var checksum = 0
+        try context.performAndWait {
+            let request = Note.fetchRequest()
+            request.fetchBatchSize = 500
+            for note in try context.fetchBatched(request) {
+                checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0)
+            }
+        }
+        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+        let peak = peakMegabytes()
+        precondition(checksum != 0)
+
+        resetPeak()
+        let rawStart = DispatchTime.now().uptimeNanoseconds
+        let rawSum = RawSQLitePeer(path: url.path).iterate()
+        let rawMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - rawStart) / 1_000_000
+        let rawPeak = peakMegabytes()
+        precondition(rawSum != 0)
+        print("iterate \(count) rows, fetchBatchSize 500: ours \(String(format: "%.0f", milliseconds)) ms, peak RSS \(String(format: "%.1f", peak)) MB (\(String(format: "%.1f", before)) MB before); raw SQLite \(String(format: "%.0f", rawMilliseconds)) ms, peak RSS \(String(format: "%.1f", rawPeak)) MB")
+    }
+
+    private static func fill(_ path: String, count: Int) {
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "BEGIN", nil, nil, nil)
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1) VALUES (?, 1, 1, ?, ?)", -1, &statement, nil)
+        for index in 1...count {
+            sqlite3_bind_int64(statement, 1, Int64(index))
+            sqlite3_bind_int64(statement, 2, Int64(index))
+            sqlite3_bind_text(statement, 3, "text number \(index)", -1, peer_sqlite_transient())
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        sqlite3_exec(db, "UPDATE Z_PRIMARYKEY SET Z_MAX = \(count) WHERE Z_NAME = 'Note'", nil, nil, nil)
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    }
+
+    /// Resets the kernel's peak-RSS counter (VmHWM) for this process.
+    private static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    /// VmHWM: the peak resident set size, in MB.
+    static func peakMegabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kilobytes / 1024
+    }
+}
