@@ -110,7 +110,8 @@ extension PredicateValue: CustomStringConvertible {
         case .integer(let v): String(v)
         case .double(let v): String(v)
         case .decimal(let v): "\(v)"
-        case .string(let v): "\"" + v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case .string(let v):
+            "\"" + v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "%", with: "%%") + "\""
         case .date(let v): "CAST(\(v.timeIntervalSinceReferenceDate), \"NSDate\")"
         case .data(let v): "<\(v.map { String(format: "%02x", $0) }.joined())>"
         case .uuid(let v): "\"\(v.uuidString)\""
