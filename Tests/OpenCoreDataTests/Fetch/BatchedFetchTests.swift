@@ -4,16 +4,8 @@ import Testing
 @Suite struct BatchedFetchTests {
     private func seeded(_ kind: StoreKind, count: Int) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)
-        let context = stack.container.newBackgroundContext()
-        try context.performAndWait { () throws in
-            for id in 1...count {
-                let note = Note(context: context)
-                note.id = Int32(id)
-                note.text1 = "note \(id)"
-            }
-            try context.save()
-            context.reset()
-        }
+        let context = try stack.seededContext(ids: 1...count) { note, id in note.text1 = "note \(id)" }
+        context.performAndWait { context.reset() }
         return (stack, context)
     }
 

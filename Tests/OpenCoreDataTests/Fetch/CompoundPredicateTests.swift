@@ -5,13 +5,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func compoundPredicatesAndTypedArithmetic(kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let context = stack.container.newBackgroundContext()
+        let context = try stack.seededContext(ids: 1...6)
         try context.performAndWait { () throws in
-            for id in 1...6 {
-                let note = Note(context: context)
-                note.id = Int32(id)
-            }
-            try context.save()
             func ids(_ predicate: NSPredicate) throws -> [Int32] {
                 let request = Note.fetchRequest()
                 request.predicate = predicate

@@ -5,15 +5,9 @@ import Testing
     /// Notes 1…6: text2 "alpha" for 1–3, "beta" for 4–6; text1 nil for even ids.
     private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)
-        let context = stack.container.newBackgroundContext()
-        try context.performAndWait { () throws in
-            for id in 1...6 {
-                let note = Note(context: context)
-                note.id = Int32(id)
-                note.text1 = id % 2 == 0 ? nil : "odd"
-                note.text2 = id <= 3 ? "alpha" : "beta"
-            }
-            try context.save()
+        let context = try stack.seededContext(ids: 1...6) { note, id in
+            note.text1 = id % 2 == 0 ? nil : "odd"
+            note.text2 = id <= 3 ? "alpha" : "beta"
         }
         return (stack, context)
     }

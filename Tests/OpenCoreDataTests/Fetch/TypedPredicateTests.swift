@@ -4,15 +4,9 @@ import Testing
 @Suite struct TypedPredicateTests {
     private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)
-        let context = stack.container.newBackgroundContext()
-        try context.performAndWait { () throws in
-            for id in 1...6 {
-                let note = Note(context: context)
-                note.id = Int32(id)
-                note.text1 = id % 2 == 0 ? nil : "note \(id)"
-                note.text2 = id <= 3 ? "alpha" : "beta"
-            }
-            try context.save()
+        let context = try stack.seededContext(ids: 1...6) { note, id in
+            note.text1 = id % 2 == 0 ? nil : "note \(id)"
+            note.text2 = id <= 3 ? "alpha" : "beta"
         }
         return (stack, context)
     }

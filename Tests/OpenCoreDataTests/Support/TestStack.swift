@@ -41,3 +41,20 @@ struct TestStack {
 
     var storeURL: URL { directory.file("\(container.name).sqlite") }
 }
+
+extension TestStack {
+    /// A background context in which notes with the given ids were inserted and saved;
+    /// `configure` sets their other attributes.
+    func seededContext(ids: ClosedRange<Int>, configure: @escaping (Note, Int) -> Void = { _, _ in }) throws -> ManagedObjectContext {
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for id in ids {
+                let note = Note(context: context)
+                note.id = Int32(id)
+                configure(note, id)
+            }
+            try context.save()
+        }
+        return context
+    }
+}
