@@ -12,12 +12,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: "../"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(name: "CSQLitePeer", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "Compare",
-            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer"],
+            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer", .product(name: "GRDB", package: "GRDB.swift")],
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -25,11 +25,19 @@ extension SQLiteStore {
             try db.execute("BEGIN IMMEDIATE")
             do {
                 var conflicts: [StoreConflict] = []
+                // One statement per entity and set of changed columns (usually one per save).
+                var updateStatements: [UpdateShape: SQLiteStatement] = [:]
                 for update in request.updates {
                     let mapping = try layout.mapping(for: update.entity)
-                    let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
-                    let sql = "UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?"
-                    let statement = try db.cachedStatement(sql)
+                    let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
+                    let statement: SQLiteStatement
+                    if let cached = updateStatements[shape] {
+                        statement = cached
+                    } else {
+                        let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
+                        statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
+                        updateStatements[shape] = statement
+                    }
                     try statement.bind([.integer(update.expectedVersion + 1)] + update.slots.map { update.values[$0] })
                     let base = Int32(update.slots.count + 2)
                     statement.bind(update.primaryKey, at: base)
@@ -61,6 +69,11 @@ extension SQLiteStore {
                 throw error
             }
         }
+    }
+
+    private struct UpdateShape: Hashable {
+        var entity: ObjectIdentifier
+        var slots: [Int]
     }
 
     private func insert(_ inserts: [StoreSaveRequest.Insert], db: SQLiteConnection, layout: SQLiteLayout) throws {

@@ -7,7 +7,7 @@ import OpenCoreData
 /// The rows are written with the C API (so that writing them does not set the peak), the peak is
 /// reset through `/proc/self/clear_refs`, then the rows are iterated.
 enum MemoryScenario {
-    static func run(count: Int) throws {
+    static func run(count: Int) throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-memory-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("Memory.sqlite")
@@ -45,7 +45,8 @@ enum MemoryScenario {
         let rawMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - rawStart) / 1_000_000
         let rawPeak = peakMegabytes()
         precondition(rawSum != 0)
-        print("iterate \(count) rows, fetchBatchSize 500: ours \(String(format: "%.0f", milliseconds)) ms, peak RSS \(String(format: "%.1f", peak)) MB (\(String(format: "%.1f", before)) MB before); raw SQLite \(String(format: "%.0f", rawMilliseconds)) ms, peak RSS \(String(format: "%.1f", rawPeak)) MB")
+        return Result(scenario: "iterate rows, fetchBatchSize 500", n: count, ours: milliseconds, raw: rawMilliseconds, grdb: nil,
+                      extra: ["ours_peak_mb": peak, "raw_peak_mb": rawPeak, "baseline_mb": before])
     }
 
     private static func fill(_ path: String, count: Int) {

@@ -2,12 +2,6 @@ import CSQLitePeer
 import Foundation
 
 /// The practical limit: the SQLite C API with one prepared statement in one transaction.
-struct RawNote {
-    var id: Int32
-    var text1: String?
-    var text2: String?
-    var text3: String?
-}
 
 final class RawSQLitePeer {
     private var db: OpaquePointer?
@@ -16,7 +10,7 @@ final class RawSQLitePeer {
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         exec("PRAGMA journal_mode = WAL")
         exec("PRAGMA synchronous = NORMAL")
-        exec("CREATE TABLE IF NOT EXISTS ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZID INTEGER, ZTEXT1 VARCHAR, ZTEXT2 VARCHAR, ZTEXT3 VARCHAR)")
+        exec(noteTableSQL)
     }
 
     deinit { sqlite3_close_v2(db) }
@@ -29,8 +23,8 @@ final class RawSQLitePeer {
         exec("BEGIN IMMEDIATE")
         var statement: OpaquePointer?
         sqlite3_prepare_v2(db, "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1, ZTEXT2, ZTEXT3) VALUES (?, 1, 1, ?, ?, ?, ?)", -1, &statement, nil)
-        for (index, note) in notes.enumerated() {
-            sqlite3_bind_int64(statement, 1, Int64(index + 1))
+        for note in notes {
+            sqlite3_bind_int64(statement, 1, note.pk)
             sqlite3_bind_int64(statement, 2, Int64(note.id))
             bind(statement, 3, note.text1)
             bind(statement, 4, note.text2)
@@ -51,10 +45,10 @@ final class RawSQLitePeer {
 
     func fetchAll() -> [RawNote] {
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, "SELECT ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM ZNOTE", -1, &statement, nil)
+        sqlite3_prepare_v2(db, "SELECT Z_PK, ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM ZNOTE", -1, &statement, nil)
         var result: [RawNote] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            result.append(RawNote(id: Int32(sqlite3_column_int64(statement, 0)), text1: text(statement, 1), text2: text(statement, 2), text3: text(statement, 3)))
+            result.append(RawNote(pk: sqlite3_column_int64(statement, 0), id: Int32(sqlite3_column_int64(statement, 1)), text1: text(statement, 2), text2: text(statement, 3), text3: text(statement, 4)))
         }
         sqlite3_finalize(statement)
         return result
@@ -66,11 +60,70 @@ final class RawSQLitePeer {
         sqlite3_prepare_v2(db, "SELECT ZID, ZTEXT1 FROM ZNOTE", -1, &statement, nil)
         var checksum = 0
         while sqlite3_step(statement) == SQLITE_ROW {
-            let note = RawNote(id: Int32(sqlite3_column_int64(statement, 0)), text1: text(statement, 1), text2: nil, text3: nil)
+            let note = RawNote(pk: 0, id: Int32(sqlite3_column_int64(statement, 0)), text1: text(statement, 1), text2: nil, text3: nil)
             checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0)
         }
         sqlite3_finalize(statement)
         return checksum
+    }
+
+    /// Rows whose unindexed `ZID` equals `id`.
+    func select(id: Int32) -> [RawNote] {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT Z_PK, ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM ZNOTE WHERE ZID = ?", -1, &statement, nil)
+        sqlite3_bind_int64(statement, 1, Int64(id))
+        var result: [RawNote] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            result.append(RawNote(pk: sqlite3_column_int64(statement, 0), id: Int32(sqlite3_column_int64(statement, 1)), text1: text(statement, 2), text2: text(statement, 3), text3: text(statement, 4)))
+        }
+        sqlite3_finalize(statement)
+        return result
+    }
+
+    /// One row by primary key per key, through one prepared statement.
+    func lookup(_ keys: [Int64]) -> Int {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT Z_PK, ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM ZNOTE WHERE Z_PK = ?", -1, &statement, nil)
+        var found = 0
+        for key in keys {
+            sqlite3_bind_int64(statement, 1, key)
+            if sqlite3_step(statement) == SQLITE_ROW {
+                let note = RawNote(pk: sqlite3_column_int64(statement, 0), id: Int32(sqlite3_column_int64(statement, 1)), text1: text(statement, 2), text2: text(statement, 3), text3: text(statement, 4))
+                found += note.text1 == nil ? 0 : 1
+            }
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        return found
+    }
+
+    /// Sets `ZTEXT2` and bumps `Z_OPT` of every row, one statement, one transaction.
+    func update(_ keys: [Int64], text: String) {
+        exec("BEGIN IMMEDIATE")
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "UPDATE ZNOTE SET Z_OPT = Z_OPT + 1, ZTEXT2 = ? WHERE Z_PK = ?", -1, &statement, nil)
+        for key in keys {
+            bind(statement, 1, text)
+            sqlite3_bind_int64(statement, 2, key)
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        exec("COMMIT")
+    }
+
+    /// Deletes rows one by one, one statement, one transaction.
+    func delete(_ keys: [Int64]) {
+        exec("BEGIN IMMEDIATE")
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "DELETE FROM ZNOTE WHERE Z_PK = ?", -1, &statement, nil)
+        for key in keys {
+            sqlite3_bind_int64(statement, 1, key)
+            sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        exec("COMMIT")
     }
 
     private func text(_ statement: OpaquePointer?, _ column: Int32) -> String? {

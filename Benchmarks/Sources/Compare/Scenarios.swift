@@ -1,0 +1,175 @@
+import Foundation
+import OpenCoreData
+
+/// Each scenario three ways — OpenCoreData, raw SQLite, GRDB — on fresh files, in one run.
+struct Scenarios {
+    let n: Int
+    let runs: Int
+
+    private func container(_ url: URL) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Bench", managedObjectModel: ManagedObjectModel(Note.self))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        return container
+    }
+
+    /// A store of ours holding `n` notes, and the IDs of the notes.
+    private func filledStore() throws -> (PersistentContainer, [ManagedObjectID]) {
+        let container = try container(scratchFile("ours.sqlite"))
+        let context = container.newBackgroundContext()
+        let ids = try context.performAndWait { () throws -> [ManagedObjectID] in
+            let notes = RawNote.rows(n).map { row -> Note in
+                let note = Note(context: context)
+                (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
+                return note
+            }
+            try context.save()
+            return notes.map(\.objectID)
+        }
+        return (container, ids)
+    }
+
+    func all() throws -> [Result] {
+        var results: [Result] = []
+        var samples: [String: (ours: [Double], raw: [Double], grdb: [Double])] = [:]
+        func add(_ name: String, ours: Double, raw: Double?, grdb: Double?) {
+            var entry = samples[name] ?? ([], [], [])
+            entry.ours.append(ours)
+            if let raw { entry.raw.append(raw) }
+            if let grdb { entry.grdb.append(grdb) }
+            samples[name] = entry
+        }
+        let rows = RawNote.rows(n)
+        let keys = rows.map(\.pk)
+        let lookups = Array(keys.shuffled().prefix(Swift.min(10_000, n)))
+        let middle = Int32(n / 2)
+        for _ in 0..<runs {
+            // Raw SQLite.
+            let raw = RawSQLitePeer(path: scratchFile("raw.sqlite").path)
+            let rawInsert = measure { raw.insert(rows) }
+            let rawFetch = measure { precondition(raw.fetchAll().count == n) }
+            let rawSelect = measure { precondition(raw.select(id: middle).count == 1) }
+            let rawLookup = measure { precondition(raw.lookup(lookups) == lookups.count) }
+            let rawUpdate = measure { raw.update(keys, text: "updated") }
+            let rawDelete = measure { raw.delete(keys) }
+
+            // GRDB.
+            let grdb = try GRDBPeer(path: scratchFile("grdb.sqlite").path)
+            let grdbInsert = try measure { try grdb.insert(rows) }
+            let grdbFetch = try measure { let count = try grdb.fetchAll().count; precondition(count == n) }
+            let grdbSelect = try measure { let count = try grdb.select(id: middle).count; precondition(count == 1) }
+            let grdbLookup = try measure { let found = try grdb.lookup(lookups); precondition(found == lookups.count) }
+            let grdbUpdate = try measure { try grdb.update(keys, text: "updated") }
+            let grdbDelete = try measure { try grdb.delete(keys) }
+
+            // Ours.
+            let container = try container(scratchFile("ours.sqlite"))
+            let writer = container.newBackgroundContext()
+            let oursInsert = try writer.performAndWait { () throws in
+                try measure {
+                    for row in rows {
+                        let note = Note(context: writer)
+                        (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
+                    }
+                    try writer.save()
+                }
+            }
+            let reader = container.newBackgroundContext()
+            let oursFetch = try reader.performAndWait { () throws in
+                try measure {
+                    var checksum = 0
+                    for note in try reader.fetch(Note.fetchRequest()) {
+                        checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) &+ (note.text3?.utf8.count ?? 0)
+                    }
+                    precondition(checksum != 0)
+                }
+            }
+            let selector = container.newBackgroundContext()
+            let oursSelect = try selector.performAndWait { () throws in
+                try measure {
+                    let request = Note.fetchRequest()
+                    request.predicate = NSPredicate(format: "id == %d", middle)
+                    let count = try selector.fetch(request).count
+                    precondition(count == 1)
+                }
+            }
+            let ids = try writer.performAndWait { try writer.fetch(FetchRequest<ManagedObjectID>(entityName: "Note")) }
+            let lookupIDs = Array(ids.shuffled().prefix(lookups.count))
+            let looker = container.newBackgroundContext()
+            let oursLookup = try looker.performAndWait { () throws in
+                try measure {
+                    var found = 0
+                    for id in lookupIDs where (try looker.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
+                    precondition(found == lookupIDs.count)
+                }
+            }
+            let updater = container.newBackgroundContext()
+            let oursUpdate = try updater.performAndWait { () throws in
+                let notes = try updater.fetch(Note.fetchRequest())
+                return try measure {
+                    for note in notes { note.text2 = "updated" }
+                    try updater.save()
+                }
+            }
+            let deleter = container.newBackgroundContext()
+            let oursDelete = try deleter.performAndWait { () throws in
+                let notes = try deleter.fetch(Note.fetchRequest())
+                return try measure {
+                    for note in notes { deleter.delete(note) }
+                    try deleter.save()
+                }
+            }
+            add("insert N objects + save", ours: oursInsert, raw: rawInsert, grdb: grdbInsert)
+            add("fetch N objects, read every attribute", ours: oursFetch, raw: rawFetch, grdb: grdbFetch)
+            add("fetch 1 by an unindexed attribute", ours: oursSelect, raw: rawSelect, grdb: grdbSelect)
+            add("\(lookups.count) lookups by object ID / key", ours: oursLookup, raw: rawLookup, grdb: grdbLookup)
+            add("update one attribute of N + save", ours: oursUpdate, raw: rawUpdate, grdb: grdbUpdate)
+            add("delete N objects via a context", ours: oursDelete, raw: rawDelete, grdb: grdbDelete)
+            add("merge a did-save of 10,000 updates", ours: try mergeScenario(), raw: nil, grdb: nil)
+        }
+        for name in ["insert N objects + save", "fetch N objects, read every attribute", "fetch 1 by an unindexed attribute",
+                     "\(lookups.count) lookups by object ID / key", "update one attribute of N + save", "delete N objects via a context",
+                     "merge a did-save of 10,000 updates"] {
+            guard let entry = samples[name] else { continue }
+            let count = name.hasPrefix("merge") ? Swift.min(10_000, n) : (name.contains("lookups") ? lookups.count : n)
+            results.append(Result(scenario: name, n: count, ours: median(entry.ours),
+                                  raw: entry.raw.isEmpty ? nil : median(entry.raw), grdb: entry.grdb.isEmpty ? nil : median(entry.grdb)))
+        }
+        return results
+    }
+
+    /// A context holding 10,000 objects merges another context's save of updates to all of them.
+    private func mergeScenario() throws -> Double {
+        let count = Swift.min(10_000, n)
+        let container = try container(scratchFile("merge.sqlite"))
+        let saver = container.newBackgroundContext()
+        try saver.performAndWait { () throws in
+            for index in 0..<count {
+                let note = Note(context: saver)
+                note.id = Int32(index)
+            }
+            try saver.save()
+        }
+        let receiver = container.newBackgroundContext()
+        let held = try receiver.performAndWait { try receiver.fetch(Note.fetchRequest()) }
+        let box = NotificationBox()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: saver, queue: nil) { box.notification = $0 }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try saver.performAndWait { () throws in
+            for note in try saver.fetch(Note.fetchRequest()) { note.text1 = "merged" }
+            try saver.save()
+        }
+        guard let notification = box.notification else { return -1 }
+        return receiver.performAndWait {
+            let elapsed = measure { receiver.mergeChanges(fromContextDidSave: notification) }
+            precondition(held.allSatisfy { $0.text1 == "merged" })
+            return elapsed
+        }
+    }
+}
+
+/// Carries one notification from the posting thread to the measuring code.
+// @unchecked Sendable: written once by the posting thread before the saving call returns, read after.
+final class NotificationBox: @unchecked Sendable {
+    var notification: Notification?
+}
