@@ -58,7 +58,24 @@ extension SQLiteStore {
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
     private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, columns: String) -> (String, [ManagedValue]) {
-        var sql = "SELECT \(columns) FROM \(mapping.table)"
+        let (condition, conditionArguments) = whereClause(request, mapping: mapping)
+        var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
+        var arguments = conditionArguments
+        if !request.sort.isEmpty {
+            sql += " ORDER BY " + request.sort.map { key in
+                let collation = key.comparator == .binary || mapping.types[key.slot] != .string ? "" : " COLLATE \(key.comparator.collationName)"
+                return "\(mapping.columns[key.slot])\(collation) \(key.ascending ? "ASC" : "DESC")"
+            }.joined(separator: ", ") + ", Z_PK"
+        }
+        if request.limit > 0 || request.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [.integer(request.limit > 0 ? Int64(request.limit) : -1), .integer(Int64(request.offset))]
+        }
+        return (sql, arguments)
+    }
+
+    /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "".
+    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping) -> (String, [ManagedValue]) {
         var conditions: [String] = []
         var arguments: [ManagedValue] = []
         let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
@@ -71,17 +88,6 @@ extension SQLiteStore {
             conditions.append(compiled.sql)
             arguments += compiled.arguments
         }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if !request.sort.isEmpty {
-            sql += " ORDER BY " + request.sort.map { key in
-                let collation = key.comparator == .binary || mapping.types[key.slot] != .string ? "" : " COLLATE \(key.comparator.collationName)"
-                return "\(mapping.columns[key.slot])\(collation) \(key.ascending ? "ASC" : "DESC")"
-            }.joined(separator: ", ") + ", Z_PK"
-        }
-        if request.limit > 0 || request.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments += [.integer(request.limit > 0 ? Int64(request.limit) : -1), .integer(Int64(request.offset))]
-        }
-        return (sql, arguments)
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 }

@@ -77,3 +77,19 @@ public typealias NSMergePolicy = MergePolicy
 public typealias NSConstraintConflict = ConstraintConflict
 /// Core Data's name for ``MergePolicy/PolicyType``.
 public typealias NSMergePolicyType = MergePolicy.PolicyType
+/// Core Data's name for ``PersistentStoreRequest``.
+public typealias NSPersistentStoreRequest = PersistentStoreRequest
+/// Core Data's name for ``PersistentStoreResult``.
+public typealias NSPersistentStoreResult = PersistentStoreResult
+/// Core Data's name for ``BatchInsertRequest``.
+public typealias NSBatchInsertRequest = BatchInsertRequest
+/// Core Data's name for ``BatchUpdateRequest``.
+public typealias NSBatchUpdateRequest = BatchUpdateRequest
+/// Core Data's name for ``BatchDeleteRequest``.
+public typealias NSBatchDeleteRequest = BatchDeleteRequest
+/// Core Data's name for ``BatchInsertResult``.
+public typealias NSBatchInsertResult = BatchInsertResult
+/// Core Data's name for ``BatchUpdateResult``.
+public typealias NSBatchUpdateResult = BatchUpdateResult
+/// Core Data's name for ``BatchDeleteResult``.
+public typealias NSBatchDeleteResult = BatchDeleteResult

@@ -100,6 +100,58 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
+    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64] {
+        let unique = entity.uniquenessConstraints.first?.compactMap { entity.slotByName[$0] } ?? []
+        return try state.withLock { state in
+            try Self.checkOpen(state)
+            let root = entity.rootEntity.name
+            var table = state.tables[root, default: Table()]
+            var byKey: [[ManagedValue]: Int64] = [:]
+            if !unique.isEmpty {
+                for row in table.rows.values where row.entity === entity { byKey[unique.map { row.snapshot.values[$0] }] = row.primaryKey }
+            }
+            var keys: [Int64] = []
+            for values in rows {
+                let constraintKey = unique.map { values[$0] }
+                if !unique.isEmpty, let existing = byKey[constraintKey], let row = table.rows[existing] {
+                    table.rows[existing] = StoreRow(entity: entity, primaryKey: existing, snapshot: RowSnapshot(values: values, version: row.snapshot.version + 1))
+                    keys.append(existing)
+                    continue
+                }
+                table.maxKey += 1
+                table.rows[table.maxKey] = StoreRow(entity: entity, primaryKey: table.maxKey, snapshot: RowSnapshot(values: values, version: 1))
+                if !unique.isEmpty { byKey[constraintKey] = table.maxKey }
+                keys.append(table.maxKey)
+            }
+            state.tables[root] = table
+            return keys
+        }
+    }
+
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)]) throws -> [Int64] {
+        let keys = try matching(request).map(\.primaryKey)
+        return try state.withLock { state in
+            try Self.checkOpen(state)
+            let root = request.entity.rootEntity.name
+            for key in keys {
+                guard var row = state.tables[root]?.rows[key] else { continue }
+                for (slot, value) in values { row.snapshot.values[slot] = value }
+                row.snapshot.version += 1
+                state.tables[root]?.rows[key] = row
+            }
+            return keys
+        }
+    }
+
+    package func batchDelete(_ request: StoreFetchRequest) throws -> [Int64] {
+        let keys = try matching(request).map(\.primaryKey)
+        return try state.withLock { state in
+            try Self.checkOpen(state)
+            for key in keys { state.tables[request.entity.rootEntity.name]?.rows[key] = nil }
+            return keys
+        }
+    }
+
     package func close() {
         state.withLock { $0.closed = true; $0.tables = [:] }
     }

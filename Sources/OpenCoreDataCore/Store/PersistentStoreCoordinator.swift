@@ -180,6 +180,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         rowCache.store(cached)
     }
 
+    /// Runs a batch operation on the entity's store, in commit order with saves, and drops the
+    /// affected rows from the row cache. Returns the affected keys.
+    package func batch(_ entity: EntityDescription, _ operation: (any StoreEngine) throws -> [Int64]) throws -> (PersistentStore, [Int64]) {
+        let store = try store(for: entity)
+        let keys = try saveOrder.withLock { _ in try operation(store.engine) }
+        rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
+        return (store, keys)
+    }
+
     /// Every save through this coordinator, for Swift concurrency.
     public var didSaveEvents: AsyncStream<SaveEvent> { didSaveEventsBroadcaster.stream() }
 

@@ -101,6 +101,13 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// Applies a save in one transaction. Returns the conflicts found, in which case nothing
     /// was written.
     func save(_ request: StoreSaveRequest) throws -> [StoreConflict]
+    /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
+    /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
+    func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64]
+    /// Sets slots of every row the request selects (bumping `Z_OPT`); returns their keys.
+    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)]) throws -> [Int64]
+    /// Deletes every row the request selects; returns their keys.
+    func batchDelete(_ request: StoreFetchRequest) throws -> [Int64]
     /// Closes connections; the store is unusable afterwards.
     func close()
 }

@@ -1,0 +1,118 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Executes a batch request against the store, bypassing contexts: registered objects are not
+    /// changed and no did-save notification is posted. To bring contexts up to date, ask for
+    /// object IDs and merge them:
+    ///
+    /// ```swift
+    /// request.resultType = .resultTypeObjectIDs
+    /// let ids = try context.execute(request).result as? [ManagedObjectID] ?? []
+    /// ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: ids], into: [viewContext])
+    /// ```
+    /// Mirrors `execute(_:)`.
+    public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {
+        checkQueue("execute(_:)")
+        let coordinator = try requireCoordinator()
+        guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
+            throw CoreDataError(.coreData, "The batch request names the entity '\(request.entityName)', which the model does not have.")
+        }
+        switch request {
+        case let insert as BatchInsertRequest:
+            let rows = try batchRows(insert, entity: entity)
+            let (store, keys) = try coordinator.batch(entity) { try $0.batchInsert(entity: entity, rows: rows) }
+            return BatchInsertResult(result: Self.result(insert.resultType.rawValue, keys: keys, entity: entity, store: store))
+        case let update as BatchUpdateRequest:
+            var values: [(slot: Int, value: ManagedValue)] = []
+            for (key, value) in update.propertiesToUpdate ?? [:] {
+                let slot = try entity.slot(forKey: key)
+                let attribute = entity.storedAttributes[slot]
+                guard let stored = ManagedValue(converting: value, to: attribute.attributeType), !(stored.isNull && !attribute.isOptional) else {
+                    throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to \(value), which does not fit its type \(attribute.attributeType)\(attribute.isOptional ? "" : " (and it is mandatory)").", key: key)
+                }
+                values.append((slot, stored))
+            }
+            let storeRequest = StoreFetchRequest(entity: entity, predicate: try update.predicate?.bind(to: entity))
+            let (store, keys) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values) }
+            let code: UInt = switch update.resultType {
+            case .statusOnlyResultType: 0
+            case .updatedObjectIDsResultType: 1
+            case .updatedObjectsCountResultType: 2
+            }
+            return BatchUpdateResult(result: Self.result(code, keys: keys, entity: entity, store: store))
+        case let delete as BatchDeleteRequest:
+            let predicate: BoundPredicate?
+            if let ids = delete.objectIDs {
+                predicate = .primaryKeyIn(ids.compactMap(\.primaryKey))
+            } else {
+                predicate = try delete.predicate?.bind(to: entity)
+            }
+            let storeRequest = StoreFetchRequest(entity: entity, predicate: predicate)
+            let (store, keys) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest) }
+            let code: UInt = switch delete.resultType {
+            case .resultTypeStatusOnly: 0
+            case .resultTypeObjectIDs: 1
+            case .resultTypeCount: 2
+            }
+            return BatchDeleteResult(result: Self.result(code, keys: keys, entity: entity, store: store))
+        default:
+            throw CoreDataError(.coreData, "\(type(of: request)) is not a request this store can execute; use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest.")
+        }
+    }
+
+    /// 0: status, 1: object IDs, 2: count (the three result kinds every batch request has).
+    private static func result(_ code: UInt, keys: [Int64], entity: EntityDescription, store: PersistentStore) -> Any {
+        switch code {
+        case 1: keys.map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) }
+        case 2: keys.count
+        default: true
+        }
+    }
+
+    /// The request's rows as stored values in slot order, checked against the attribute types.
+    private func batchRows(_ request: BatchInsertRequest, entity: EntityDescription) throws -> [[ManagedValue]] {
+        var rows: [[ManagedValue]] = []
+        func checkMandatory(_ values: [ManagedValue], row index: Int) throws {
+            for (slot, attribute) in entity.storedAttributes.enumerated() where !attribute.isOptional && values[slot].isNull {
+                throw CoreDataError(.validationMissingMandatoryProperty, "Row \(index) of the batch insert has no value for '\(attribute.name)', which is mandatory.", key: attribute.name)
+            }
+        }
+        func append(_ dictionary: [String: Any]) throws {
+            let index = rows.count
+            var values = entity.defaultValues
+            for (key, value) in dictionary {
+                guard let slot = entity.slotByName[key] else {
+                    throw CoreDataError(.coreData, "Row \(index) of the batch insert has the key '\(key)', which the entity \(entity.name) does not have.", key: key)
+                }
+                let attribute = entity.storedAttributes[slot]
+                guard let stored = ManagedValue(converting: value, to: attribute.attributeType) else {
+                    throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which is of type \(attribute.attributeType).", key: key)
+                }
+                values[slot] = stored
+            }
+            try checkMandatory(values, row: index)
+            rows.append(values)
+        }
+        switch request.source {
+        case .rows(let dictionaries):
+            rows.reserveCapacity(dictionaries.count)
+            for dictionary in dictionaries { try append(dictionary) }
+        case .dictionaries(let handler):
+            while true {
+                let dictionary = NSMutableDictionary()
+                if handler(dictionary) { break }
+                var converted: [String: Any] = [:]
+                for (key, value) in dictionary { if let key = key as? String { converted[key] = value } }
+                try append(converted)
+            }
+        case .objects(let handler):
+            while true {
+                let scratch = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+                if handler(scratch) { break }
+                try checkMandatory(scratch.values, row: rows.count)
+                rows.append(scratch.values)
+            }
+        }
+        return rows
+    }
+}
