@@ -39,6 +39,10 @@ final class GRDBPeer {
         }
     }
 
+    func deleteAll() throws {
+        _ = try pool.write { db in try RawNote.deleteAll(db) }
+    }
+
     func delete(_ keys: [Int64]) throws {
         try pool.write { db in for key in keys { _ = try RawNote.deleteOne(db, key: key) } }
     }

@@ -112,6 +112,11 @@ final class RawSQLitePeer {
         exec("COMMIT")
     }
 
+    /// Deletes every row with one statement.
+    func deleteAll() {
+        exec("DELETE FROM ZNOTE")
+    }
+
     /// Deletes rows one by one, one statement, one transaction.
     func delete(_ keys: [Int64]) {
         exec("BEGIN IMMEDIATE")

@@ -126,10 +126,33 @@ struct Scenarios {
             add("update one attribute of N + save", ours: oursUpdate, raw: rawUpdate, grdb: grdbUpdate)
             add("delete N objects via a context", ours: oursDelete, raw: rawDelete, grdb: grdbDelete)
             add("merge a did-save of 10,000 updates", ours: try mergeScenario(), raw: nil, grdb: nil)
+
+            // Batch requests against the same kind of work by the peers.
+            let rawBatch = RawSQLitePeer(path: scratchFile("raw-batch.sqlite").path)
+            let rawBatchInsert = measure { rawBatch.insert(rows) }
+            let rawBatchDelete = measure { rawBatch.deleteAll() }
+            let grdbBatch = try GRDBPeer(path: scratchFile("grdb-batch.sqlite").path)
+            let grdbBatchInsert = try measure { try grdbBatch.insert(rows) }
+            let grdbBatchDelete = try measure { try grdbBatch.deleteAll() }
+            let batchContainer = try self.container(scratchFile("ours-batch.sqlite"))
+            let batcher = batchContainer.newBackgroundContext()
+            let dictionaries: [[String: Any]] = rows.map { row in
+                var dictionary: [String: Any] = ["id": row.id]
+                if let text1 = row.text1 { dictionary["text1"] = text1 }
+                if let text2 = row.text2 { dictionary["text2"] = text2 }
+                return dictionary
+            }
+            let (oursBatchInsert, oursBatchDelete) = try batcher.performAndWait { () throws in
+                let insert = try measure { _ = try batcher.execute(BatchInsertRequest(entityName: "Note", objects: dictionaries)) }
+                let delete = try measure { _ = try batcher.execute(BatchDeleteRequest(fetchRequest: Note.fetchRequest())) }
+                return (insert, delete)
+            }
+            add("batch insert N rows", ours: oursBatchInsert, raw: rawBatchInsert, grdb: grdbBatchInsert)
+            add("batch delete N rows", ours: oursBatchDelete, raw: rawBatchDelete, grdb: grdbBatchDelete)
         }
         for name in ["insert N objects + save", "fetch N objects, read every attribute", "fetch 1 by an unindexed attribute",
                      "\(lookups.count) lookups by object ID / key", "update one attribute of N + save", "delete N objects via a context",
-                     "merge a did-save of 10,000 updates"] {
+                     "merge a did-save of 10,000 updates", "batch insert N rows", "batch delete N rows"] {
             guard let entry = samples[name] else { continue }
             let count = name.hasPrefix("merge") ? Swift.min(10_000, n) : (name.contains("lookups") ? lookups.count : n)
             results.append(Result(scenario: name, n: count, ours: median(entry.ours),
