@@ -44,30 +44,35 @@ extension SQLiteStore {
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)]) throws -> [Int64] {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome {
         let mapping = try currentLayout().mapping(for: request.entity)
         let (condition, arguments) = whereClause(request, mapping: mapping)
         let sets = ["Z_OPT = Z_OPT + 1"] + values.map { "\(mapping.columns[$0.slot]) = ?" }
-        let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition) RETURNING Z_PK"
-        return try returningKeys(sql, arguments: values.map(\.value) + arguments)
+        let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition)"
+        return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys)
     }
 
-    package func batchDelete(_ request: StoreFetchRequest) throws -> [Int64] {
+    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome {
         let mapping = try currentLayout().mapping(for: request.entity)
         let (condition, arguments) = whereClause(request, mapping: mapping)
-        return try returningKeys("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments: arguments)
+        return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys)
     }
 
-    /// Runs a writing statement with `RETURNING Z_PK` in a transaction and collects the keys.
-    private func returningKeys(_ sql: String, arguments: [ManagedValue]) throws -> [Int64] {
+    /// Runs a writing statement in a transaction; with `returningKeys` it adds `RETURNING Z_PK`
+    /// and collects the keys (without, a whole-table DELETE keeps SQLite's fast truncation).
+    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool) throws -> BatchOutcome {
         try withWriter { db in
             try db.transaction {
-                let statement = try db.prepare(sql)
+                let statement = try db.prepare(returningKeys ? sql + " RETURNING Z_PK" : sql)
                 defer { statement.finalize() }
                 try statement.bind(arguments)
+                guard returningKeys else {
+                    try statement.step()
+                    return BatchOutcome(count: db.changes, keys: nil)
+                }
                 var keys: [Int64] = []
                 while try statement.step() { keys.append(statement.int64(at: 0)) }
-                return keys
+                return BatchOutcome(count: keys.count, keys: keys)
             }
         }
     }

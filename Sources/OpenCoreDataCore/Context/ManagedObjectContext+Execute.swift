@@ -20,8 +20,11 @@ extension ManagedObjectContext {
         switch request {
         case let insert as BatchInsertRequest:
             let rows = try batchRows(insert, entity: entity)
-            let (store, keys) = try coordinator.batch(entity) { try $0.batchInsert(entity: entity, rows: rows) }
-            return BatchInsertResult(result: Self.result(insert.resultType.rawValue, keys: keys, entity: entity, store: store))
+            let (store, outcome) = try coordinator.batch(entity) { engine in
+                let keys = try engine.batchInsert(entity: entity, rows: rows)
+                return BatchOutcome(count: keys.count, keys: keys)
+            }
+            return BatchInsertResult(result: Self.result(insert.resultType.rawValue, outcome, entity: entity, store: store))
         case let update as BatchUpdateRequest:
             var values: [(slot: Int, value: ManagedValue)] = []
             for (key, value) in update.propertiesToUpdate ?? [:] {
@@ -33,13 +36,13 @@ extension ManagedObjectContext {
                 values.append((slot, stored))
             }
             let storeRequest = StoreFetchRequest(entity: entity, predicate: try update.predicate?.bind(to: entity))
-            let (store, keys) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values) }
             let code: UInt = switch update.resultType {
             case .statusOnlyResultType: 0
             case .updatedObjectIDsResultType: 1
             case .updatedObjectsCountResultType: 2
             }
-            return BatchUpdateResult(result: Self.result(code, keys: keys, entity: entity, store: store))
+            let (store, outcome) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values, returningKeys: code == 1) }
+            return BatchUpdateResult(result: Self.result(code, outcome, entity: entity, store: store))
         case let delete as BatchDeleteRequest:
             let predicate: BoundPredicate?
             if let ids = delete.objectIDs {
@@ -48,23 +51,23 @@ extension ManagedObjectContext {
                 predicate = try delete.predicate?.bind(to: entity)
             }
             let storeRequest = StoreFetchRequest(entity: entity, predicate: predicate)
-            let (store, keys) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest) }
             let code: UInt = switch delete.resultType {
             case .resultTypeStatusOnly: 0
             case .resultTypeObjectIDs: 1
             case .resultTypeCount: 2
             }
-            return BatchDeleteResult(result: Self.result(code, keys: keys, entity: entity, store: store))
+            let (store, outcome) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest, returningKeys: code == 1) }
+            return BatchDeleteResult(result: Self.result(code, outcome, entity: entity, store: store))
         default:
             throw CoreDataError(.coreData, "\(type(of: request)) is not a request this store can execute; use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest.")
         }
     }
 
     /// 0: status, 1: object IDs, 2: count (the three result kinds every batch request has).
-    private static func result(_ code: UInt, keys: [Int64], entity: EntityDescription, store: PersistentStore) -> Any {
+    private static func result(_ code: UInt, _ outcome: BatchOutcome, entity: EntityDescription, store: PersistentStore) -> Any {
         switch code {
-        case 1: keys.map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) }
-        case 2: keys.count
+        case 1: (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) }
+        case 2: outcome.count
         default: true
         }
     }

@@ -76,12 +76,36 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
     /// Accepts every Swift integer and floating-point type and `NSNumber` for numeric
     /// attributes, `String`/`NSString` for strings, `Date`, `Data`, `UUID`, `URL`, `Decimal`.
     public init?(converting value: Any?, to type: AttributeType) {
-        guard let value, !(value is NSNull) else { self = .null; return }
+        guard let value else { self = .null; return }
+        // The common case first: a value of the attribute's own type (`as?` also looks inside a
+        // non-nil Optional). Nil hidden in an `Any` and NSNull are checked only when that fails.
+        if let converted = Self.direct(value, type) {
+            self = converted
+            return
+        }
+        if value is NSNull { self = .null; return }
         if let optional = value as? any OptionalProtocol {
             guard let wrapped = optional.wrappedAny else { self = .null; return }
             self.init(converting: wrapped, to: type)
             return
         }
+        self.init(convertingOther: value, to: type)
+    }
+
+    private static func direct(_ value: Any, _ type: AttributeType) -> ManagedValue? {
+        switch type {
+        case .string: (value as? String).map { .string($0) }
+        case .integer32: (value as? Int32).map { .integer(Int64($0)) }
+        case .integer64: (value as? Int64).map { .integer($0) } ?? (value as? Int).map { .integer(Int64($0)) }
+        case .integer16: (value as? Int16).map { .integer(Int64($0)) }
+        case .double: (value as? Double).map { .double($0) }
+        case .date: (value as? Date).map { .date($0) }
+        case .boolean: (value as? Bool).map { .bool($0) }
+        default: nil
+        }
+    }
+
+    private init?(convertingOther value: Any, to type: AttributeType) {
         switch type {
         case .integer16, .integer32, .integer64:
             guard let v = Self.integer(from: value) else { return nil }

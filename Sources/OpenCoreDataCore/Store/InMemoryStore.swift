@@ -128,7 +128,7 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)]) throws -> [Int64] {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome {
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
             try Self.checkOpen(state)
@@ -139,16 +139,16 @@ package final class InMemoryStore: StoreEngine {
                 row.snapshot.version += 1
                 state.tables[root]?.rows[key] = row
             }
-            return keys
+            return BatchOutcome(count: keys.count, keys: keys)
         }
     }
 
-    package func batchDelete(_ request: StoreFetchRequest) throws -> [Int64] {
+    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome {
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
             try Self.checkOpen(state)
             for key in keys { state.tables[request.entity.rootEntity.name]?.rows[key] = nil }
-            return keys
+            return BatchOutcome(count: keys.count, keys: keys)
         }
     }
 

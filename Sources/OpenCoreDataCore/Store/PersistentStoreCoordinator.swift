@@ -181,12 +181,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Runs a batch operation on the entity's store, in commit order with saves, and drops the
-    /// affected rows from the row cache. Returns the affected keys.
-    package func batch(_ entity: EntityDescription, _ operation: (any StoreEngine) throws -> [Int64]) throws -> (PersistentStore, [Int64]) {
+    /// affected rows from the row cache (all of the entity's rows when the keys are unknown).
+    package func batch(_ entity: EntityDescription, _ operation: (any StoreEngine) throws -> BatchOutcome) throws -> (PersistentStore, BatchOutcome) {
         let store = try store(for: entity)
-        let keys = try saveOrder.withLock { _ in try operation(store.engine) }
-        rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
-        return (store, keys)
+        let outcome = try saveOrder.withLock { _ in try operation(store.engine) }
+        if let keys = outcome.keys {
+            rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
+        } else {
+            rowCache.removeAll { $0.entity.rootEntity === entity.rootEntity }
+        }
+        return (store, outcome)
     }
 
     /// Every save through this coordinator, for Swift concurrency.

@@ -51,5 +51,13 @@ package final class RowCache: Sendable {
         state.withLock { state in for id in ids { state.rows[id] = nil } }
     }
 
+    /// Drops every row whose ID matches.
+    package func removeAll(where matches: (ManagedObjectID) -> Bool) {
+        state.withLock { state in
+            state.rows = state.rows.filter { !matches($0.key) }
+            state.order.removeAll { state.rows[$0] == nil }
+        }
+    }
+
     package var count: Int { state.withLock { $0.rows.count } }
 }

@@ -80,6 +80,16 @@ package struct StoreConflict: Sendable {
     }
 }
 
+/// How many rows a batch operation touched, and which when asked.
+package struct BatchOutcome: Sendable {
+    package var count: Int
+    package var keys: [Int64]?
+    package init(count: Int, keys: [Int64]?) {
+        self.count = count
+        self.keys = keys
+    }
+}
+
 /// What a store implementation provides to the coordinator. Implemented by the SQLite and the
 /// in-memory stores. Every method may be called from any thread: the store owns its own
 /// synchronisation (one writer at a time, concurrent readers).
@@ -104,10 +114,11 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
     /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
     func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64]
-    /// Sets slots of every row the request selects (bumping `Z_OPT`); returns their keys.
-    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)]) throws -> [Int64]
-    /// Deletes every row the request selects; returns their keys.
-    func batchDelete(_ request: StoreFetchRequest) throws -> [Int64]
+    /// Sets slots of every row the request selects (bumping `Z_OPT`); returns how many, and their
+    /// keys when asked (reading them back costs time).
+    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome
+    /// Deletes every row the request selects; returns how many, and their keys when asked.
+    func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome
     /// Closes connections; the store is unusable afterwards.
     func close()
 }
