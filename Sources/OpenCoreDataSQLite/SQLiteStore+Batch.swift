@@ -11,9 +11,9 @@ extension SQLiteStore {
         var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.columns.count)))"
         if !conflictColumns.isEmpty {
             let updates = mapping.columns.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
-            sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
+            // An upserted row keeps its key: read the keys back.
+            sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", ")) RETURNING Z_PK"
         }
-        sql += " RETURNING Z_PK"
         return try withWriter { db in
             try db.transaction {
                 let allocate = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
@@ -35,7 +35,7 @@ extension SQLiteStore {
                     insert.bind(next, at: 1)
                     insert.bind(entityNumber, at: 2)
                     try insert.bind(values, from: 3)
-                    if try insert.step() { keys.append(insert.int64(at: 0)) }
+                    if try insert.step() { keys.append(insert.int64(at: 0)) } else { keys.append(next) }
                     insert.reset()
                     next += 1
                 }
