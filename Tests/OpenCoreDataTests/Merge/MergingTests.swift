@@ -1,6 +1,14 @@
 import OpenCoreData
 import Testing
 
+/// Sets text1 of a note and saves, on the saving context's queue.
+private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObjectID) throws {
+    try saver.performAndWait { () throws in
+        (saver.object(with: id) as? Note)?.text1 = text
+        try saver.save()
+    }
+}
+
 @Suite struct MergingTests {
     /// Two contexts on one store, with one saved note registered in both (the receiver's copy is
     /// returned: registered objects nobody references are dropped, as with weak references).
@@ -68,20 +76,14 @@ import Testing
             idNotifications.append($0)
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        try saver.performAndWait { () throws in
-            (saver.object(with: id) as? Note)?.text1 = "v2"
-            try saver.save()
-        }
+        try save("v2", on: saver, id: id)
         let notification = try #require(idNotifications.values.first)
         #expect((notification.userInfo?[NSUpdatedObjectIDsKey] as? Set<ManagedObjectID>) == [id])
         receiver.performAndWait {
             receiver.mergeChanges(fromContextDidSave: notification)
             #expect(held?.text1 == "v2")
         }
-        try saver.performAndWait { () throws in
-            (saver.object(with: id) as? Note)?.text1 = "v3"
-            try saver.save()
-        }
+        try save("v3", on: saver, id: id)
         ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [id.uriRepresentation()]], into: [receiver])
         receiver.performAndWait { #expect(held?.text1 == "v3") }
         _ = stack
@@ -147,10 +149,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func withoutAutomaticMergingObjectsKeepTheirValuesUntilRefreshed(kind: StoreKind) throws {
         let (stack, saver, receiver, id, held) = try twoContexts(kind)
-        try saver.performAndWait { () throws in
-            (saver.object(with: id) as? Note)?.text1 = "v2"
-            try saver.save()
-        }
+        try save("v2", on: saver, id: id)
         receiver.performAndWait {
             let note = held
             #expect(note?.text1 == "v1")
@@ -163,10 +162,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func refreshWithAndWithoutMergingChanges(kind: StoreKind) throws {
         let (stack, saver, receiver, id, held) = try twoContexts(kind)
-        try saver.performAndWait { () throws in
-            (saver.object(with: id) as? Note)?.text1 = "v2"
-            try saver.save()
-        }
+        try save("v2", on: saver, id: id)
         receiver.performAndWait {
             let note = held
             note?.text2 = "mine"
@@ -184,10 +180,7 @@ import Testing
     func detectConflictsReportsAChangedRow(kind: StoreKind) throws {
         let (stack, saver, receiver, id, _) = try twoContexts(kind)
         try receiver.performAndWait { () throws in try receiver.detectConflicts(for: receiver.object(with: id)) }
-        try saver.performAndWait { () throws in
-            (saver.object(with: id) as? Note)?.text1 = "v2"
-            try saver.save()
-        }
+        try save("v2", on: saver, id: id)
         receiver.performAndWait {
             let error = #expect(throws: CoreDataError.self) { try receiver.detectConflicts(for: receiver.object(with: id)) }
             #expect(error?.conflicts.first?.newVersionNumber == 2)
