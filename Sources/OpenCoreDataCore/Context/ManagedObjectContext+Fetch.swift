@@ -14,6 +14,12 @@ extension ManagedObjectContext {
             return unsafeBitCast(try fetchObjects(request), to: [T].self)
         case .managedObjectIDResultType:
             guard T.self == ManagedObjectID.self else { throw resultTypeMismatch(request) }
+            let plan = try plan(for: request)
+            if !plan.usesPendingChanges && parent == nil {
+                // IDs straight from the keys: no values read, no objects made.
+                let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+                return keys.compactMap { ManagedObjectID.permanent(plan.entity, store: store.identifier, primaryKey: $0) as? T }
+            }
             return try fetchObjects(request).compactMap { $0.objectID as? T }
         case .countResultType:
             guard T.self == NSNumber.self else { throw resultTypeMismatch(request) }
