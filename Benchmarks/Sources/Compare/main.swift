@@ -8,7 +8,8 @@ let n = quick ? 10_000 : 100_000
 // The memory scenario first: a process's resident set does not shrink back after the others.
 var results = [try MemoryScenario.run(count: quick ? 100_000 : 1_000_000)]
 if !arguments.contains("--memory") {
-    results = try Scenarios(n: n, runs: quick ? 3 : 5).all() + [try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + results
+    results = try Scenarios(n: n, runs: quick ? 3 : 5).all() + [try IndexedScenario.run(n: n, runs: quick ? 3 : 5),
+        try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + results
 }
 printTable(results)
 let jsonPath = arguments.firstIndex(of: "--json").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
