@@ -121,13 +121,7 @@ extension ManagedObjectContext {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in pending.all { object.isPendingFlag = false }
-        pending.removeAll()
-        let info = UncheckedSendable([NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
-        let event = SaveEvent(insertedObjectIDs: Set(inserted.map(\.objectID)), updatedObjectIDs: Set(updated.map(\.objectID)),
-                              deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
-        saveEvents.send(event)
+        clearPending()
+        announceSave(inserted: inserted, updated: updated, deleted: deleted)
     }
 }

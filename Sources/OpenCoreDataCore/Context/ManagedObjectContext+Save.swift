@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         !pending.liveInserted(in: self).isEmpty || !pending.liveChanged(in: self).isEmpty
     }
 
-    private func clearPending() {
+    func clearPending() {
         for object in pending.all { object.isPendingFlag = false }
         pending.removeAll()
     }
@@ -129,14 +129,19 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         clearPending()
+        announceSave(inserted: batch.inserted, updated: batch.updated, deleted: batch.deleted)
+    }
+
+    /// Tells observers about a successful save (to the store or into the parent), on this
+    /// context's queue: `.NSManagedObjectContextDidSave` with the objects, the object-ID
+    /// notification, and `didSaveEvents`.
+    func announceSave(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) {
         // Built and delivered on the context's queue.
-        let info = UncheckedSendable([
-            NSInsertedObjectsKey: Set(batch.inserted), NSUpdatedObjectsKey: Set(batch.updated), NSDeletedObjectsKey: Set(batch.deleted),
-        ])
+        let info = UncheckedSendable([NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
         let event = SaveEvent(
-            insertedObjectIDs: Set(batch.inserted.map(\.objectID)), updatedObjectIDs: Set(batch.updated.map(\.objectID)),
-            deletedObjectIDs: Set(batch.deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
+            insertedObjectIDs: Set(inserted.map(\.objectID)), updatedObjectIDs: Set(updated.map(\.objectID)),
+            deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
         saveEvents.send(event)
     }
