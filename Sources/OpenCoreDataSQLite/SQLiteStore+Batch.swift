@@ -16,17 +16,7 @@ extension SQLiteStore {
         }
         return try withWriter { db in
             try db.transaction {
-                let allocate = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
-                try allocate.bind([.integer(Int64(rows.count)), .integer(Int64(rootNumber))])
-                try allocate.run()
-                let select = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-                try select.bind([.integer(Int64(rootNumber))])
-                guard try select.step() else {
-                    select.reset()
-                    throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for \(entity.rootEntity.name).")
-                }
-                var next = select.int64(at: 0) - Int64(rows.count) + 1
-                select.reset()
+                var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
                 let insert = try db.cachedStatement(sql)
                 let entityNumber = Int64(mapping.entityNumbers[0])
                 var keys: [Int64] = []

@@ -4,19 +4,23 @@ extension SQLiteStore {
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         let number = try currentLayout().mapping(for: root).entityNumbers[0]
         return try withWriter { db in
-            try db.transaction {
-                let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
-                try update.bind([.integer(Int64(count)), .integer(Int64(number))])
-                try update.run()
-                let select = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-                defer { select.reset() }
-                try select.bind([.integer(Int64(number))])
-                guard try select.step() else {
-                    throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
-                }
-                return select.int64(at: 0) - Int64(count) + 1
-            }
+            try db.transaction { try reserveKeys(db, root: root, entityNumber: number, count: count) }
         }
+    }
+
+    /// Raises `Z_PRIMARYKEY.Z_MAX` of a root entity by `count` (inside the caller's transaction)
+    /// and returns the first reserved key.
+    func reserveKeys(_ db: SQLiteConnection, root: EntityDescription, entityNumber number: Int, count: Int) throws -> Int64 {
+        let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
+        try update.bind([.integer(Int64(count)), .integer(Int64(number))])
+        try update.run()
+        let select = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+        defer { select.reset() }
+        try select.bind([.integer(Int64(number))])
+        guard try select.step() else {
+            throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
+        }
+        return select.int64(at: 0) - Int64(count) + 1
     }
 
     package func save(_ request: StoreSaveRequest) throws -> [StoreConflict] {
