@@ -126,6 +126,9 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
             try saver.save()
             return note.objectID
         }
+        // Registers (and holds) the note; FIFO also drains the merge of the insert, queued
+        // during that save, so only the three updates below reach the observer.
+        let held = try viewContext.performAndWait { try viewContext.existingObject(with: id) }
         let key = DispatchSpecificKey<String>()
         DispatchQueue.main.setSpecific(key: key, value: "main")
         let seen = Recorder<String>()
@@ -134,7 +137,6 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
             seen.append("\(text)@\(DispatchQueue.getSpecific(key: key) ?? "elsewhere")")
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        _ = try await viewContext.perform { try viewContext.existingObject(with: id).objectID }
         try await saver.perform { () throws in
             for i in 1...3 {
                 (saver.object(with: id) as? Note)?.text1 = "v\(i)"
@@ -144,6 +146,7 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
         // Let the main queue run the merges, then check them.
         for _ in 0..<100 where seen.values.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(seen.values == ["v1@main", "v2@main", "v3@main"])
+        _ = held
     }
 
     @Test(arguments: StoreKind.allCases)
