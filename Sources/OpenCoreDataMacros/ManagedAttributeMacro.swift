@@ -12,9 +12,25 @@ public struct ManagedAttributeMacro: AccessorMacro {
         if case .argumentList(let arguments)? = node.arguments, let first = arguments.first {
             index = first.expression.trimmedDescription
         }
+        var accessors: [AccessorDeclSyntax] = []
+        switch property.kind {
+        case .toOne(let destination):
+            if property.initializer != nil { accessors.append("init(initialValue) {}") }
+            accessors.append("get { self.managedToOne(forKey: \(literal: property.name), as: \(raw: destination).self) }")
+            accessors.append("set { self.setManagedToOne(newValue, forKey: \(literal: property.name)) }")
+            return accessors
+        case .toMany(let destination):
+            if property.initializer != nil { accessors.append("init(initialValue) {}") }
+            accessors.append("get { self.managedToMany(forKey: \(literal: property.name), as: \(raw: destination).self) }")
+            accessors.append("set { self.setManagedToMany(newValue, forKey: \(literal: property.name)) }")
+            return accessors
+        case .orderedToMany, .unsupported:
+            return []
+        case .attribute:
+            break
+        }
         let fallback = property.initializer?.trimmedDescription ?? (property.isOptional ? "nil" : nil)
         guard let fallback else { return [] }
-        var accessors: [AccessorDeclSyntax] = []
         if property.initializer != nil {
             // The initial value lives in the entity description (the default of new objects);
             // the accessor only lets the declaration keep its `= value`.

@@ -6,8 +6,9 @@ import SwiftSyntaxMacros
 /// `@Managed`: makes a `ManagedObject` subclass a Core Data entity.
 ///
 /// - member attributes: `@_ManagedAttribute` on every managed stored `var`;
-/// - extension: conformance to `ManagedEntity` with the entity description (attributes,
-///   defaults, options, key paths) and `fetchRequest()`.
+/// - members: `entityName` and `makeEntityDescription()` (attributes, relationships, defaults,
+///   options, key paths; overrides in a subclass of another managed class);
+/// - extension: conformance to `ManagedEntity` (root classes only; subclasses inherit it).
 public struct ManagedMacro {}
 
 extension ManagedMacro: MemberAttributeMacro {
@@ -19,11 +20,123 @@ extension ManagedMacro: MemberAttributeMacro {
     ) throws -> [AttributeSyntax] {
         guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
               let property = ManagedProperty.parse(variable), property.isManageable else { return [] }
-        // The property's position among the class's managed properties: the accessors' slot hint.
-        let managed = declaration.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self).flatMap(ManagedProperty.parse) }
-            .filter(\.isManageable)
-        let index = managed.firstIndex { $0.name == property.name } ?? -1
+        // An attribute's position among the class's attributes: the accessors' slot hint.
+        let attributes = declaration.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self).flatMap(ManagedProperty.parse) }
+            .filter { $0.isManageable && $0.kind == .attribute }
+        let index = attributes.firstIndex { $0.name == property.name } ?? -1
         return ["@_ManagedAttribute(index: \(raw: index))"]
+    }
+}
+
+extension ManagedMacro: MemberMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: ManagedDiagnostic.notAClass))
+            return []
+        }
+        let (properties, constraints, problems) = describe(classDecl)
+        for problem in problems { context.diagnose(problem) }
+        guard problems.isEmpty else { return [] }
+        let className = classDecl.name.text
+        let access = classDecl.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
+        let superclass = managedSuperclass(of: classDecl)
+        let modifiers = access + (superclass == nil ? "" : "override ") + "class"
+        var setup = ""
+        if !constraints.isEmpty { setup += "\n    entity.uniquenessConstraints = [\(constraints.joined(separator: ", "))]" }
+        if let superclass { setup += "\n    entity.superentityClass = \(superclass).self" }
+        return [
+            """
+            /// The entity's name, as in the model.
+            \(raw: modifiers) var entityName: String { \(literal: className) }
+            """,
+            """
+            /// A new description of the entity of this class.
+            \(raw: modifiers) func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                let entity = OpenCoreData.EntityDescription(name: \(literal: className), managedObjectClass: \(raw: className).self, properties: [
+                    \(raw: properties.joined(separator: ",\n        "))
+                ])\(raw: setup)
+                return entity
+            }
+            """,
+        ]
+    }
+
+    /// The property descriptions and uniqueness constraints of a class, and the problems that
+    /// keep properties from being managed.
+    static func describe(_ classDecl: ClassDeclSyntax) -> (properties: [String], constraints: [String], problems: [Diagnostic]) {
+        let className = classDecl.name.text
+        var properties: [String] = []
+        var constraints: [String] = []
+        var problems: [Diagnostic] = []
+        for member in classDecl.memberBlock.members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
+            if variable.bindingSpecifier.tokenKind == .keyword(.let),
+               !variable.modifiers.contains(where: { $0.name.text == "static" }), !variable.hasAttribute("Transient") {
+                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.letProperty))
+                continue
+            }
+            guard let property = ManagedProperty.parse(variable) else { continue }
+            switch property.kind {
+            case .unsupported:
+                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.unsupportedType(property.name, property.typeText)))
+                continue
+            case .orderedToMany:
+                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.orderedToMany(property.name)))
+                continue
+            case .toOne(let destination), .toMany(let destination):
+                properties.append(relationship(property, destination: destination, className: className))
+                continue
+            case .attribute:
+                break
+            }
+            guard property.initializer != nil || property.isOptional else {
+                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.missingDefault(property.name, property.typeText)))
+                continue
+            }
+            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage"]
+            for option in property.options where !known.contains(option) {
+                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.unknownOption(option)))
+            }
+            let defaultText = property.initializer?.trimmedDescription ?? "nil"
+            let options = property.options.filter { known.contains($0) && $0 != "unique" }.map { ".\($0)" }
+            properties.append(
+                "OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \\\(className).\(property.name), default: \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))")
+            if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
+        }
+        return (properties, constraints, problems)
+    }
+
+    private static func relationship(_ property: ManagedProperty, destination: String, className: String) -> String {
+        var arguments = [
+            stringLiteral(property.name), "\\\(className).\(property.name)", "destination: \(destination).self",
+        ]
+        if case .toMany = property.kind { arguments.append("toMany: true") }
+        if property.isImplicitlyUnwrapped { arguments.append("isOptional: false") }
+        let given = property.relationshipArguments
+        for label in ["deleteRule", "inverse", "minimumCount", "maximumCount"] {
+            if let value = given[label] { arguments.append("\(label): \(value)") }
+        }
+        return "OpenCoreData.RelationshipDescription.managed(\(arguments.joined(separator: ", ")))"
+    }
+
+    /// The superclass when it is another managed class (not `ManagedObject` itself).
+    static func managedSuperclass(of classDecl: ClassDeclSyntax) -> String? {
+        guard let first = classDecl.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription else { return nil }
+        return ["ManagedObject", "OpenCoreData.ManagedObject", "NSManagedObject", "OpenCoreData.NSManagedObject"].contains(first) ? nil : first
+    }
+
+    static func stringLiteral(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "\"" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return "\"" + escaped + "\""
     }
 }
 
@@ -35,75 +148,13 @@ extension ManagedMacro: ExtensionMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
-            context.diagnose(Diagnostic(node: node, message: ManagedDiagnostic.notAClass))
-            return []
-        }
-        let className = classDecl.name.text
-        var attributes: [String] = []
-        var constraints: [String] = []
-        var valid = true
-        for member in classDecl.memberBlock.members {
-            guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
-            if variable.bindingSpecifier.tokenKind == .keyword(.let),
-               !variable.modifiers.contains(where: { $0.name.text == "static" }), !variable.hasAttribute("Transient") {
-                context.diagnose(Diagnostic(node: variable, message: ManagedDiagnostic.letProperty))
-                valid = false
-                continue
-            }
-            guard let property = ManagedProperty.parse(variable) else { continue }
-            guard ManagedProperty.supportedTypes.contains(property.baseTypeName) else {
-                context.diagnose(Diagnostic(node: variable, message: ManagedDiagnostic.unsupportedType(property.name, property.typeText)))
-                valid = false
-                continue
-            }
-            guard property.initializer != nil || property.isOptional else {
-                context.diagnose(Diagnostic(node: variable, message: ManagedDiagnostic.missingDefault(property.name, property.typeText)))
-                valid = false
-                continue
-            }
-            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage"]
-            for option in property.options where !known.contains(option) {
-                context.diagnose(Diagnostic(node: variable, message: ManagedDiagnostic.unknownOption(option)))
-                valid = false
-            }
-            let defaultText = property.initializer?.trimmedDescription ?? "nil"
-            let options = property.options.filter { known.contains($0) && $0 != "unique" }.map { ".\($0)" }
-            attributes.append(
-                "OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \\\(className).\(property.name), default: \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))")
-            if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
-        }
-        guard valid else { return [] }
-        let access = classDecl.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
-        let constraintLine = constraints.isEmpty ? "" : "\n        entity.uniquenessConstraints = [\(constraints.joined(separator: ", "))]"
-        let decl: DeclSyntax = """
-        extension \(type.trimmed): OpenCoreData.ManagedEntity {
-            \(raw: access)static var entityName: String { \(literal: className) }
-
-            \(raw: access)static func makeEntityDescription() -> OpenCoreData.EntityDescription {
-                let entity = OpenCoreData.EntityDescription(name: \(literal: className), managedObjectClass: \(raw: className).self, properties: [
-                    \(raw: attributes.joined(separator: ",\n            "))
-                ])\(raw: constraintLine)
-                return entity
-            }
-
-            /// A fetch request for all \(raw: className) objects, as Xcode's generated `fetchRequest()`.
-            \(raw: access)static func fetchRequest() -> OpenCoreData.FetchRequest<\(raw: className)> {
-                OpenCoreData.FetchRequest<\(raw: className)>(entityName: \(literal: className))
-            }
-        }
-        """
+        // A subclass of a managed class inherits the conformance (and overrides the members).
+        // Nothing when the members could not be made: the member expansion reports why.
+        guard let classDecl = declaration.as(ClassDeclSyntax.self), managedSuperclass(of: classDecl) == nil,
+              describe(classDecl).problems.isEmpty else { return [] }
+        let decl: DeclSyntax = "extension \(type.trimmed): OpenCoreData.ManagedEntity {}"
         guard let ext = decl.as(ExtensionDeclSyntax.self) else { return [] }
         return [ext]
-    }
-
-    private static func stringLiteral(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if character == "\\" || character == "\"" { escaped.append("\\") }
-            escaped.append(character)
-        }
-        return "\"" + escaped + "\""
     }
 }
 
@@ -113,6 +164,7 @@ enum ManagedDiagnostic: DiagnosticMessage {
     case unsupportedType(String, String)
     case missingDefault(String, String)
     case unknownOption(String)
+    case orderedToMany(String)
 
     var message: String {
         switch self {
@@ -124,6 +176,8 @@ enum ManagedDiagnostic: DiagnosticMessage {
             "'\(name)' has type '\(type)', which is not a supported attribute type. Use \(ManagedProperty.supportedList), or mark the property @Transient"
         case .missingDefault(let name, let type):
             "'\(name)' needs a default value ('var \(name): \(type) = …') or an optional type ('\(type)?'): new objects must start with a value"
+        case .orderedToMany(let name):
+            "'\(name)' is an ordered to-many relationship ([T]); these are not supported yet. Use Set<T>"
         case .unknownOption(let option):
             "Unknown attribute option '.\(option)'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage"
         }

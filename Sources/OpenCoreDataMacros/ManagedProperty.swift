@@ -11,6 +11,8 @@ struct ManagedProperty {
     var initializer: ExprSyntax?
     var options: [String]
     var declaration: VariableDeclSyntax
+    /// `Folder!`: a mandatory to-one relationship.
+    var isImplicitlyUnwrapped = false
 
     /// The Swift types an attribute may have.
     static let supportedTypes: Set<String> = [
@@ -38,9 +40,13 @@ struct ManagedProperty {
         let typeText = binding.typeAnnotation?.type.trimmedDescription ?? ""
         var base = typeText
         var optional = false
+        var unwrapped = false
         if let opt = binding.typeAnnotation?.type.as(OptionalTypeSyntax.self) {
             base = opt.wrappedType.trimmedDescription
             optional = true
+        } else if let iuo = binding.typeAnnotation?.type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+            base = iuo.wrappedType.trimmedDescription
+            unwrapped = true
         } else if let ident = binding.typeAnnotation?.type.as(IdentifierTypeSyntax.self), ident.name.text == "Optional",
                   let arg = ident.genericArgumentClause?.arguments.first {
             base = arg.argument.trimmedDescription
@@ -50,14 +56,72 @@ struct ManagedProperty {
         if base.hasPrefix("Swift.") { base = String(base.dropFirst("Swift.".count)) }
         return ManagedProperty(
             name: identifier.identifier.text, typeText: typeText, baseTypeName: base, isOptional: optional,
-            initializer: binding.initializer?.value, options: decl.attributeOptions("Attribute"), declaration: decl)
+            initializer: binding.initializer?.value, options: decl.attributeOptions("Attribute"), declaration: decl,
+            isImplicitlyUnwrapped: unwrapped)
     }
 }
 
 extension ManagedProperty {
-    /// Whether `@Managed` turns the property into a managed attribute.
+    /// What kind of managed property a declaration is.
+    enum Kind: Equatable {
+        case attribute
+        /// `Folder?` (optional) or `Folder!` (mandatory).
+        case toOne(destination: String)
+        /// `Set<Memo>`.
+        case toMany(destination: String)
+        /// `[Memo]`.
+        case orderedToMany(destination: String)
+        /// A type that is neither an attribute type nor a relationship.
+        case unsupported
+    }
+
+    var kind: Kind {
+        if Self.supportedTypes.contains(baseTypeName) { return .attribute }
+        let type = declaration.bindings.first?.typeAnnotation?.type
+        if !isOptional && !isImplicitlyUnwrapped {
+            if let ident = type?.as(IdentifierTypeSyntax.self), ident.name.text == "Set",
+               let element = ident.genericArgumentClause?.arguments.first?.argument.trimmedDescription, Self.isEntityName(element) {
+                return .toMany(destination: element)
+            }
+            if let array = type?.as(ArrayTypeSyntax.self), Self.isEntityName(array.element.trimmedDescription) {
+                return .orderedToMany(destination: array.element.trimmedDescription)
+            }
+            return .unsupported
+        }
+        return Self.isEntityName(baseTypeName) ? .toOne(destination: baseTypeName) : .unsupported
+    }
+
+    /// Whether a type name can be a managed class: a (possibly qualified) identifier that is not
+    /// one of the attribute types or a standard collection.
+    private static func isEntityName(_ name: String) -> Bool {
+        let last = name.split(separator: ".").last.map(String.init) ?? name
+        guard let first = last.first, first.isLetter || first == "_" else { return false }
+        let notEntities: Set<String> = supportedTypes.union(["Any", "AnyObject", "Array", "Set", "Dictionary", "Optional", "Character", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Int8"])
+        return !notEntities.contains(last) && last.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
+    }
+
+    /// Whether `@Managed` turns the property into a managed attribute or relationship.
     var isManageable: Bool {
-        Self.supportedTypes.contains(baseTypeName) && (initializer != nil || isOptional)
+        switch kind {
+        case .attribute: initializer != nil || isOptional
+        case .toOne: true
+        case .toMany: true
+        case .orderedToMany, .unsupported: false
+        }
+    }
+
+    /// The labeled arguments of `@Relationship(...)`, as source text by label.
+    var relationshipArguments: [String: String] {
+        for element in declaration.attributes {
+            guard case .attribute(let attribute) = element, attribute.attributeName.trimmedDescription == "Relationship",
+                  case .argumentList(let arguments)? = attribute.arguments else { continue }
+            var result: [String: String] = [:]
+            for argument in arguments {
+                result[argument.label?.text ?? ""] = argument.expression.trimmedDescription
+            }
+            return result
+        }
+        return [:]
     }
 }
 

@@ -1,9 +1,12 @@
 import Foundation
 import OpenCoreDataCore
 
-/// Core Data's SQLite layout for a model: one table per root entity (`Z<ROOT>`), columns
-/// `Z_PK, Z_ENT, Z_OPT` then one `Z<ATTRIBUTE>` column per stored attribute in Core Data's
-/// column order, and the indexes Core Data makes. See `docs/StorageLayout.md`.
+/// Core Data's SQLite layout for a model: one table per root entity (`Z<ROOT>`, single-table
+/// inheritance), columns `Z_PK, Z_ENT, Z_OPT` then one `Z<ATTRIBUTE>` column per stored
+/// attribute and one `Z<RELATIONSHIP>` foreign key per to-one (with a `Z<n>_<RELATIONSHIP>`
+/// entity column when the destination has sub-entities), in Core Data's column order; a
+/// `Z_<n><RELATIONSHIP>` join table per many-to-many pair; and the indexes Core Data makes.
+/// See `docs/StorageLayout.md`.
 struct SQLiteLayout: Sendable {
     struct Table: Sendable {
         var name: String
@@ -12,76 +15,183 @@ struct SQLiteLayout: Sendable {
         var root: EntityDescription
     }
 
-    /// Per entity: its table and, per attribute slot, its column name.
+    /// Per entity: its table and, per value slot (attributes, then to-ones), its column.
     struct EntityMapping: Sendable {
         var table: String
+        /// Per value slot, the column name.
         var columns: [String]
         var types: [AttributeType]
+        /// Per value slot, the position of its column among the table's columns.
+        var tableIndexes: [Int]
+        /// For to-one slots whose destination has sub-entities: the `Z<n>_<NAME>` column holding
+        /// the destination's `Z_ENT`, and its position among the table's columns.
+        var entityColumns: [Int: (name: String, tableIndex: Int)]
+        /// For to-one slots: the destination entity.
+        var destinations: [Int: EntityDescription]
         /// `Z_ENT` values of the entity and its sub-entities (for fetches that include them).
         var entityNumbers: [Int]
         var hasSubentities: Bool
+        /// Every column of the table after `Z_PK, Z_ENT, Z_OPT` (rows of any entity of the
+        /// hierarchy are read with these).
+        var tableColumns: [String]
+
+        /// The columns an insert writes, after `Z_PK, Z_ENT, Z_OPT`: one per slot, then the
+        /// entity columns in slot order.
+        var insertColumns: [String] {
+            columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
+        }
+    }
+
+    /// How a to-many relationship is stored: through its inverse's foreign key, or in a join table.
+    enum ToManyStorage: Sendable {
+        /// The destination table's `column` holds the source's key.
+        case inverseForeignKey(table: String, column: String, destination: EntityDescription)
+        /// A join table: `ownColumn` holds the source's key, `otherColumn` the destination's.
+        case joinTable(table: String, ownColumn: String, otherColumn: String, destination: EntityDescription)
     }
 
     private(set) var tables: [Table] = []
     private var mappings: [ObjectIdentifier: EntityMapping] = [:]
+    private var toMany: [ObjectIdentifier: ToManyStorage] = [:]
+    private(set) var joinTables: [String] = []
     private(set) var indexes: [String] = []
+    /// Every entity by its `Z_ENT`.
+    private(set) var entitiesByNumber: [Int: EntityDescription] = [:]
+    private var numbersByEntity: [ObjectIdentifier: Int] = [:]
 
     init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
+        for entity in model.entities {
+            let number = entityNumbers[entity.name] ?? entity.entityNumber
+            entitiesByNumber[number] = entity
+            numbersByEntity[ObjectIdentifier(entity)] = number
+        }
+        let number = { [numbersByEntity] (entity: EntityDescription) in numbersByEntity[ObjectIdentifier(entity)] ?? entity.entityNumber }
         let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
         for root in roots {
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-            // (group, declaring entity number, property name) → column
-            var columns: [(key: (Int, Int, String), name: String, type: String)] = []
-            var slotColumns: [ObjectIdentifier: [String: String]] = [:]
-            for entity in Self.subtree(root) {
-                let number = entityNumbers[entity.name] ?? entity.entityNumber
-                let own = entity.properties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }.sorted { $0.name < $1.name }
-                for attribute in own {
-                    var name = "Z" + attribute.name.uppercased()
-                    let base = name
-                    var suffix = 0
-                    while used.contains(name) {
-                        suffix += 1
-                        name = base + String(suffix)
+            func unique(_ base: String) -> String {
+                var name = base
+                var suffix = 0
+                while used.contains(name) {
+                    suffix += 1
+                    name = base + String(suffix)
+                }
+                used.insert(name)
+                return name
+            }
+            // Sort key: (group, declaring entity number, part, property name, sub-order).
+            var columns: [(key: (Int, Int, Int, String, Int), name: String, type: String)] = []
+            var columnOf: [ObjectIdentifier: [String: String]] = [:]
+            var entityColumnOf: [ObjectIdentifier: [String: String]] = [:]
+            // Declaration order first (Z_ENT, then property order) decides which duplicate keeps its name.
+            for entity in Self.subtree(root).sorted(by: { number($0) < number($1) }) {
+                let declaring = number(entity)
+                for property in entity.properties where !property.isTransient {
+                    if let attribute = property as? AttributeDescription {
+                        let name = unique("Z" + attribute.name.uppercased())
+                        columns.append(((Self.group(attribute.attributeType), declaring, 0, attribute.name, 0), name, attribute.attributeType.sqliteColumnType))
+                        columnOf[ObjectIdentifier(entity), default: [:]][attribute.name] = name
+                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+                        let name = unique("Z" + relationship.name.uppercased())
+                        columns.append(((0, declaring, 1, relationship.name, 0), name, "INTEGER"))
+                        columnOf[ObjectIdentifier(entity), default: [:]][relationship.name] = name
+                        if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
+                            let entityColumn = unique("Z\(number(destination))_" + relationship.name.uppercased())
+                            columns.append(((0, declaring, 1, relationship.name, 1), entityColumn, "INTEGER"))
+                            entityColumnOf[ObjectIdentifier(entity), default: [:]][relationship.name] = entityColumn
+                        }
                     }
-                    used.insert(name)
-                    columns.append(((Self.group(attribute.attributeType), number, attribute.name), name, attribute.attributeType.sqliteColumnType))
-                    slotColumns[ObjectIdentifier(entity), default: [:]][attribute.name] = name
                 }
             }
             columns.sort { a, b in
                 if a.key.0 != b.key.0 { return a.key.0 < b.key.0 }
                 if a.key.1 != b.key.1 { return a.key.1 < b.key.1 }
-                return a.key.2 < b.key.2
+                if a.key.2 != b.key.2 { return a.key.2 < b.key.2 }
+                if a.key.3 != b.key.3 { return a.key.3 < b.key.3 }
+                return a.key.4 < b.key.4
             }
             let tableName = "Z" + root.name.uppercased()
+            let tableColumns = columns.map(\.name)
             tables.append(Table(name: tableName, columns: columns.map { ($0.name, $0.type) }, root: root))
             if !root.subentities.isEmpty {
                 indexes.append("CREATE INDEX IF NOT EXISTS \(tableName)_Z_ENT_INDEX ON \(tableName) (Z_ENT)")
             }
-            for entity in Self.subtree(root) {
-                // An inherited attribute keeps the column of the entity that declares it.
-                let names = entity.storedAttributes.map { attribute in
-                    var declaring: EntityDescription? = entity
-                    while let current = declaring {
-                        if let column = slotColumns[ObjectIdentifier(current)]?[attribute.name] { return column }
-                        declaring = current.superentity
-                    }
-                    return "Z" + attribute.name.uppercased()
+            // An inherited property keeps the column of the entity that declares it.
+            func lookup(_ table: [ObjectIdentifier: [String: String]], _ entity: EntityDescription, _ name: String) -> String? {
+                var declaring: EntityDescription? = entity
+                while let current = declaring {
+                    if let column = table[ObjectIdentifier(current)]?[name] { return column }
+                    declaring = current.superentity
                 }
-                let numbers = Self.subtree(entity).map { entityNumbers[$0.name] ?? $0.entityNumber }
+                return nil
+            }
+            for entity in Self.subtree(root) {
+                let slotNames = entity.storedAttributes.map(\.name) + entity.toOneRelationships.map(\.name)
+                let names = slotNames.map { lookup(columnOf, entity, $0) ?? "Z" + $0.uppercased() }
+                var entityColumns: [Int: (name: String, tableIndex: Int)] = [:]
+                var destinations: [Int: EntityDescription] = [:]
+                for (offset, relationship) in entity.toOneRelationships.enumerated() {
+                    let slot = entity.storedAttributes.count + offset
+                    destinations[slot] = relationship.destinationEntity
+                    if let column = lookup(entityColumnOf, entity, relationship.name), let index = tableColumns.firstIndex(of: column) {
+                        entityColumns[slot] = (column, index)
+                    }
+                }
+                let numbers = Self.subtree(entity).map(number)
                 mappings[ObjectIdentifier(entity)] = EntityMapping(
-                    table: tableName, columns: names, types: entity.storedAttributes.map(\.attributeType),
-                    entityNumbers: numbers, hasSubentities: !entity.subentities.isEmpty)
+                    table: tableName, columns: names,
+                    types: entity.storedAttributes.map(\.attributeType) + entity.toOneRelationships.map { _ in .objectID },
+                    tableIndexes: names.map { tableColumns.firstIndex(of: $0) ?? 0 },
+                    entityColumns: entityColumns, destinations: destinations,
+                    entityNumbers: numbers, hasSubentities: !entity.subentities.isEmpty, tableColumns: tableColumns)
+                for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where !relationship.isToMany && !relationship.isTransient {
+                    if let column = lookup(columnOf, entity, relationship.name) {
+                        indexes.append("CREATE INDEX IF NOT EXISTS \(tableName)_\(column)_INDEX ON \(tableName) (\(column))")
+                    }
+                }
                 for attribute in entity.properties.compactMap({ $0 as? AttributeDescription }) where attribute.isIndexed && !attribute.isTransient {
-                    if let slot = entity.storedAttributes.firstIndex(where: { $0 === attribute }) {
-                        indexes.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name)_\(attribute.name) ON \(tableName) (\(names[slot]) COLLATE BINARY ASC)")
+                    if let column = lookup(columnOf, entity, attribute.name) {
+                        indexes.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name)_\(attribute.name) ON \(tableName) (\(column) COLLATE BINARY ASC)")
                     }
                 }
                 for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
-                    let columns = constraint.compactMap { key in entity.storedAttributes.firstIndex { $0.name == key }.map { names[$0] } }
+                    let columns = constraint.compactMap { lookup(columnOf, entity, $0) }
                     guard columns.count == constraint.count else { continue }
                     indexes.append("CREATE UNIQUE INDEX IF NOT EXISTS Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(tableName) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                }
+            }
+        }
+        addToManyStorage(model: model, number: number)
+    }
+
+    /// To-many relationships: through the inverse's foreign key, or (both sides to-many) a join
+    /// table named after the side whose entity has the lower `Z_ENT` (FORMAT.md §7).
+    private mutating func addToManyStorage(model: ManagedObjectModel, number: (EntityDescription) -> Int) {
+        var madeTables = Set<String>()
+        for entity in model.entities {
+            for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where relationship.isToMany && !relationship.isTransient {
+                guard let inverse = relationship.inverseRelationship, let destination = relationship.destinationEntity,
+                      let destinationMapping = mappings[ObjectIdentifier(destination)] else { continue }
+                if !inverse.isToMany {
+                    let slot = destination.toOneSlotByName[inverse.name] ?? 0
+                    toMany[ObjectIdentifier(relationship)] = .inverseForeignKey(table: destinationMapping.table, column: destinationMapping.columns[slot], destination: destination)
+                    continue
+                }
+                guard let inverseOwner = inverse.entity else { continue }
+                // R1 belongs to the entity with the lower Z_ENT; a reflexive pair: the later name.
+                let isFirst = number(entity) != number(inverseOwner)
+                    ? number(entity) < number(inverseOwner)
+                    : relationship.name > inverse.name
+                let (r1, e1, r2, e2) = isFirst ? (relationship, entity, inverse, inverseOwner) : (inverse, inverseOwner, relationship, entity)
+                let table = "Z_\(number(e1))\(r1.name.uppercased())"
+                let e1Column = "Z_\(number(e1))\(r2.name.uppercased())"
+                let e2Column = "Z_\(number(e2))\(r1.name.uppercased())"
+                toMany[ObjectIdentifier(relationship)] = isFirst
+                    ? .joinTable(table: table, ownColumn: e1Column, otherColumn: e2Column, destination: destination)
+                    : .joinTable(table: table, ownColumn: e2Column, otherColumn: e1Column, destination: destination)
+                if madeTables.insert(table).inserted {
+                    joinTables.append("CREATE TABLE \(table) ( \(e1Column) INTEGER, \(e2Column) INTEGER, PRIMARY KEY (\(e1Column), \(e2Column)) )")
+                    indexes.append("CREATE INDEX IF NOT EXISTS \(table)_\(e2Column)_INDEX ON \(table) (\(e2Column), \(e1Column))")
                 }
             }
         }
@@ -94,12 +204,24 @@ struct SQLiteLayout: Sendable {
         return mapping
     }
 
-    /// `CREATE TABLE` statements for the entity tables.
+    func storage(of relationship: RelationshipDescription) throws -> ToManyStorage {
+        guard let storage = toMany[ObjectIdentifier(relationship)] else {
+            throw CoreDataError(.coreData, "The relationship '\(relationship.name)' is not a to-many relationship of the model this SQLite store was opened with.")
+        }
+        return storage
+    }
+
+    /// The `Z_ENT` of an entity in this store.
+    func entityNumber(of entity: EntityDescription) -> Int {
+        numbersByEntity[ObjectIdentifier(entity)] ?? entity.entityNumber
+    }
+
+    /// `CREATE TABLE` statements for the entity and join tables.
     var createTableStatements: [String] {
         tables.map { table in
             let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + table.columns.map { "\($0.name) \($0.type)" }
             return "CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )"
-        }
+        } + joinTables
     }
 
     private static func subtree(_ entity: EntityDescription) -> [EntityDescription] {
@@ -109,7 +231,7 @@ struct SQLiteLayout: Sendable {
     /// Core Data's column groups (see FORMAT.md §7).
     private static func group(_ type: AttributeType) -> Int {
         switch type {
-        case .integer16, .integer32, .integer64, .boolean: 0
+        case .integer16, .integer32, .integer64, .boolean, .objectID: 0
         case .date, .double, .float: 1
         case .decimal: 2
         case .string: 3

@@ -48,6 +48,13 @@ final class SQLiteStatement: @unchecked Sendable {
         case .uuid(let v):
             let bytes = v.bytes
             code = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, 16, ocd_sqlite_transient()) }
+        case .object(let id):
+            // A to-one relationship's foreign key. Contexts give objects permanent IDs before
+            // they write them, so an unsaved destination here is a bug in the caller.
+            guard let key = id.primaryKey else {
+                throw CoreDataError(.persistentStoreSave, "The object \(id) has no permanent ID yet; it cannot be referenced in the store. Save or obtainPermanentIDs(for:) first.")
+            }
+            code = sqlite3_bind_int64(handle, index, key)
         }
         guard code == SQLITE_OK else { throw SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql) }
     }
@@ -104,7 +111,7 @@ final class SQLiteStatement: @unchecked Sendable {
     func value(at column: Int32, type: AttributeType) -> ManagedValue {
         if sqlite3_column_type(handle, column) == SQLITE_NULL { return .null }
         switch type {
-        case .integer16, .integer32, .integer64: return .integer(sqlite3_column_int64(handle, column))
+        case .integer16, .integer32, .integer64, .objectID: return .integer(sqlite3_column_int64(handle, column))
         case .boolean: return .bool(sqlite3_column_int64(handle, column) != 0)
         case .double, .float: return .double(sqlite3_column_double(handle, column))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, column)))

@@ -2,21 +2,24 @@ import OpenCoreDataCore
 
 extension SQLiteStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let mapping = try currentLayout().mapping(for: request.entity)
-        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.columns.map { ", " + $0 }.joined())
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        let mixed = mapping.hasSubentities && request.includesSubentities
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
             try statement.bind(arguments)
             var rows: [StoreRow] = []
-            let types = mapping.types
             while try statement.step() {
-                var values: [ManagedValue] = []
-                values.reserveCapacity(types.count)
-                for (index, type) in types.enumerated() {
-                    values.append(statement.value(at: Int32(index + 3), type: type))
+                var entity = request.entity
+                var rowMapping = mapping
+                if mixed {
+                    entity = rowEntity(statement.int64(at: 1), requested: request.entity, layout: layout)
+                    if entity !== request.entity { rowMapping = try layout.mapping(for: entity) }
                 }
-                rows.append(StoreRow(entity: request.entity, primaryKey: statement.int64(at: 0),
+                let values = readValues(statement, from: 3, mapping: rowMapping, layout: layout)
+                rows.append(StoreRow(entity: entity, primaryKey: statement.int64(at: 0),
                                      snapshot: RowSnapshot(values: values, version: statement.int64(at: 2))))
             }
             return rows
@@ -52,8 +55,35 @@ extension SQLiteStore {
     }
 
     package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
-        let request = StoreFetchRequest(entity: entity, predicate: .primaryKeyIn([primaryKey]))
+        // From the root, so that the row's own entity (a sub-entity) comes back.
+        let request = StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))
         return try fetch(request).first
+    }
+
+    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID] {
+        let layout = try currentLayout()
+        let sql: String
+        let target: EntityDescription
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let column, let destination):
+            sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column) = ? ORDER BY Z_PK"
+            target = destination
+        case .joinTable(let table, let ownColumn, let otherColumn, let destination):
+            let mapping = try layout.mapping(for: destination)
+            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) = ? ORDER BY d.Z_PK"
+            target = destination
+        }
+        return try readers.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind([.integer(primaryKey)])
+            var ids: [ManagedObjectID] = []
+            while try statement.step() {
+                let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
+                ids.append(.permanent(entity, store: identifier, primaryKey: statement.int64(at: 0)))
+            }
+            return ids
+        }
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.

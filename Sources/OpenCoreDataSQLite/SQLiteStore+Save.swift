@@ -39,17 +39,24 @@ extension SQLiteStore {
                         statement = cached
                     } else {
                         let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
+                            + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
                         statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
                         updateStatements[shape] = statement
                     }
-                    try statement.bind([.integer(update.expectedVersion + 1)] + update.slots.map { update.values[$0] })
-                    let base = Int32(update.slots.count + 2)
+                    let entityValues: [ManagedValue] = update.slots.compactMap { slot in
+                        guard mapping.entityColumns[slot] != nil else { return nil }
+                        guard case .object(let id) = update.values[slot] else { return .null }
+                        return .integer(Int64(layout.entityNumber(of: id.entity)))
+                    }
+                    let bound = [.integer(update.expectedVersion + 1)] + update.slots.map { update.values[$0] } + entityValues
+                    try statement.bind(bound)
+                    let base = Int32(bound.count + 1)
                     statement.bind(update.primaryKey, at: base)
                     statement.bind(update.expectedVersion, at: base + 1)
                     try statement.run()
                     if db.changes == 0 {
                         conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
-                                                       current: try currentRow(db, mapping: mapping, primaryKey: update.primaryKey)))
+                                                       current: try currentRow(db, mapping: mapping, layout: layout, primaryKey: update.primaryKey)))
                     }
                 }
                 for delete in request.deletes {
@@ -57,7 +64,7 @@ extension SQLiteStore {
                     let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
                     try statement.bind([.integer(delete.primaryKey), .integer(delete.expectedVersion)])
                     try statement.run()
-                    if db.changes == 0, let current = try currentRow(db, mapping: mapping, primaryKey: delete.primaryKey) {
+                    if db.changes == 0, let current = try currentRow(db, mapping: mapping, layout: layout, primaryKey: delete.primaryKey) {
                         conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))
                     }
                 }
@@ -66,6 +73,7 @@ extension SQLiteStore {
                     return conflicts
                 }
                 try insert(request.inserts, db: db, layout: layout)
+                try writeJoins(request.joins, db: db, layout: layout)
                 try db.execute("COMMIT")
                 return []
             } catch {
@@ -81,34 +89,47 @@ extension SQLiteStore {
     }
 
     private func insert(_ inserts: [StoreSaveRequest.Insert], db: SQLiteConnection, layout: SQLiteLayout) throws {
-        var statements: [ObjectIdentifier: (SQLiteStatement, Int64)] = [:]
+        var statements: [ObjectIdentifier: (SQLiteStatement, Int64, SQLiteLayout.EntityMapping)] = [:]
         for insert in inserts {
             let key = ObjectIdentifier(insert.entity)
-            let (statement, entityNumber): (SQLiteStatement, Int64)
+            let (statement, entityNumber, mapping): (SQLiteStatement, Int64, SQLiteLayout.EntityMapping)
             if let cached = statements[key] {
-                (statement, entityNumber) = cached
+                (statement, entityNumber, mapping) = cached
             } else {
-                let mapping = try layout.mapping(for: insert.entity)
-                let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
-                let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.columns.count)))"
+                mapping = try layout.mapping(for: insert.entity)
+                let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
+                let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.insertColumns.count)))"
                 (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
-                statements[key] = (statement, entityNumber)
+                statements[key] = (statement, entityNumber, mapping)
             }
             statement.bind(insert.primaryKey, at: 1)
             statement.bind(entityNumber, at: 2)
-            try statement.bind(insert.values, from: 3)
+            try statement.bind(insertValues(insert.values, mapping: mapping, layout: layout), from: 3)
+            try statement.run()
+        }
+    }
+
+    /// Adds and removes many-to-many rows in join tables (idempotent: both sides of a pair
+    /// may report the same change).
+    private func writeJoins(_ joins: [StoreSaveRequest.JoinChange], db: SQLiteConnection, layout: SQLiteLayout) throws {
+        for join in joins {
+            guard case .joinTable(let table, let ownColumn, let otherColumn, _) = try layout.storage(of: join.relationship) else { continue }
+            let sql = join.isInsert
+                ? "INSERT OR IGNORE INTO \(table) (\(ownColumn), \(otherColumn)) VALUES (?, ?)"
+                : "DELETE FROM \(table) WHERE \(ownColumn) = ? AND \(otherColumn) = ?"
+            let statement = try db.cachedStatement(sql)
+            try statement.bind([.integer(join.source), .integer(join.destination)])
             try statement.run()
         }
     }
 
     /// The row as the writer sees it inside the transaction, or `nil` when it is gone.
-    private func currentRow(_ db: SQLiteConnection, mapping: SQLiteLayout.EntityMapping, primaryKey: Int64) throws -> RowSnapshot? {
-        let sql = "SELECT Z_OPT" + mapping.columns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
+    private func currentRow(_ db: SQLiteConnection, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout, primaryKey: Int64) throws -> RowSnapshot? {
+        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
         let statement = try db.cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind([.integer(primaryKey)])
         guard try statement.step() else { return nil }
-        let values = mapping.types.enumerated().map { statement.value(at: Int32($0.offset + 1), type: $0.element) }
-        return RowSnapshot(values: values, version: statement.int64(at: 0))
+        return RowSnapshot(values: readValues(statement, from: 1, mapping: mapping, layout: layout), version: statement.int64(at: 0))
     }
 }

@@ -10,6 +10,7 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
         "_ManagedAttribute": MacroSpec(type: ManagedAttributeMacro.self),
         "Transient": MacroSpec(type: MarkerMacro.self),
         "Attribute": MacroSpec(type: MarkerMacro.self),
+        "Relationship": MacroSpec(type: MarkerMacro.self),
     ]
     assertMacroExpansion(source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: specs, indentationWidth: .spaces(4)) { failure in
         Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
@@ -61,14 +62,14 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                 }
                 var scratch = 0
                 var computed: Int { 1 }
-            }
 
-            extension Note: OpenCoreData.ManagedEntity {
-                static var entityName: String {
+                /// The entity's name, as in the model.
+                class var entityName: String {
                     "Note"
                 }
 
-                static func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                /// A new description of the entity of this class.
+                class func makeEntityDescription() -> OpenCoreData.EntityDescription {
                     let entity = OpenCoreData.EntityDescription(name: "Note", managedObjectClass: Note.self, properties: [
                         OpenCoreData.AttributeDescription.managed("id", \\Note.id, default: 0),
                         OpenCoreData.AttributeDescription.managed("text1", \\Note.text1, default: nil),
@@ -77,11 +78,9 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                     entity.uniquenessConstraints = [["code"]]
                     return entity
                 }
+            }
 
-                /// A fetch request for all Note objects, as Xcode's generated `fetchRequest()`.
-                static func fetchRequest() -> OpenCoreData.FetchRequest<Note> {
-                    OpenCoreData.FetchRequest<Note>(entityName: "Note")
-                }
+            extension Note: OpenCoreData.ManagedEntity {
             }
             """
         )
@@ -176,26 +175,114 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
                         self.setManagedAttributeValue(newValue, forKey: "name", index: 0)
                     }
                 }
-            }
 
-            extension Tag: OpenCoreData.ManagedEntity {
-                public static var entityName: String {
+                /// The entity's name, as in the model.
+                public class var entityName: String {
                     "Tag"
                 }
 
-                public static func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                /// A new description of the entity of this class.
+                public class func makeEntityDescription() -> OpenCoreData.EntityDescription {
                     let entity = OpenCoreData.EntityDescription(name: "Tag", managedObjectClass: Tag.self, properties: [
                         OpenCoreData.AttributeDescription.managed("name", \\Tag.name, default: "")
                     ])
                     return entity
                 }
+            }
 
-                /// A fetch request for all Tag objects, as Xcode's generated `fetchRequest()`.
-                public static func fetchRequest() -> OpenCoreData.FetchRequest<Tag> {
-                    OpenCoreData.FetchRequest<Tag>(entityName: "Tag")
+            extension Tag: OpenCoreData.ManagedEntity {
+            }
+            """
+        )
+    }
+
+    @Test func relationshipsAndSubclassesExpand() {
+        assertExpansion(
+            """
+            @Managed
+            final class Memo: Note {
+                var body: String = ""
+                var folder: Folder?
+                var owner: Person!
+                @Relationship(deleteRule: .cascade, inverse: \\Tag.memos, minimumCount: 1) var tags: Set<Tag> = []
+            }
+            """,
+            expandedSource: """
+            final class Memo: Note {
+                var body: String {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedAttributeValue(forKey: "body", index: 0, default: "")
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "body", index: 0)
+                    }
+                }
+                var folder: Folder? {
+                    get {
+                        self.managedToOne(forKey: "folder", as: Folder.self)
+                    }
+                    set {
+                        self.setManagedToOne(newValue, forKey: "folder")
+                    }
+                }
+                var owner: Person! {
+                    get {
+                        self.managedToOne(forKey: "owner", as: Person.self)
+                    }
+                    set {
+                        self.setManagedToOne(newValue, forKey: "owner")
+                    }
+                }
+                var tags: Set<Tag> {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedToMany(forKey: "tags", as: Tag.self)
+                    }
+                    set {
+                        self.setManagedToMany(newValue, forKey: "tags")
+                    }
+                }
+
+                /// The entity's name, as in the model.
+                override class var entityName: String {
+                    "Memo"
+                }
+
+                /// A new description of the entity of this class.
+                override class func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                    let entity = OpenCoreData.EntityDescription(name: "Memo", managedObjectClass: Memo.self, properties: [
+                        OpenCoreData.AttributeDescription.managed("body", \\Memo.body, default: ""),
+                        OpenCoreData.RelationshipDescription.managed("folder", \\Memo.folder, destination: Folder.self),
+                        OpenCoreData.RelationshipDescription.managed("owner", \\Memo.owner, destination: Person.self, isOptional: false),
+                        OpenCoreData.RelationshipDescription.managed("tags", \\Memo.tags, destination: Tag.self, toMany: true, deleteRule: .cascade, inverse: \\Tag.memos, minimumCount: 1)
+                    ])
+                    entity.superentityClass = Note.self
+                    return entity
                 }
             }
             """
+        )
+    }
+
+    @Test func orderedToManyIsAnErrorForNow() {
+        assertExpansion(
+            """
+            @Managed
+            final class Book: ManagedObject {
+                var pages: [Page] = []
+            }
+            """,
+            expandedSource: """
+            final class Book: ManagedObject {
+                var pages: [Page] = []
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(message: "'pages' is an ordered to-many relationship ([T]); these are not supported yet. Use Set<T>", line: 3, column: 5),
+            ]
         )
     }
 }

@@ -46,6 +46,7 @@ extension ManagedObjectContext {
         if !mergeChanges {
             object.values = []
             object.snapshot = nil
+            object.toMany = []
             object.isFaultFlag = true
             object.dirty.removeAll()
             object.isDeletedFlag = false
@@ -129,6 +130,8 @@ extension ManagedObjectContext {
         object.values = values
         object.snapshot = row
         object.isFaultFlag = false
+        // Members of to-many relationships may have changed with the row: reload them on use.
+        for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: keepingChanges) }
     }
 
     /// The object's row was deleted elsewhere: it becomes deleted here and is forgotten.

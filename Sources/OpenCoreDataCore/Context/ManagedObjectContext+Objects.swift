@@ -107,6 +107,7 @@ extension ManagedObjectContext {
             } else if let snapshot = object.snapshot {
                 object.values = snapshot.values
             }
+            object.toMany = []
             object.isDeletedFlag = false
             object.isPendingFlag = false
             object.dirty.removeAll()
@@ -134,8 +135,14 @@ extension ManagedObjectContext {
         checkQueue("processPendingChanges()")
         defer { undoStorage?.closeGroup() }      // one undo group per event
         guard !unprocessed.isEmpty else { return }
-        let changed = unprocessed
-        unprocessed.removeAll()
+        // Delete rules may delete and change more objects: apply them until nothing is new.
+        var changed: [ManagedObject] = []
+        while !unprocessed.isEmpty {
+            let batch = unprocessed
+            unprocessed.removeAll()
+            changed += batch
+            propagateDeletes(batch.filter(\.isDeletedFlag))
+        }
         var forgotInserted = false
         defer { if forgotInserted { pending.compactInserted(in: self) } }
         var inserted = Set<ManagedObject>(), updated = Set<ManagedObject>(), deleted = Set<ManagedObject>()
@@ -169,10 +176,13 @@ extension ManagedObjectContext {
         guard !temporary.isEmpty else { return }
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
         registry.reserveCapacity(registry.count + ids.count)
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
         for (object, id) in zip(temporary, ids) {
+            if !object.entity.toOneRelationships.isEmpty || !object.entity.toManyRelationships.isEmpty { map[object.objectID] = id }
             object.objectID = id
             registry[id] = object
         }
+        remapRelationships(map)
     }
 
     /// The same ID in terms of this context's model (an ID may come from another coordinator,

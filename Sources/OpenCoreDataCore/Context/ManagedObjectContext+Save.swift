@@ -90,11 +90,14 @@ extension ManagedObjectContext {
                 batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0))
                 batch.deleted.append(object)
             } else if !object.dirty.isEmpty {
+                // To-many changes bump the version but have no column of their own.
+                let columns = object.entity.valueSlotCount
                 batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                                   slots: object.dirty.slots, values: object.values))
+                                                   slots: object.dirty.slots.filter { $0 < columns }, values: object.values))
                 batch.updated.append(object)
             }
         }
+        batch.request.joins = joinChanges(of: batch.inserted + batch.updated + batch.deleted)
         return batch
     }
 
@@ -119,10 +122,12 @@ extension ManagedObjectContext {
             object.snapshot = RowSnapshot(values: object.values, version: 1)
             object.isInsertedFlag = false
             object.dirty.removeAll()
+            for index in object.toMany.indices { object.toMany[index].commit() }
         }
         for object in batch.updated {
             object.snapshot = RowSnapshot(values: object.values, version: (object.snapshot?.version ?? 0) + 1)
             object.dirty.removeAll()
+            for index in object.toMany.indices { object.toMany[index].commit() }
         }
         for object in batch.deleted {
             unregister(object)

@@ -40,6 +40,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         case .binaryData: "NSData"
         case .uuid: "NSUUID"
         case .uri: "NSURL"
+        case .objectID: "NSManagedObjectID"
         }
     }
 

@@ -26,11 +26,14 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
     case uuid = 1100
     /// `URI` (`NSURIAttributeType`), stored as its absolute string.
     case uri = 1200
+    /// An object ID (`NSObjectIDAttributeType`): the value slot of a to-one relationship, stored
+    /// as the destination's primary key.
+    case objectID = 2000
 
     /// The column type Core Data declares for the attribute in SQLite.
     public var sqliteColumnType: String {
         switch self {
-        case .integer16, .integer32, .integer64, .boolean: "INTEGER"
+        case .integer16, .integer32, .integer64, .boolean, .objectID: "INTEGER"
         case .decimal: "DECIMAL"
         case .double, .float: "FLOAT"
         case .string, .uri: "VARCHAR"
@@ -69,6 +72,7 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
         case .binaryData: "Binary Data"
         case .uuid: "UUID"
         case .uri: "URI"
+        case .objectID: "Object ID"
         }
     }
 }

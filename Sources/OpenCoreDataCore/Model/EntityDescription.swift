@@ -41,11 +41,22 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// The model this entity belongs to.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
-    /// The entity this one inherits from (entity inheritance arrives with the object-graph work).
+    /// The entity this one inherits from (set through the parent's ``subentities``).
     // unowned, not weak: see PropertyDescription.entity.
     public internal(set) unowned(safe) var superentity: EntityDescription?
-    /// Entities that inherit from this one.
-    public internal(set) var subentities: [EntityDescription] = []
+    /// Entities that inherit from this one: they have this entity's properties plus their own,
+    /// live in the same table, and fetches of this entity return them too. Setting it sets each
+    /// sub-entity's ``superentity``.
+    public var subentities: [EntityDescription] = [] {
+        didSet {
+            checkMutable()
+            for sub in oldValue where sub.superentity === self { sub.superentity = nil }
+            for sub in subentities { sub.superentity = self }
+        }
+    }
+    /// For `@Managed` subclasses of another `@Managed` class: that class, whose entity becomes
+    /// this entity's superentity when both are in a model.
+    public var superentityClass: ManagedObject.Type? { didSet { checkMutable() } }
 
 
     // Built when the model freezes.
@@ -54,11 +65,24 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// columns are arrays in this order.
     package private(set) var storedAttributes: [AttributeDescription] = []
     package private(set) var slotByName: [String: Int] = [:]
-    /// The names of `storedAttributes`, for the accessors' fast path.
+    /// The names of the value slots (attributes, then to-one relationships), for the accessors'
+    /// fast path.
     package private(set) var storedAttributeNames: [String] = []
     /// Core Data's entity number (`Z_ENT`), assigned by the model.
     package internal(set) var entityNumber: Int = 0
     package private(set) var attributesByNameCache: [String: AttributeDescription] = [:]
+    /// To-one relationships (inherited first): their destination's ID is stored in the value
+    /// slot `storedAttributes.count + i`.
+    package private(set) var toOneRelationships: [RelationshipDescription] = []
+    /// To-many relationships (inherited first), in the order of an object's to-many states.
+    package private(set) var toManyRelationships: [RelationshipDescription] = []
+    /// Value slot of each to-one, by name.
+    package private(set) var toOneSlotByName: [String: Int] = [:]
+    /// Index of each to-many among `toManyRelationships`, by name.
+    package private(set) var toManyIndexByName: [String: Int] = [:]
+    private var relationshipsByNameCache: [String: RelationshipDescription] = [:]
+    /// Attributes plus to-one relationships: the length of an object's `values`.
+    package private(set) var valueSlotCount = 0
 
     /// Makes an entity description.
     public init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self, properties: [PropertyDescription] = []) {
@@ -88,6 +112,22 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public var attributesByName: [String: AttributeDescription] {
         if isFrozen { return attributesByNameCache }
         return Dictionary(properties.compactMap { $0 as? AttributeDescription }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The relationships by name, inherited ones included.
+    public var relationshipsByName: [String: RelationshipDescription] {
+        if isFrozen { return relationshipsByNameCache }
+        return Dictionary(allProperties.compactMap { $0 as? RelationshipDescription }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether `entity` is this entity or one of its sub-entities (at any depth).
+    public func isKindOf(entity: EntityDescription) -> Bool {
+        var current: EntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
     }
 
     /// The root of this entity's inheritance tree (itself when it has no superentity).
@@ -129,16 +169,27 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// The name that a typed key path of a `@Managed` class stands for.
     package func name(for keyPath: AnyKeyPath) -> String? {
-        allProperties.first { ($0 as? AttributeDescription)?.keyPath == keyPath }?.name
+        allProperties.first { property in
+            if let attribute = property as? AttributeDescription { return attribute.keyPath == keyPath }
+            if let relationship = property as? RelationshipDescription { return relationship.keyPath == keyPath }
+            return false
+        }?.name
     }
 
     package func freeze() {
         guard !isFrozen else { return }
         storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
         slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        storedAttributeNames = storedAttributes.map(\.name)
+        let relationships = allProperties.compactMap { $0 as? RelationshipDescription }.filter { !$0.isTransient }
+        toOneRelationships = relationships.filter { !$0.isToMany }
+        toManyRelationships = relationships.filter(\.isToMany)
+        toOneSlotByName = Dictionary(toOneRelationships.enumerated().map { ($1.name, storedAttributes.count + $0) }, uniquingKeysWith: { first, _ in first })
+        toManyIndexByName = Dictionary(toManyRelationships.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        relationshipsByNameCache = relationshipsByName
+        valueSlotCount = storedAttributes.count + toOneRelationships.count
+        storedAttributeNames = storedAttributes.map(\.name) + toOneRelationships.map(\.name)
         attributesByNameCache = attributesByName
-        defaultValues = storedAttributes.map(\.storedDefault)
+        defaultValues = storedAttributes.map(\.storedDefault) + toOneRelationships.map { _ in .null }
         frozenRoot = superentity?.rootEntity ?? self
         isFrozen = true
     }

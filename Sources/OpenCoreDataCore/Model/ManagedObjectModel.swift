@@ -44,6 +44,12 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     private func adopt() {
         for entity in entities { entity.managedObjectModel = self }
         byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // `@Managed` subclasses name their superentity by class.
+        for entity in entities where entity.superentity == nil {
+            guard let superclass = entity.superentityClass,
+                  let parent = entities.first(where: { $0.managedObjectClass == superclass }) else { continue }
+            parent.subentities.append(entity)
+        }
     }
 
     /// The entities by name.
@@ -75,6 +81,15 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
                 throw CoreDataError(.coreData, "The entity \(entity.name) has two properties named '\(property.name)'.")
             }
         }
+        for entity in entities {
+            if let superclass = entity.superentityClass, entity.superentity == nil {
+                throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superclass), which is not in the model. Add \(superclass).self to the ManagedObjectModel.")
+            }
+            if let superentity = entity.superentity, !entities.contains(where: { $0 === superentity }) {
+                throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superentity.name), which is not in the model. Add it to the model's entities.")
+            }
+        }
+        try resolveRelationships()
         let ordered = { (list: [EntityDescription]) in
             list.sorted { $0.name.lowercased() < $1.name.lowercased() || ($0.name.lowercased() == $1.name.lowercased() && $0.name < $1.name) }
         }

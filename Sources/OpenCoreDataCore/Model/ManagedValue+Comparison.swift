@@ -21,6 +21,9 @@ extension ManagedValue {
         case (.url(let a), .url(let b)): return compareBytes(Array(a.absoluteString.utf8), Array(b.absoluteString.utf8))
         case (.data(let a), .data(let b)): return compareBytes(Array(a), Array(b))
         case (.uuid(let a), .uuid(let b)): return compareBytes(a.bytes, b.bytes)
+        case (.object(let a), .object(let b)):
+            // As the store compares foreign keys: by primary key (unsaved objects last).
+            return a == b ? .orderedSame : order(a.primaryKey ?? .max, b.primaryKey ?? .max)
         default: return order(lhs.kindRank, rhs.kindRank)
         }
     }
@@ -43,6 +46,7 @@ extension ManagedValue {
         case .integer, .bool, .double, .decimal, .date: 1
         case .string, .url: 2
         case .data, .uuid: 3
+        case .object: 4
         }
     }
 

@@ -27,6 +27,8 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
     case uuid(UUID)
     /// URI.
     case url(URL)
+    /// The destination of a to-one relationship.
+    case object(ManagedObjectID)
 
     /// Whether this is ``null``.
     public var isNull: Bool {
@@ -46,6 +48,7 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         case .data(let v): "<\(v.count) bytes>"
         case .uuid(let v): v.uuidString
         case .url(let v): v.absoluteString
+        case .object(let v): v.description
         }
     }
 
@@ -67,6 +70,7 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         case (.data(let v), _): v
         case (.uuid(let v), _): v
         case (.url(let v), _): v
+        case (.object(let v), _): v
         }
     }
 
@@ -147,6 +151,10 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         case .uri:
             guard let u = value as? URL else { return nil }
             self = .url(u)
+        case .objectID:
+            if let id = value as? ManagedObjectID { self = .object(id) }
+            else if let object = value as? ManagedObject { self = .object(object.objectID) }
+            else { return nil }
         }
     }
 

@@ -7,3 +7,11 @@ public protocol ManagedEntity: ManagedObject {
     /// Makes a new description of the class's entity (one per model that uses it).
     static func makeEntityDescription() -> EntityDescription
 }
+
+extension ManagedEntity {
+    /// A fetch request for all objects of this class's entity (sub-entities included), as
+    /// Xcode's generated `fetchRequest()`.
+    public static func fetchRequest() -> FetchRequest<Self> {
+        FetchRequest<Self>(entityName: entityName)
+    }
+}

@@ -55,6 +55,10 @@ extension ManagedObject {
     /// The value of an attribute; throws a ``CoreDataError`` naming the entity's keys when
     /// `key` is not one of them.
     public func validatedValue(forKey key: String) throws(CoreDataError) -> Any? {
+        if let relationship = entity.relationshipsByName[key] {
+            if relationship.isToMany { return Set(managedMembers(forKey: key)) }
+            return managedToOne(forKey: key, as: ManagedObject.self)
+        }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
         return values[slot].anyValue(for: entity.storedAttributes[slot].attributeType)
@@ -63,6 +67,10 @@ extension ManagedObject {
     /// Sets the value of an attribute; throws a ``CoreDataError`` (1550) when the key is
     /// unknown or the value does not fit the attribute's type.
     public func setValidatedValue(_ value: Any?, forKey key: String) throws(CoreDataError) {
+        if let relationship = entity.relationshipsByName[key] {
+            try setRelationship(relationship, to: value)
+            return
+        }
         let slot = try entity.slot(forKey: key)
         let attribute = entity.storedAttributes[slot]
         guard let stored = ManagedValue(converting: value, to: attribute.attributeType) else {
@@ -83,11 +91,45 @@ extension ManagedObject {
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         guard !isFaultFlag else { return result }
+        let attributes = entity.storedAttributes.count
         for slot in dirty.slots {
-            let attribute = entity.storedAttributes[slot]
-            result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+            if slot < attributes {
+                let attribute = entity.storedAttributes[slot]
+                result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+            } else if slot < entity.valueSlotCount {
+                let name = entity.toOneRelationships[slot - attributes].name
+                result[name] = managedToOne(forKey: name, as: ManagedObject.self) ?? NSNull()
+            } else {
+                let name = entity.toManyRelationships[slot - entity.valueSlotCount].name
+                result[name] = Set(managedMembers(forKey: name))
+            }
         }
         return result
+    }
+
+    private func setRelationship(_ relationship: RelationshipDescription, to value: Any?) throws(CoreDataError) {
+        let key = relationship.name
+        let unwrapped: Any? = (value as? any OptionalProtocol).map { $0.wrappedAny } ?? value
+        if relationship.isToMany {
+            let objects: [ManagedObject]? = switch unwrapped {
+            case nil, is NSNull: []
+            case let set as Set<ManagedObject>: Array(set)
+            case let array as [ManagedObject]: array
+            case let set as any Collection: set.compactMap { $0 as? ManagedObject }.count == set.count ? set.compactMap { $0 as? ManagedObject } : nil
+            default: nil
+            }
+            guard let objects else {
+                throw CoreDataError(.managedObjectValidation, "The to-many relationship '\(key)' of \(entity.name) takes a set of managed objects, not \(type(of: value!)).", key: key, affectedObjectIDs: [objectID])
+            }
+            setManagedMembers(objects, forKey: key)
+        } else {
+            switch unwrapped {
+            case nil, is NSNull: setManagedToOne(ManagedObject?.none, forKey: key)
+            case let object as ManagedObject: setManagedToOne(object, forKey: key)
+            default:
+                throw CoreDataError(.managedObjectValidation, "The to-one relationship '\(key)' of \(entity.name) takes a managed object, not \(type(of: value!)).", key: key, affectedObjectIDs: [objectID])
+            }
+        }
     }
 
     /// The last saved (or fetched) values of the given keys (all attributes when `nil`).
@@ -105,7 +147,7 @@ extension ManagedObject {
     // MARK: - Internals
 
     private func attributeSlot(forKey key: String) -> Int {
-        guard let slot = entity.slotByName[key] else {
+        guard let slot = entity.slotByName[key] ?? entity.toOneSlotByName[key] else {
             preconditionFailure("The entity \(entity.name) has no attribute '\(key)'. Is \(type(of: self)) part of the model the context uses?")
         }
         return slot

@@ -38,8 +38,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var values: [ManagedValue]
     /// The committed row this object was read from or last saved as; `nil` for new objects.
     package var snapshot: RowSnapshot?
-    /// Slots written since the last save or fetch.
+    /// Slots written since the last save or fetch; a to-many relationship's changes mark the
+    /// slot `entity.valueSlotCount + its index`.
     package var dirty = DirtySlots()
+    /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
+    package var toMany: [ToManyState] = []
     package var isFaultFlag = false
     package var isInsertedFlag = false
     package var isDeletedFlag = false

@@ -7,8 +7,14 @@ package final class InMemoryStore: StoreEngine {
         var rows: [Int64: StoreRow] = [:]
         var maxKey: Int64 = 0
     }
+    private struct Pair: Hashable {
+        var source: Int64
+        var destination: Int64
+    }
     private struct State {
         var tables: [String: Table] = [:]
+        /// Many-to-many rows, by relationship, recorded from both sides.
+        var joins: [ObjectIdentifier: Set<Pair>] = [:]
         var model: ManagedObjectModel?
         var closed = false
     }
@@ -57,6 +63,26 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
+    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID] {
+        guard let destination = relationship.destinationEntity else { return [] }
+        return try state.withLock { state in
+            try Self.checkOpen(state)
+            let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
+            var keys: [Int64]
+            if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                keys = table.values.compactMap { row in
+                    guard row.entity.isKindOf(entity: destination), let slot = row.entity.toOneSlotByName[inverse.name],
+                          case .object(let id) = row.snapshot.values[slot], id.primaryKey == primaryKey else { return nil }
+                    return row.primaryKey
+                }
+            } else {
+                keys = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == primaryKey }.map(\.destination)
+            }
+            keys.sort()
+            return keys.compactMap { key in table[key].map { .permanent($0.entity, store: identifier, primaryKey: key) } }
+        }
+    }
+
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         try state.withLock { state in
             try Self.checkOpen(state)
@@ -95,6 +121,14 @@ package final class InMemoryStore: StoreEngine {
             }
             for delete in request.deletes {
                 state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey] = nil
+            }
+            for join in request.joins {
+                let pairs = [(join.relationship, Pair(source: join.source, destination: join.destination))]
+                    + (join.relationship.inverseRelationship.map { [($0, Pair(source: join.destination, destination: join.source))] } ?? [])
+                for (relationship, pair) in pairs {
+                    if join.isInsert { state.joins[ObjectIdentifier(relationship), default: []].insert(pair) }
+                    else { state.joins[ObjectIdentifier(relationship)]?.remove(pair) }
+                }
             }
             return []
         }
@@ -162,18 +196,9 @@ package final class InMemoryStore: StoreEngine {
             return state.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
         }
         return rows.filter { row in
-            let entityMatches = row.entity === request.entity || (request.includesSubentities && Self.inherits(row.entity, from: request.entity))
+            let entityMatches = row.entity === request.entity || (request.includesSubentities && row.entity.isKindOf(entity: request.entity))
             return entityMatches && (request.predicate?.evaluate(row.snapshot.values, primaryKey: row.primaryKey) ?? true)
         }
-    }
-
-    private static func inherits(_ entity: EntityDescription, from ancestor: EntityDescription) -> Bool {
-        var current: EntityDescription? = entity
-        while let e = current {
-            if e === ancestor { return true }
-            current = e.superentity
-        }
-        return false
     }
 
     package static func precedes(_ a: StoreRow, _ b: StoreRow, by keys: [StoreSortKey]) -> Bool {

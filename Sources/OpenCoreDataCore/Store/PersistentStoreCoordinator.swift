@@ -119,6 +119,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return row.snapshot
     }
 
+    /// The destinations of a to-many relationship of a saved object, as stored.
+    package func related(_ relationship: RelationshipDescription, of id: ManagedObjectID) throws(CoreDataError) -> [ManagedObjectID] {
+        guard let pk = id.primaryKey else { return [] }
+        do { return try store(for: id).engine.fetchRelated(relationship, of: pk) } catch { throw Self.wrap(error) }
+    }
+
     /// Permanent IDs for new objects (one per entry, keys allocated per root entity).
     package func obtainPermanentIDs(for entities: [EntityDescription]) throws(CoreDataError) -> [ManagedObjectID] {
         guard let first = entities.first else { return [] }

@@ -56,12 +56,31 @@ package struct StoreSaveRequest: Sendable {
         package var expectedVersion: Int64
     }
 
+    /// A row added to or removed from a many-to-many relationship.
+    package struct JoinChange: Sendable, Hashable {
+        package var relationship: RelationshipDescription
+        package var source: Int64
+        package var destination: Int64
+        package var isInsert: Bool
+
+        package static func == (a: JoinChange, b: JoinChange) -> Bool {
+            a.relationship === b.relationship && a.source == b.source && a.destination == b.destination && a.isInsert == b.isInsert
+        }
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(relationship))
+            hasher.combine(source)
+            hasher.combine(destination)
+        }
+    }
+
     package var inserts: [Insert] = []
     package var updates: [Update] = []
     package var deletes: [Delete] = []
+    /// Many-to-many changes, from one side of each pair.
+    package var joins: [JoinChange] = []
 
     package init() {}
-    package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+    package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
 }
 
 /// A row whose version changed (or that vanished) since a context read it.
@@ -106,6 +125,8 @@ package protocol StoreEngine: AnyObject, Sendable {
     func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]
     func count(_ request: StoreFetchRequest) throws -> Int
     func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow?
+    /// The destinations of a to-many relationship of the row `primaryKey`, in key order.
+    func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID]
     /// Reserves `count` consecutive primary keys for a root entity; returns the first.
     func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64
     /// Applies a save in one transaction. Returns the conflicts found, in which case nothing

@@ -29,3 +29,27 @@ final class Sample: ManagedObject {
     @Attribute(.unique) var code: String = ""
     @Transient var scratch: Int = 0
 }
+
+// The object graph of the issue: folders own memos (cascade), memos and tags are many-to-many.
+
+@Managed
+final class Folder: ManagedObject {
+    var title: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Memo.folder) var memos: Set<Memo> = []
+}
+
+@Managed
+final class Memo: ManagedObject {
+    var body: String = ""
+    var folder: Folder?
+    @Relationship(inverse: \Tag.memos) var tags: Set<Tag> = []
+}
+
+@Managed
+final class Tag: ManagedObject {
+    var name: String = ""
+    var memos: Set<Memo> = []
+}
+
+/// The graph model.
+func graphModel() -> ManagedObjectModel { ManagedObjectModel(Folder.self, Memo.self, Tag.self) }

@@ -1,0 +1,208 @@
+import Foundation
+
+// The object graph: relationship reads and writes with inverse maintenance, and delete
+// propagation. Everything here runs on the context's queue and works on IDs: a to-one is the
+// destination's ID in a value slot, a to-many a `ToManyState` of IDs; objects are looked up
+// (as faults when not registered) only where a caller needs them.
+extension ManagedObjectContext {
+    // MARK: - Reading
+
+    /// The destination ID of a to-one, or `nil`.
+    package func destination(of object: ManagedObject, _ relationship: RelationshipDescription) -> ManagedObjectID? {
+        guard let slot = object.entity.toOneSlotByName[relationship.name] else { return nil }
+        if case .object(let id) = object.readValue(slot: slot) { return id }
+        return nil
+    }
+
+    /// The current members of a to-many, loading the committed ones on first use.
+    package func members(of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> [ManagedObjectID] {
+        let index = try toManyIndex(of: object, relationship)
+        if !object.toMany[index].isLoaded {
+            object.toMany[index].load(try committedMembers(of: object.objectID, relationship))
+        }
+        return object.toMany[index].members ?? []
+    }
+
+    /// The members a to-many has outside this context: from the parent context (with its
+    /// unsaved changes) or from the store.
+    private func committedMembers(of id: ManagedObjectID, _ relationship: RelationshipDescription) throws(CoreDataError) -> [ManagedObjectID] {
+        if let parent {
+            let result = parent.performAndWait { () -> Result<[ManagedObjectID], CoreDataError> in
+                do throws(CoreDataError) {
+                    if let object = parent.registry[id] ?? parent.insertedObject(for: id), !object.isDeletedFlag {
+                        return .success(try parent.members(of: object, relationship))
+                    }
+                    return .success(try parent.committedMembers(of: id, relationship))
+                } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
+        guard !id.isTemporaryID else { return [] }
+        return try requireCoordinator().related(relationship, of: id)
+    }
+
+    /// The index of a to-many among the object's states (creating them on first use: empty and
+    /// loaded for new objects, which have no stored members).
+    private func toManyIndex(of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> Int {
+        guard let index = object.entity.toManyIndexByName[relationship.name] else {
+            throw CoreDataError(.coreData, "The entity \(object.entity.name) has no to-many relationship named '\(relationship.name)'.", key: relationship.name)
+        }
+        if object.toMany.isEmpty {
+            let fresh = object.isInsertedFlag && object.objectID.isTemporaryID
+            object.toMany = Array(repeating: fresh ? .empty : ToManyState(), count: object.entity.toManyRelationships.count)
+        }
+        return index
+    }
+
+    // MARK: - Writing, keeping inverses
+
+    /// Sets a to-one and updates the inverse of the old and the new destination.
+    package func setDestination(of object: ManagedObject, _ relationship: RelationshipDescription, to newID: ManagedObjectID?) throws(CoreDataError) {
+        let oldID = destination(of: object, relationship)
+        guard oldID != newID else { return }
+        writeToOne(object, relationship, newID)
+        guard let inverse = relationship.inverseRelationship else { return }
+        if let oldID { try unlink(self.object(with: oldID), inverse, from: object.objectID) }
+        if let newID { try link(self.object(with: newID), inverse, to: object) }
+    }
+
+    /// Adds a destination to a to-many and updates its inverse.
+    package func addMember(_ member: ManagedObject, to object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
+        let index = try toManyIndex(of: object, relationship)
+        guard object.toMany[index].contains(member.objectID) != true else { return }
+        markToManyChanged(object, index: index) { $0.insert(member.objectID) }
+        if let inverse = relationship.inverseRelationship { try link(member, inverse, to: object) }
+    }
+
+    /// Removes a destination from a to-many and updates its inverse.
+    package func removeMember(_ memberID: ManagedObjectID, from object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
+        let index = try toManyIndex(of: object, relationship)
+        guard object.toMany[index].contains(memberID) != false else { return }
+        markToManyChanged(object, index: index) { $0.remove(memberID) }
+        if let inverse = relationship.inverseRelationship { try unlink(self.object(with: memberID), inverse, from: object.objectID) }
+    }
+
+    /// Makes `target.inverse` include `source` (the other side already points at `target`).
+    private func link(_ target: ManagedObject, _ inverse: RelationshipDescription, to source: ManagedObject) throws(CoreDataError) {
+        if inverse.isToMany {
+            let index = try toManyIndex(of: target, inverse)
+            if target.toMany[index].contains(source.objectID) != true {
+                markToManyChanged(target, index: index) { $0.insert(source.objectID) }
+            }
+            return
+        }
+        // A to-one inverse: the target leaves its previous partner, whose side forgets it.
+        let previous = destination(of: target, inverse)
+        guard previous != source.objectID else { return }
+        writeToOne(target, inverse, source.objectID)
+        if let previous, let back = inverse.inverseRelationship {
+            let old = object(with: previous)
+            if back.isToMany {
+                let index = try toManyIndex(of: old, back)
+                markToManyChanged(old, index: index) { $0.remove(target.objectID) }
+            } else if destination(of: old, back) == target.objectID {
+                writeToOne(old, back, nil)
+            }
+        }
+    }
+
+    /// Makes `target.inverse` stop including `sourceID`.
+    private func unlink(_ target: ManagedObject, _ inverse: RelationshipDescription, from sourceID: ManagedObjectID) throws(CoreDataError) {
+        if inverse.isToMany {
+            let index = try toManyIndex(of: target, inverse)
+            if target.toMany[index].contains(sourceID) != false {
+                markToManyChanged(target, index: index) { $0.remove(sourceID) }
+            }
+        } else if destination(of: target, inverse) == sourceID {
+            writeToOne(target, inverse, nil)
+        }
+    }
+
+    private func writeToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ id: ManagedObjectID?) {
+        guard let slot = object.entity.toOneSlotByName[relationship.name] else { return }
+        object.writeValue(id.map { .object($0) } ?? .null, slot: slot)
+    }
+
+    private func markToManyChanged(_ object: ManagedObject, index: Int, _ change: (inout ToManyState) -> Bool) {
+        object.willAccessValue()
+        guard change(&object.toMany[index]) else { return }
+        object.dirty.insert(object.entity.valueSlotCount + index)
+        objectDidChange(object)
+    }
+
+    // MARK: - Deleting
+
+    /// Applies the delete rules of newly deleted objects: cascade deletes the destinations,
+    /// nullify removes the object from their inverse, deny and no action leave them (deny is
+    /// checked at save). Runs in `processPendingChanges()`.
+    package func propagateDeletes(_ deleted: [ManagedObject]) {
+        for object in deleted where object.isDeletedFlag && object.managedObjectContext === self {
+            let entity = object.entity
+            for relationship in entity.toOneRelationships + entity.toManyRelationships {
+                switch relationship.deleteRule {
+                case .noAction, .deny:
+                    continue
+                case .nullify, .cascade:
+                    // A destination that cannot be loaded (its row is gone) has nothing to update.
+                    let destinations: [ManagedObjectID]
+                    if relationship.isToMany {
+                        destinations = (try? members(of: object, relationship)) ?? []
+                    } else {
+                        destinations = destination(of: object, relationship).map { [$0] } ?? []
+                    }
+                    for id in destinations {
+                        let target = self.object(with: id)
+                        if let inverse = relationship.inverseRelationship, rowExists(target) {
+                            try? unlink(target, inverse, from: object.objectID)
+                        }
+                        if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) { delete(target) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether an object can be loaded (new, loaded, or its row exists).
+    private func rowExists(_ object: ManagedObject) -> Bool {
+        guard object.isFaultFlag else { return true }
+        return (try? loadRow(for: object.objectID)) != nil
+    }
+
+    // MARK: - Saving
+
+    /// Replaces temporary IDs in relationships of the pending objects (after they got
+    /// permanent IDs).
+    package func remapRelationships(_ map: [ManagedObjectID: ManagedObjectID]) {
+        guard !map.isEmpty else { return }
+        for object in pending.all where object.managedObjectContext === self && !object.isFaultFlag {
+            let entity = object.entity
+            for slot in entity.storedAttributes.count..<entity.valueSlotCount {
+                if case .object(let id) = object.values[slot], let permanent = map[id] { object.values[slot] = .object(permanent) }
+            }
+            for index in object.toMany.indices { object.toMany[index].remap(map) }
+        }
+    }
+
+    /// The join-table rows a save adds and removes (many-to-many changes of `objects`).
+    package func joinChanges(of objects: [ManagedObject]) -> [StoreSaveRequest.JoinChange] {
+        var changes = Set<StoreSaveRequest.JoinChange>()
+        for object in objects where !object.toMany.isEmpty {
+            guard let source = object.objectID.primaryKey else { continue }
+            for (index, relationship) in object.entity.toManyRelationships.enumerated() {
+                guard let inverse = relationship.inverseRelationship, inverse.isToMany, object.toMany[index].hasChanges else { continue }
+                let state = object.toMany[index]
+                // One row per pair: written from the side whose relationship sorts first.
+                let canonical = ObjectIdentifier(relationship) < ObjectIdentifier(inverse)
+                func change(_ id: ManagedObjectID, _ isInsert: Bool) -> StoreSaveRequest.JoinChange? {
+                    guard let destination = id.primaryKey else { return nil }
+                    return canonical
+                        ? .init(relationship: relationship, source: source, destination: destination, isInsert: isInsert)
+                        : .init(relationship: inverse, source: destination, destination: source, isInsert: isInsert)
+                }
+                for id in state.added { if let c = change(id, true) { changes.insert(c) } }
+                for id in state.removed { if let c = change(id, false) { changes.insert(c) } }
+            }
+        }
+        return changes.sorted { !$0.isInsert && $1.isInsert }   // removals first
+    }
+}

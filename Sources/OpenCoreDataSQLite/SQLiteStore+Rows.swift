@@ -1,0 +1,44 @@
+import OpenCoreDataCore
+
+extension SQLiteStore {
+    /// The values of one row, read from a statement whose columns from `offset` on are the
+    /// table's columns (`mapping.tableColumns`): attributes as stored, to-one foreign keys as
+    /// object IDs of their destination (the sub-entity the row's entity column names).
+    func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
+        var values: [ManagedValue] = []
+        values.reserveCapacity(mapping.types.count)
+        for (slot, type) in mapping.types.enumerated() {
+            let column = offset + Int32(mapping.tableIndexes[slot])
+            guard type == .objectID else {
+                values.append(statement.value(at: column, type: type))
+                continue
+            }
+            guard !statement.isNull(at: column), var destination = mapping.destinations[slot] else {
+                values.append(.null)
+                continue
+            }
+            if let entityColumn = mapping.entityColumns[slot], !statement.isNull(at: offset + Int32(entityColumn.tableIndex)),
+               let entity = layout.entitiesByNumber[Int(statement.int64(at: offset + Int32(entityColumn.tableIndex)))] {
+                destination = entity
+            }
+            values.append(.object(.permanent(destination, store: identifier, primaryKey: statement.int64(at: column))))
+        }
+        return values
+    }
+
+    /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the
+    /// slots, then the `Z_ENT` of each to-one destination that lives in a hierarchy table.
+    func insertValues(_ values: [ManagedValue], mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
+        guard !mapping.entityColumns.isEmpty else { return values }
+        return values + mapping.entityColumns.keys.sorted().map { slot in
+            guard case .object(let id) = values[slot] else { return .null }
+            return .integer(Int64(layout.entityNumber(of: id.entity)))
+        }
+    }
+
+    /// The entity of a row: the one its `Z_ENT` names when the request's entity shares its table
+    /// with others, else the request's.
+    func rowEntity(_ number: Int64, requested: EntityDescription, layout: SQLiteLayout) -> EntityDescription {
+        layout.entitiesByNumber[Int(number)] ?? requested
+    }
+}

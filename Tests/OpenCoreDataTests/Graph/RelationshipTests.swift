@@ -1,0 +1,81 @@
+import OpenCoreData
+import Testing
+
+@Suite struct RelationshipTests {
+    @Test(arguments: StoreKind.allCases)
+    func settingOneSideUpdatesTheOtherImmediately(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let inbox = Folder(context: context)
+            let archive = Folder(context: context)
+            let memo = Memo(context: context)
+            memo.folder = inbox
+            #expect(inbox.memos == [memo])
+            // Moving between parents: the old parent forgets it.
+            memo.folder = archive
+            #expect(inbox.memos.isEmpty)
+            #expect(archive.memos == [memo])
+            // From the to-many side.
+            inbox.memos.insert(memo)
+            #expect(memo.folder === inbox)
+            #expect(archive.memos.isEmpty)
+            // Many-to-many from both sides.
+            let swift = Tag(context: context)
+            let linux = Tag(context: context)
+            memo.tags = [swift, linux]
+            #expect(swift.memos == [memo])
+            linux.memos.remove(memo)
+            #expect(memo.tags == [swift])
+            try context.save()
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theGraphSurvivesARoundTripThroughTheStore(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let writer = stack.container.newBackgroundContext()
+        let (folderID, memoIDs) = try writer.performAndWait { () throws in
+            let folder = Folder(context: writer)
+            folder.title = "Inbox"
+            let tag = Tag(context: writer)
+            tag.name = "swift"
+            var memos: [Memo] = []
+            for index in 0..<3 {
+                let memo = Memo(context: writer)
+                memo.body = "memo \(index)"
+                memo.folder = folder
+                if index != 1 { memo.tags.insert(tag) }
+                memos.append(memo)
+            }
+            try writer.save()
+            #expect(!folder.objectID.isTemporaryID)
+            return (folder.objectID, memos.map(\.objectID))
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let folder = try #require(try reader.existingObject(with: folderID) as? Folder)
+            #expect(folder.title == "Inbox")
+            #expect(Set(folder.memos.map(\.body)) == ["memo 0", "memo 1", "memo 2"])
+            let memo0 = try #require(reader.object(with: memoIDs[0]) as? Memo)
+            #expect(memo0.folder === folder)
+            #expect(memo0.tags.map(\.name) == ["swift"])
+            let tag = try #require(memo0.tags.first)
+            #expect(Set(tag.memos.map(\.objectID)) == [memoIDs[0], memoIDs[2]])
+            // Change the graph and save again.
+            let memo1 = try #require(reader.object(with: memoIDs[1]) as? Memo)
+            memo1.tags.insert(tag)
+            memo0.tags = []
+            memo0.folder = nil
+            try reader.save()
+        }
+        let third = stack.container.newBackgroundContext()
+        try third.performAndWait { () throws in
+            let folder = try #require(third.object(with: folderID) as? Folder)
+            #expect(Set(folder.memos.map(\.objectID)) == [memoIDs[1], memoIDs[2]])
+            let memo1 = try #require(third.object(with: memoIDs[1]) as? Memo)
+            #expect(memo1.tags.map(\.name) == ["swift"])
+            #expect(try #require(third.object(with: memoIDs[0]) as? Memo).tags.isEmpty)
+        }
+    }
+}
