@@ -29,6 +29,13 @@ extension ManagedObjectContext {
 
         var attempts = 0
         while true {
+            let constraintConflicts = try findConstraintConflicts()
+            if !constraintConflicts.isEmpty {
+                attempts += 1
+                guard attempts < 16 else { throw CoreDataError.constraintConflicts(constraintConflicts) }
+                try mergePolicy.resolve(constraintConflicts: constraintConflicts)
+                continue
+            }
             let batch = makeSaveBatch()
             guard let first = batch.inserted.first ?? batch.updated.first ?? batch.deleted.first else {
                 clearPending()

@@ -72,12 +72,20 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         for conflict in list { apply(to: conflict) }
     }
 
-    /// Resolves uniqueness-constraint conflicts (reported by stores with constraints; see the
-    /// object-graph work). The `.error` policy throws 133021.
+    /// Resolves uniqueness-constraint conflicts found at save (on the saving context's queue);
+    /// the save is then retried. The `.error` policy throws 133021 with the conflicts. The
+    /// object-side policies (object trump, overwrite) keep the newest object with its values and
+    /// write it over the existing row (upsert); the store-side ones (store trump, rollback)
+    /// keep the stored values. Other conflicting objects are dropped from the save.
     open func resolve(constraintConflicts list: [ConstraintConflict]) throws {
         guard !list.isEmpty else { return }
         if mergeType == .error {
-            throw CoreDataError(.managedObjectConstraintMerge, "Could not merge changes: \(list.count) uniqueness constraint conflict(s).")
+            throw CoreDataError.constraintConflicts(list)
+        }
+        for conflict in list {
+            guard let context = conflict.conflictingObjects.first?.managedObjectContext else { continue }
+            let objectWins = mergeType == .mergeByPropertyObjectTrump || mergeType == .overwrite
+            context.resolve(conflict, keepingObjectValues: objectWins)
         }
     }
 
@@ -126,26 +134,4 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var description: String { "MergePolicy(\(mergeType))" }
-}
-
-/// A uniqueness-constraint conflict: objects that would share values of a unique constraint.
-/// Mirrors `NSConstraintConflict`; stores report them with the object-graph work.
-// @unchecked Sendable: like MergeConflict, it travels in errors; its objects stay on their queue.
-public final class ConstraintConflict: @unchecked Sendable {
-    /// The property names of the violated constraint.
-    public let constraint: [String]
-    /// The values those properties share.
-    public let constraintValues: [String: Any]
-    /// The object already in the store, when there is one.
-    public let databaseObject: ManagedObject?
-    /// The objects being saved that conflict.
-    public let conflictingObjects: [ManagedObject]
-
-    /// Makes a constraint conflict.
-    public init(constraint: [String], databaseObject: ManagedObject?, databaseSnapshot: [String: Any]?, conflictingObjects: [ManagedObject], conflictingSnapshots: [[String: Any]]) {
-        self.constraint = constraint
-        self.constraintValues = databaseSnapshot?.filter { constraint.contains($0.key) } ?? [:]
-        self.databaseObject = databaseObject
-        self.conflictingObjects = conflictingObjects
-    }
 }

@@ -77,8 +77,10 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
     public var key: String?
     /// The IDs of the objects concerned.
     public var affectedObjectIDs: [ManagedObjectID]
-    /// For merge errors (133020, 133021): the conflicts found.
+    /// For optimistic-locking errors (133020): the conflicts found.
     public var conflicts: [MergeConflict]
+    /// For uniqueness-constraint errors (133021): the conflicts found.
+    public var constraintConflicts: [ConstraintConflict] = []
     /// For SQLite errors: SQLite's extended result code.
     public var sqliteCode: Int32?
     /// For SQLite errors: the SQL that failed (arguments are never included).

@@ -1,0 +1,152 @@
+import Foundation
+
+// Uniqueness constraints at save: conflicts among the objects being saved and with stored
+// rows, and their resolution by the built-in merge policies. On the context's queue.
+extension ManagedObjectContext {
+    /// The constraint conflicts of the pending inserts and changes. Rows are looked up in the
+    /// store (one query per 500 values of a single-property constraint; one per object for a
+    /// compound one); the store's unique index backs this check against concurrent writers.
+    func findConstraintConflicts() throws -> [ConstraintConflict] {
+        let saving = pending.liveInserted(in: self) + pending.liveChanged(in: self).filter { !$0.isDeletedFlag && !$0.isFaultFlag }
+        var groups: [String: (entity: EntityDescription, constraint: [String], objects: [ManagedObject])] = [:]
+        for object in saving {
+            var current: EntityDescription? = object.entity
+            while let entity = current {
+                for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
+                    let slots = constraint.compactMap { object.entity.slotByName[$0] ?? object.entity.toOneSlotByName[$0] }
+                    guard slots.count == constraint.count else { continue }
+                    if !object.isInsertedFlag && !slots.contains(where: object.dirty.contains) { continue }
+                    groups["\(entity.name)|\(constraint.joined(separator: ","))", default: (entity, constraint, [])].objects.append(object)
+                }
+                current = entity.superentity
+            }
+        }
+        guard !groups.isEmpty else { return [] }
+        let deletedKeys = Set(pending.liveChanged(in: self).filter(\.isDeletedFlag).compactMap(\.objectID.primaryKey))
+        var conflicts: [ConstraintConflict] = []
+        for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+            let key = { (object: ManagedObject) -> [ManagedValue] in
+                group.constraint.map { name in (object.entity.slotByName[name] ?? object.entity.toOneSlotByName[name]).map { object.values[$0] } ?? .null }
+            }
+            var byKey: [[ManagedValue]: [ManagedObject]] = [:]
+            var order: [[ManagedValue]] = []
+            for object in group.objects {
+                let values = key(object)
+                guard !values.contains(where: \.isNull) else { continue }   // NULLs never collide (as in SQLite)
+                if byKey[values] == nil { order.append(values) }
+                byKey[values, default: []].append(object)
+            }
+            let stored = try storedRows(of: group.entity, constraint: group.constraint, keys: order)
+            let savingByKey = Dictionary(group.objects.compactMap { object in object.objectID.primaryKey.map { ($0, object) } }, uniquingKeysWith: { a, _ in a })
+            for values in order {
+                let objects = byKey[values] ?? []
+                // A stored row conflicts unless it is one of these objects, is being deleted, or is
+                // being saved with other values.
+                let row = stored[values]?.first { row in
+                    !deletedKeys.contains(row.primaryKey) && !objects.contains { $0.objectID.primaryKey == row.primaryKey }
+                        && savingByKey[row.primaryKey].map { key($0) == values } ?? true
+                }
+                guard objects.count > 1 || row != nil else { continue }
+                let rowID = row.flatMap { row in persistentStoreCoordinator.flatMap { try? $0.store(for: row.entity) }.map { ManagedObjectID.permanent(row.entity, store: $0.identifier, primaryKey: row.primaryKey) } }
+                let conflict = ConstraintConflict(
+                    constraint: group.constraint,
+                    databaseObject: rowID.map { object(with: $0) },
+                    databaseSnapshot: row.map { $0.entity.namedValues($0.snapshot.values) },
+                    conflictingObjects: objects,
+                    conflictingSnapshots: objects.map { $0.entity.namedValues($0.values) })
+                conflict.persisted = row
+                conflicts.append(conflict)
+            }
+        }
+        return conflicts
+    }
+
+    /// Stored rows of `entity` (and its sub-entities) whose constraint values are among `keys`.
+    private func storedRows(of entity: EntityDescription, constraint: [String], keys: [[ManagedValue]]) throws -> [[ManagedValue]: [StoreRow]] {
+        guard !keys.isEmpty, parent == nil, let coordinator = persistentStoreCoordinator else { return [:] }
+        let slots = constraint.compactMap { entity.slotByName[$0] ?? entity.toOneSlotByName[$0] }
+        var predicates: [BoundPredicate] = []
+        if slots.count == 1 {
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                predicates.append(.isIn(slot: slots[0], values: keys[start..<min(start + 500, keys.count)].map { $0[0] }))
+            }
+        } else {
+            predicates = keys.map { values in .and(zip(slots, values).map { .compare(slot: $0, op: .equal, value: $1) }) }
+        }
+        var result: [[ManagedValue]: [StoreRow]] = [:]
+        for predicate in predicates {
+            let (_, rows) = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: predicate))
+            for row in rows {
+                let values = constraint.map { name in (row.entity.slotByName[name] ?? row.entity.toOneSlotByName[name]).map { row.snapshot.values[$0] } ?? .null }
+                result[values, default: []].append(row)
+            }
+        }
+        return result
+    }
+
+    /// Resolves one conflict the built-in way: one object survives (the newest when the object
+    /// wins, else the oldest), the others leave the save, and the survivor takes over the stored
+    /// row, with its own values or the stored ones.
+    package func resolve(_ conflict: ConstraintConflict, keepingObjectValues objectWins: Bool) {
+        let objects = conflict.conflictingObjects.filter { $0.managedObjectContext === self }
+        guard let survivor = objectWins ? objects.last : objects.first else { return }
+        for loser in objects where loser !== survivor {
+            if loser.isInsertedFlag {
+                forgetInsert(loser)
+            } else {
+                refresh(loser, mergeChanges: false)
+            }
+        }
+        guard let row = conflict.persisted else { return }
+        guard survivor.isInsertedFlag, let store = try? persistentStoreCoordinator?.store(for: row.entity) else {
+            // An existing object collides with another row: the row goes (object wins) or the
+            // object's changes do (store wins).
+            if objectWins, let database = conflict.databaseObject { delete(database) } else { refresh(survivor, mergeChanges: false) }
+            return
+        }
+        let rowID = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
+        // The survivor becomes the stored object: an update of that row.
+        if let existing = registry[rowID], existing !== survivor {
+            unregister(existing)
+            existing.managedObjectContext = nil
+        }
+        let oldID = survivor.objectID
+        registry[oldID] = nil
+        survivor.objectID = rowID
+        registry[rowID] = survivor
+        remapRelationships([oldID: rowID])
+        survivor.isInsertedFlag = false
+        survivor.snapshot = row.snapshot
+        survivor.dirty.removeAll()
+        if objectWins {
+            for slot in survivor.values.indices where survivor.values[slot] != row.snapshot.values[slot] { survivor.dirty.insert(slot) }
+        } else {
+            survivor.values = row.snapshot.values
+        }
+        for (index, state) in survivor.toMany.enumerated() where state.hasChanges {
+            survivor.dirty.insert(survivor.entity.valueSlotCount + index)
+        }
+        pending.compactInserted(in: self)
+        pending.didChange(survivor)
+        survivor.isPendingFlag = true
+    }
+
+    /// Drops an inserted object from the context, as if it had never been inserted.
+    private func forgetInsert(_ object: ManagedObject) {
+        unregister(object)
+        object.isInsertedFlag = false
+        object.managedObjectContext = nil
+        pending.compactInserted(in: self)
+    }
+}
+
+extension EntityDescription {
+    /// Values by property name (attributes and to-one IDs), `NSNull` for nil.
+    package func namedValues(_ values: [ManagedValue]) -> [String: Any] {
+        var result = dictionary(from: values)
+        for (offset, relationship) in toOneRelationships.enumerated() where storedAttributes.count + offset < values.count {
+            result[relationship.name] = values[storedAttributes.count + offset].anyValue(for: .objectID) ?? NSNull()
+        }
+        return result
+    }
+}
