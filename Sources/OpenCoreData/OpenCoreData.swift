@@ -38,7 +38,9 @@ public macro _ManagedAttribute(index: Int = -1) = #externalMacro(module: "OpenCo
 public macro Transient() = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
 
 /// Options for a property of a `@Managed` class: `@Attribute(.unique)`, `.indexed`,
-/// `.preserveValueOnDeletion`, `.externalStorage`.
+/// `.preserveValueOnDeletion`, `.externalStorage`, and the validation rules checked at save:
+/// `.minimum(_:)` / `.maximum(_:)` (numbers; string lengths), `.earliest(_:)` / `.latest(_:)`
+/// (dates), `.pattern(_:)` (a regular expression).
 @attached(peer)
 public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
 

@@ -98,12 +98,12 @@ extension ManagedMacro: MemberMacro {
                 problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.missingDefault(property.name, property.typeText)))
                 continue
             }
-            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage"]
+            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage", "minimum", "maximum", "earliest", "latest", "pattern"]
             for option in property.options where !known.contains(option) {
                 problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.unknownOption(option)))
             }
             let defaultText = property.initializer?.trimmedDescription ?? "nil"
-            let options = property.options.filter { known.contains($0) && $0 != "unique" }.map { ".\($0)" }
+            let options = zip(property.options, variable.attributeArguments("Attribute")).filter { known.contains($0.0) && $0.0 != "unique" }.map(\.1)
             properties.append(
                 "OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \\\(className).\(property.name), default: \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))")
             if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
@@ -179,7 +179,7 @@ enum ManagedDiagnostic: DiagnosticMessage {
         case .orderedToMany(let name):
             "'\(name)' is an ordered to-many relationship ([T]); these are not supported yet. Use Set<T>"
         case .unknownOption(let option):
-            "Unknown attribute option '.\(option)'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage"
+            "Unknown attribute option '.\(option)'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), .latest(_:), .pattern(_:)"
         }
     }
 

@@ -133,12 +133,26 @@ extension VariableDeclSyntax {
         }
     }
 
-    /// The `.option` arguments of an attribute such as `@Attribute(.unique)`.
+    /// The source text of the arguments of an attribute such as `@Attribute(.unique, .minimum(1))`.
+    func attributeArguments(_ name: String) -> [String] {
+        for element in attributes {
+            guard case .attribute(let attribute) = element, attribute.attributeName.trimmedDescription == name,
+                  case .argumentList(let arguments)? = attribute.arguments else { continue }
+            return arguments.map(\.expression.trimmedDescription)
+        }
+        return []
+    }
+
+    /// The names of the `.option` arguments of an attribute such as `@Attribute(.unique)`.
     func attributeOptions(_ name: String) -> [String] {
         for element in attributes {
             guard case .attribute(let attribute) = element, attribute.attributeName.trimmedDescription == name,
                   case .argumentList(let arguments)? = attribute.arguments else { continue }
-            return arguments.compactMap { $0.expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text }
+            return arguments.compactMap { argument in
+                // `.indexed`, or `.minimum(1)`: the option's name.
+                let expression = argument.expression.as(FunctionCallExprSyntax.self)?.calledExpression ?? argument.expression
+                return expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text
+            }
         }
         return []
     }

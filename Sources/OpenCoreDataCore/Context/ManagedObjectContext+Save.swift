@@ -18,7 +18,7 @@ extension ManagedObjectContext {
             clearPending()
             return
         }
-        try validateForSave(pending.liveInserted(in: self) + pending.liveChanged(in: self))
+        try validateForSave()
         if let parent {
             pushToParent(parent)
             return
@@ -156,24 +156,6 @@ extension ManagedObjectContext {
             deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
         saveEvents.send(event)
-    }
-
-    /// Checks mandatory values of inserted and updated objects.
-    private func validateForSave(_ objects: [ManagedObject]) throws {
-        var errors: [CoreDataError] = []
-        for object in objects where !object.isDeletedFlag && !object.isFaultFlag {
-            for (slot, attribute) in object.entity.storedAttributes.enumerated() where !attribute.isOptional && object.values[slot].isNull {
-                errors.append(CoreDataError(
-                    .validationMissingMandatoryProperty,
-                    "The attribute '\(attribute.name)' of \(object.entity.name) \(object.objectID) is mandatory and has no value. Set it before saving, or make it optional.",
-                    key: attribute.name, affectedObjectIDs: [object.objectID]))
-            }
-        }
-        if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 {
-            throw CoreDataError(.validationMultipleErrors, "Multiple validation errors occurred; see underlyingErrors.",
-                                affectedObjectIDs: errors.flatMap(\.affectedObjectIDs), underlyingErrors: errors)
-        }
     }
 
     /// Conflicts as Core Data reports them, with the objects of this context.

@@ -25,6 +25,18 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// Whether persistent history keeps this value in the tombstone of a deleted object.
     public var preservesValueInHistoryOnDeletion: Bool = false { didSet { checkMutable() } }
 
+    /// The smallest valid value (numbers) or length (strings); `nil` for no bound. Checked at
+    /// save (1620, 1670).
+    public var minimum: Double? { didSet { checkMutable() } }
+    /// The largest valid value (numbers) or length (strings); `nil` for no bound (1610, 1660).
+    public var maximum: Double? { didSet { checkMutable() } }
+    /// The earliest valid date (1640).
+    public var earliestDate: Date? { didSet { checkMutable() } }
+    /// The latest valid date (1630).
+    public var latestDate: Date? { didSet { checkMutable() } }
+    /// A regular expression the whole string must match (1680).
+    public var regularExpression: String? { didSet { checkMutable() } }
+
     /// The default in stored form.
     package var storedDefault: ManagedValue = .null
     /// The key path of the `@Managed` property this attribute stands for.

@@ -85,6 +85,27 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return object
     }
 
+    // MARK: - Validation (overridable; see ManagedObject+Validation.swift)
+
+    /// Checks the object before its insert is saved: mandatory properties (1570), bounds and
+    /// patterns (1610–1680), relationship counts (1580, 1590). Throws one ``CoreDataError``, or
+    /// 1560 with several in `underlyingErrors`. Override to add checks; call `super`.
+    open func validateForInsert() throws {
+        try Self.throwing(propertyValidationErrors())
+    }
+
+    /// Checks the object before its changes are saved (the same checks as for an insert).
+    /// Override to add checks; call `super`.
+    open func validateForUpdate() throws {
+        try Self.throwing(propertyValidationErrors())
+    }
+
+    /// Checks the object before its delete is saved: a relationship with the deny rule that
+    /// still has destinations refuses it (1600). Override to add checks; call `super`.
+    open func validateForDelete() throws {
+        try Self.throwing(denyRuleErrors())
+    }
+
     // MARK: - State
 
     /// Whether the object was inserted and not saved yet.

@@ -33,6 +33,22 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         public static let validationRelationshipExceedsMaximumCount = Code(rawValue: 1590)
         /// 1600: a deny delete rule refused the delete (`NSValidationRelationshipDeniedDeleteError`).
         public static let validationRelationshipDeniedDelete = Code(rawValue: 1600)
+        /// 1610: a number is above its maximum (`NSValidationNumberTooLargeError`).
+        public static let validationNumberTooLarge = Code(rawValue: 1610)
+        /// 1620: a number is below its minimum (`NSValidationNumberTooSmallError`).
+        public static let validationNumberTooSmall = Code(rawValue: 1620)
+        /// 1630: a date is after its latest allowed date (`NSValidationDateTooLateError`).
+        public static let validationDateTooLate = Code(rawValue: 1630)
+        /// 1640: a date is before its earliest allowed date (`NSValidationDateTooSoonError`).
+        public static let validationDateTooSoon = Code(rawValue: 1640)
+        /// 1650: a date is not valid (`NSValidationInvalidDateError`).
+        public static let validationInvalidDate = Code(rawValue: 1650)
+        /// 1660: a string is longer than its maximum length (`NSValidationStringTooLongError`).
+        public static let validationStringTooLong = Code(rawValue: 1660)
+        /// 1670: a string is shorter than its minimum length (`NSValidationStringTooShortError`).
+        public static let validationStringTooShort = Code(rawValue: 1670)
+        /// 1680: a string does not match its pattern (`NSValidationStringPatternMatchingError`).
+        public static let validationStringPatternMatching = Code(rawValue: 1680)
         /// 132000: a context could not be used (`NSManagedObjectContextLockingError`).
         public static let managedObjectContextLocking = Code(rawValue: 132000)
         /// 133000: the object an ID refers to does not exist in the store (`NSManagedObjectReferentialIntegrityError`).

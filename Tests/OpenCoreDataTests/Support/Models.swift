@@ -33,8 +33,15 @@ final class Sample: ManagedObject {
 // The object graph of the issue: folders own memos (cascade), memos and tags are many-to-many.
 
 @Managed
+final class Drawer: ManagedObject {
+    var label: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Folder.drawer) var folders: Set<Folder> = []
+}
+
+@Managed
 final class Folder: ManagedObject {
     var title: String = ""
+    var drawer: Drawer?
     @Relationship(deleteRule: .cascade, inverse: \Memo.folder) var memos: Set<Memo> = []
 }
 
@@ -51,5 +58,20 @@ final class Tag: ManagedObject {
     var memos: Set<Memo> = []
 }
 
+/// An owner cannot be deleted while it has pets (deny); a pet must have an owner.
+@Managed
+final class Owner: ManagedObject {
+    @Attribute(.minimum(2), .maximum(20), .pattern("[A-Z][a-z]*")) var name: String = "Ann"
+    @Attribute(.minimum(0), .maximum(150)) var age: Int16 = 30
+    @Attribute(.earliest(Date(timeIntervalSinceReferenceDate: 0))) var since: Date = Date(timeIntervalSinceReferenceDate: 100)
+    @Relationship(deleteRule: .deny, inverse: \Pet.owner, maximumCount: 3) var pets: Set<Pet> = []
+}
+
+@Managed
+final class Pet: ManagedObject {
+    var name: String = ""
+    var owner: Owner!
+}
+
 /// The graph model.
-func graphModel() -> ManagedObjectModel { ManagedObjectModel(Folder.self, Memo.self, Tag.self) }
+func graphModel() -> ManagedObjectModel { ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Owner.self, Pet.self) }

@@ -1,0 +1,85 @@
+import OpenCoreData
+import Testing
+
+@Suite struct ValidationTests {
+    private func saveError(_ configure: @escaping (ManagedObjectContext) -> Void) throws -> CoreDataError {
+        let stack = try TestStack(.inMemory, model: graphModel())
+        let context = stack.container.newBackgroundContext()
+        return try context.performAndWait { () throws in
+            configure(context)
+            return try #require(throws: CoreDataError.self) { try context.save() }
+        }
+    }
+
+    @Test func aMandatoryToOneWithoutDestinationIs1570() throws {
+        let error = try saveError { context in _ = Pet(context: context) }
+        #expect(error.code == .validationMissingMandatoryProperty)
+        #expect(error.key == "owner")
+    }
+
+    @Test func boundsAndPatternsHaveCoreDatasCodes() throws {
+        func code(_ change: @escaping (Owner) -> Void) throws -> CoreDataError.Code {
+            try saveError { context in change(Owner(context: context)) }.code
+        }
+        #expect(try code { $0.age = 151 } == .validationNumberTooLarge)
+        #expect(try code { $0.age = -1 } == .validationNumberTooSmall)
+        #expect(try code { $0.name = "A" + String(repeating: "a", count: 20) } == .validationStringTooLong)
+        #expect(try code { $0.name = "A" } == .validationStringTooShort)
+        #expect(try code { $0.name = "lowercase" } == .validationStringPatternMatching)
+        #expect(try code { $0.since = Date(timeIntervalSinceReferenceDate: -1) } == .validationDateTooSoon)
+    }
+
+    @Test func relationshipCountsAreChecked() throws {
+        let error = try saveError { context in
+            let owner = Owner(context: context)
+            for _ in 0..<4 { Pet(context: context).owner = owner }
+        }
+        #expect(error.code == .validationRelationshipExceedsMaximumCount)
+        #expect(error.key == "pets")
+    }
+
+    @Test func severalErrorsComeTogetherAs1560() throws {
+        let error = try saveError { context in
+            let owner = Owner(context: context)
+            owner.age = 200
+            owner.name = "xy"
+            _ = Pet(context: context)
+        }
+        #expect(error.code == .validationMultipleErrors)
+        #expect(Set(error.underlyingErrors.map(\.code)) == [.validationNumberTooLarge, .validationStringPatternMatching, .validationMissingMandatoryProperty])
+    }
+
+    @Test func validObjectsSave() throws {
+        let stack = try TestStack(.inMemory, model: graphModel())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let owner = Owner(context: context)
+            owner.name = "Bea"
+            Pet(context: context).owner = owner
+            try context.save()
+        }
+    }
+}
+
+/// A subclass check runs with the built-in ones.
+@Managed
+final class Ticket: ManagedObject {
+    var seats: Int32 = 1
+
+    override func validateForInsert() throws {
+        try super.validateForInsert()
+        if seats > 8 { throw CoreDataError(.managedObjectValidation, "A ticket holds at most 8 seats.", key: "seats", affectedObjectIDs: [objectID]) }
+    }
+}
+
+@Suite struct CustomValidationTests {
+    @Test func overriddenValidateForInsertRunsAtSave() throws {
+        let stack = try TestStack(.inMemory, model: ManagedObjectModel(Ticket.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            Ticket(context: context).seats = 9
+            let error = try #require(throws: CoreDataError.self) { try context.save() }
+            #expect(error.message == "A ticket holds at most 8 seats.")
+        }
+    }
+}
