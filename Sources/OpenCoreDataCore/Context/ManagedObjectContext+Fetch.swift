@@ -15,7 +15,8 @@ extension ManagedObjectContext {
         case .managedObjectIDResultType:
             guard T.self == ManagedObjectID.self else { throw resultTypeMismatch(request) }
             let plan = try plan(for: request)
-            if !plan.usesPendingChanges && parent == nil {
+            // Keys alone do not say which sub-entity a row is: hierarchies read rows.
+            if !plan.usesPendingChanges && parent == nil && plan.entity.subentities.isEmpty {
                 // IDs straight from the keys: no values read, no objects made.
                 let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
                 return keys.compactMap { ManagedObjectID.permanent(plan.entity, store: store.identifier, primaryKey: $0) as? T }
@@ -52,7 +53,7 @@ extension ManagedObjectContext {
             let objects = rows.map { registeredObject(for: $0.id, snapshot: $0.snapshot, refresh: refresh) }
             return applyPendingChanges(to: objects, plan: plan)
         }
-        if !request.includesPropertyValues && !plan.usesPendingChanges {
+        if !request.includesPropertyValues && !plan.usesPendingChanges && plan.entity.subentities.isEmpty {
             let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
             return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
         }

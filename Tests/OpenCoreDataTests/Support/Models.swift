@@ -75,3 +75,31 @@ final class Pet: ManagedObject {
 
 /// The graph model.
 func graphModel() -> ManagedObjectModel { ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Owner.self, Pet.self) }
+
+// Entity inheritance: one table for Animal, Dog and Cat.
+
+@Managed
+class Animal: ManagedObject {
+    var name: String = ""
+    var kennel: Kennel?
+}
+
+@Managed
+final class Dog: Animal {
+    var breed: String = ""
+}
+
+@Managed
+final class Cat: Animal {
+    var lives: Int16 = 9
+}
+
+@Managed
+final class Kennel: ManagedObject {
+    var city: String = ""
+    @Relationship(inverse: \Animal.kennel) var animals: Set<Animal> = []
+    /// A to-one into the hierarchy: stored with the destination's Z_ENT beside its key.
+    var star: Animal?
+}
+
+func zooModel() -> ManagedObjectModel { ManagedObjectModel(Animal.self, Dog.self, Cat.self, Kennel.self) }

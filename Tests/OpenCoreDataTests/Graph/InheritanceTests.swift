@@ -1,0 +1,65 @@
+import OpenCoreData
+import Testing
+
+@Suite struct InheritanceTests {
+    @Test func subclassesBecomeSubentitiesNumberedAsCoreDataDoes() throws {
+        let stack = try TestStack(.sqlite, model: zooModel())
+        let model = stack.container.managedObjectModel
+        let animal = try #require(model.entitiesByName["Animal"])
+        #expect(Set(animal.subentities.map(\.name)) == ["Cat", "Dog"])
+        #expect(model.entitiesByName["Dog"]?.superentity === animal)
+        // Z_ENT: depth-first, siblings by name; Z_SUPER names the parent; keys on the root row.
+        let db = try RawSQLite(stack.storeURL)
+        let keys = try db.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { $0.map { "\($0 ?? "nil")" } }
+        #expect(keys == [["1", "Animal", "0"], ["2", "Cat", "1"], ["3", "Dog", "1"], ["4", "Kennel", "0"]])
+        // One table for the hierarchy; the to-one into it carries the row's entity.
+        let tables = try db.rows("SELECT sql FROM sqlite_master WHERE name IN ('ZANIMAL', 'ZKENNEL') ORDER BY name").map { $0[0] as? String }
+        #expect(tables == [
+            "CREATE TABLE ZANIMAL ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZKENNEL INTEGER, ZLIVES INTEGER, ZNAME VARCHAR, ZBREED VARCHAR )",
+            "CREATE TABLE ZKENNEL ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSTAR INTEGER, Z1_STAR INTEGER, ZCITY VARCHAR )",
+        ])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func fetchingTheSuperentityReturnsSubentityObjects(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: zooModel())
+        let context = stack.container.newBackgroundContext()
+        let starID = try context.performAndWait { () throws in
+            let kennel = Kennel(context: context)
+            let rex = Dog(context: context)
+            rex.name = "Rex"
+            rex.breed = "collie"
+            let tom = Cat(context: context)
+            tom.name = "Tom"
+            tom.lives = 7
+            rex.kennel = kennel
+            tom.kennel = kennel
+            kennel.star = tom
+            try context.save()
+            return kennel.objectID
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let request = FetchRequest<Animal>(entityName: "Animal")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let animals = try reader.fetch(request)
+            #expect(animals.map(\.name) == ["Rex", "Tom"])
+            let rex = try #require(animals.first as? Dog)
+            #expect(rex.breed == "collie")
+            #expect((animals.last as? Cat)?.lives == 7)
+            // Only the entity itself.
+            request.includesSubentities = false
+            #expect(try reader.fetch(request).isEmpty)
+            #expect(try reader.fetch(Dog.fetchRequest()).map(\.name) == ["Rex"])
+            // Relationships into the hierarchy come back as the right class.
+            let kennel = try #require(reader.object(with: starID) as? Kennel)
+            #expect(kennel.star is Cat)
+            #expect(Set(kennel.animals.map(\.name)) == ["Rex", "Tom"])
+            // Object IDs name the row's own entity.
+            let idRequest = FetchRequest<ManagedObjectID>(entityName: "Animal")
+            idRequest.resultType = .managedObjectIDResultType
+            let ids = try reader.fetch(idRequest)
+            #expect(Set(ids.map(\.entity.name)) == ["Dog", "Cat"])
+        }
+    }
+}
