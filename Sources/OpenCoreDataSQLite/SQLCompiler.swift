@@ -5,73 +5,169 @@ import OpenCoreDataCore
 /// Identifiers come only from the layout (the model); every value is a bound parameter.
 /// The SQL agrees with the in-memory evaluator: `!=` is `IS NOT` (true against `NULL`), and a
 /// `NOT` turns its operand's `NULL` (unknown) into false first, as memory does.
+///
+/// Relationships compile to subqueries, so that a predicate never multiplies rows: a to-one key
+/// path reads the destination's column through a scalar subquery (NULL without a destination,
+/// as memory sees nil), `ANY` is `EXISTS`, and collection operators are aggregates. Columns are
+/// qualified: the fetched table by its name, each subquery's table by an alias `t1`, `t2`, ….
 struct SQLCompiler {
-    let mapping: SQLiteLayout.EntityMapping
+    /// How the columns of one entity are reached from the current position in the query.
+    private struct Scope {
+        var mapping: SQLiteLayout.EntityMapping
+        /// The SQL of a column of this entity's row.
+        var column: (String) -> String
+        /// The SQL of this row's primary key.
+        var primaryKey: String
+    }
 
-    func compile(_ predicate: BoundPredicate) -> (sql: String, arguments: [ManagedValue]) {
+    let layout: SQLiteLayout
+    private let root: Scope
+    private var depth = 0
+
+    /// A compiler for conditions on rows of `mapping`'s table, referenced by its name.
+    init(layout: SQLiteLayout, mapping: SQLiteLayout.EntityMapping) {
+        self.layout = layout
+        let table = mapping.table
+        root = Scope(mapping: mapping, column: { "\(table).\($0)" }, primaryKey: "\(table).Z_PK")
+    }
+
+    func compile(_ predicate: BoundPredicate) throws -> (sql: String, arguments: [ManagedValue]) {
         var arguments: [ManagedValue] = []
-        let sql = compile(predicate, into: &arguments)
+        var compiler = self
+        let sql = try compiler.compile(predicate, in: root, into: &arguments)
         return (sql, arguments)
     }
 
-    private func compile(_ predicate: BoundPredicate, into arguments: inout [ManagedValue]) -> String {
+    /// SQL for a sort key or other plain column reference of the fetched entity.
+    func column(forSlot slot: Int) -> String {
+        root.column(root.mapping.columns[slot])
+    }
+
+    private mutating func compile(_ predicate: BoundPredicate, in scope: Scope, into arguments: inout [ManagedValue]) throws -> String {
+        func col(_ slot: Int) -> String { scope.column(scope.mapping.columns[slot]) }
         switch predicate {
         case .constant(let value):
             return value ? "1" : "0"
         case .compare(let slot, let op, let value):
             arguments.append(value)
-            return "\(mapping.columns[slot]) \(sqlOperator(op)) ?"
+            return "\(col(slot)) \(sqlOperator(op)) ?"
         case .isNull(let slot, let negated):
-            return "\(mapping.columns[slot]) IS \(negated ? "NOT " : "")NULL"
+            return "\(col(slot)) IS \(negated ? "NOT " : "")NULL"
         case .compareSlots(let a, let op, let b):
             // Two columns may both be NULL: memory says nil == nil, so equality is NULL-safe here.
             let sqlOp = op == .equal ? "IS" : sqlOperator(op)
-            return "\(mapping.columns[a]) \(sqlOp) \(mapping.columns[b])"
+            return "\(col(a)) \(sqlOp) \(col(b))"
         case .isIn(let slot, let values):
             guard !values.isEmpty else { return "0" }
             arguments += values
-            return "\(mapping.columns[slot]) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))"
+            return "\(col(slot)) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))"
         case .between(let slot, let low, let high):
             arguments += [low, high]
-            return "\(mapping.columns[slot]) BETWEEN ? AND ?"
+            return "\(col(slot)) BETWEEN ? AND ?"
         case .stringMatch(let slot, let op, let pattern, let options):
             // The same Swift code as the in-memory evaluator, registered as an SQL function.
             arguments.append(.string(pattern))
-            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(mapping.columns[slot]), ?)"
+            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(col(slot)), ?)"
         case .compareExpressions(let lhs, let op, let rhs):
-            return "\(expression(lhs, into: &arguments)) \(sqlOperator(op)) \(expression(rhs, into: &arguments))"
+            return "\(try expression(lhs, in: scope, into: &arguments)) \(sqlOperator(op)) \(try expression(rhs, in: scope, into: &arguments))"
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return "0" }
             arguments += keys.map { .integer($0) }
-            return "Z_PK IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))"
+            return "\(scope.primaryKey) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))"
         case .and(let parts):
             guard !parts.isEmpty else { return "1" }
-            return "(" + parts.map { compile($0, into: &arguments) }.joined(separator: " AND ") + ")"
+            var compiled: [String] = []
+            for part in parts { compiled.append(try compile(part, in: scope, into: &arguments)) }
+            return "(" + compiled.joined(separator: " AND ") + ")"
         case .or(let parts):
             guard !parts.isEmpty else { return "0" }
-            return "(" + parts.map { compile($0, into: &arguments) }.joined(separator: " OR ") + ")"
+            var compiled: [String] = []
+            for part in parts { compiled.append(try compile(part, in: scope, into: &arguments)) }
+            return "(" + compiled.joined(separator: " OR ") + ")"
         case .not(let inner):
-            return "NOT COALESCE(\(compile(inner, into: &arguments)), 0)"
+            return "NOT COALESCE(\(try compile(inner, in: scope, into: &arguments)), 0)"
+        case .toOne(let slot, let destination, let inner):
+            return try compile(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), into: &arguments)
+        case .anyMember(let relationship, let inner):
+            let (from, member) = try memberSource(relationship, of: scope)
+            let condition = try compile(inner, in: member, into: &arguments)
+            return "EXISTS (SELECT 1 FROM \(from) AND \(condition))"
         }
     }
 
     /// Arithmetic in SQL, agreeing with `BoundExpression.evaluate`: division is real division
     /// (SQLite divides integers as integers), and a division by zero is NULL in both.
-    private func expression(_ expression: BoundExpression, into arguments: inout [ManagedValue]) -> String {
+    private mutating func expression(_ expression: BoundExpression, in scope: Scope, into arguments: inout [ManagedValue]) throws -> String {
         switch expression {
         case .slot(let slot):
-            return mapping.columns[slot]
+            return scope.column(scope.mapping.columns[slot])
         case .constant(let value):
             arguments.append(value)
             return "?"
         case .arithmetic(let op, let lhs, let rhs):
-            let left = self.expression(lhs, into: &arguments)
-            let right = self.expression(rhs, into: &arguments)
+            let left = try self.expression(lhs, in: scope, into: &arguments)
+            let right = try self.expression(rhs, in: scope, into: &arguments)
             switch op {
             case .divide: return "(CAST(\(left) AS REAL) / \(right))"
             default: return "(CAST(\(left) AS REAL) \(op.rawValue) \(right))"
             }
+        case .toOne(let slot, let destination, let inner):
+            return try self.expression(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), into: &arguments)
+        case .aggregate(let function, let relationship, let value, let filter):
+            let (from, member) = try memberSource(relationship, of: scope)
+            var sql = "(SELECT "
+            switch function {
+            case .count: sql += "COUNT(*)"
+            case .sum: sql += "TOTAL(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            case .average: sql += "AVG(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            case .minimum: sql += "MIN(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            case .maximum: sql += "MAX(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            }
+            sql += " FROM \(from)"
+            if let filter { sql += " AND \(try compile(filter, in: member, into: &arguments))" }
+            return sql + ")"
         }
+    }
+
+    private func valueOrFail(_ value: BoundExpression?) throws -> BoundExpression {
+        guard let value else { throw CoreDataError(.coreData, "A collection operator other than @count needs a key after it.") }
+        return value
+    }
+
+    /// The destination of a to-one: each of its columns read by a scalar subquery on the key.
+    private mutating func toOneScope(from scope: Scope, slot: Int, destination: EntityDescription) throws -> Scope {
+        let mapping = try layout.mapping(for: destination)
+        let key = scope.column(scope.mapping.columns[slot])
+        depth += 1
+        let alias = "t\(depth)"
+        let table = mapping.table
+        return Scope(mapping: mapping, column: { "(SELECT \(alias).\($0) FROM \(table) \(alias) WHERE \(alias).Z_PK = \(key))" }, primaryKey: key)
+    }
+
+    /// `<tables> WHERE <link to the source row>` for the members of a to-many, and their scope.
+    private mutating func memberSource(_ relationship: RelationshipDescription, of scope: Scope) throws -> (String, Scope) {
+        depth += 1
+        let alias = "t\(depth)"
+        let member: (EntityDescription) throws -> Scope = { [layout] destination in
+            let mapping = try layout.mapping(for: destination)
+            return Scope(mapping: mapping, column: { "\(alias).\($0)" }, primaryKey: "\(alias).Z_PK")
+        }
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let column, let destination):
+            let scope2 = try member(destination)
+            return ("\(table) \(alias) WHERE \(alias).\(column) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))", scope2)
+        case .joinTable(let table, let ownColumn, let otherColumn, let destination):
+            let mapping = try layout.mapping(for: destination)
+            let join = "j\(depth)"
+            return ("\(table) \(join) JOIN \(mapping.table) \(alias) ON \(alias).Z_PK = \(join).\(otherColumn) WHERE \(join).\(ownColumn) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))",
+                    try member(destination))
+        }
+    }
+
+    /// Restricts a hierarchy table to the destination entity (and its sub-entities).
+    private func entityFilter(_ destination: EntityDescription, alias: String) -> String {
+        guard destination.superentity != nil, let mapping = try? layout.mapping(for: destination) else { return "" }
+        return " AND \(alias).Z_ENT IN (\(mapping.entityNumbers.map(String.init).joined(separator: ", ")))"
     }
 
     private func sqlOperator(_ op: ComparisonOperator) -> String {

@@ -36,7 +36,7 @@ extension SQLiteStore {
 
     package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome {
         let mapping = try currentLayout().mapping(for: request.entity)
-        let (condition, arguments) = whereClause(request, mapping: mapping)
+        let (condition, arguments) = try whereClause(request, mapping: mapping)
         let sets = ["Z_OPT = Z_OPT + 1"] + values.map { "\(mapping.columns[$0.slot]) = ?" }
         let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition)"
         return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys)
@@ -44,7 +44,7 @@ extension SQLiteStore {
 
     package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome {
         let mapping = try currentLayout().mapping(for: request.entity)
-        let (condition, arguments) = whereClause(request, mapping: mapping)
+        let (condition, arguments) = try whereClause(request, mapping: mapping)
         return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys)
     }
 

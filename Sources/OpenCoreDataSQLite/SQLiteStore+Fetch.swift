@@ -4,7 +4,7 @@ extension SQLiteStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        let (sql, arguments) = try selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
         let mixed = mapping.hasSubentities && request.includesSubentities
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
@@ -28,7 +28,7 @@ extension SQLiteStore {
 
     package func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64] {
         let mapping = try currentLayout().mapping(for: request.entity)
-        let (sql, arguments) = selectSQL(request, mapping: mapping, columns: "Z_PK")
+        let (sql, arguments) = try selectSQL(request, mapping: mapping, columns: "Z_PK")
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
@@ -43,7 +43,7 @@ extension SQLiteStore {
         let mapping = try currentLayout().mapping(for: request.entity)
         var countRequest = request
         countRequest.sort = []
-        let (inner, arguments) = selectSQL(countRequest, mapping: mapping, columns: "1")
+        let (inner, arguments) = try selectSQL(countRequest, mapping: mapping, columns: "1")
         let sql = request.limit > 0 || request.offset > 0 ? "SELECT COUNT(*) FROM (\(inner))" : inner.replacingOccurrences(of: "SELECT 1 FROM", with: "SELECT COUNT(*) FROM")
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
@@ -87,8 +87,8 @@ extension SQLiteStore {
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
-    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, columns: String) -> (String, [ManagedValue]) {
-        let (condition, conditionArguments) = whereClause(request, mapping: mapping)
+    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, columns: String) throws -> (String, [ManagedValue]) {
+        let (condition, conditionArguments) = try whereClause(request, mapping: mapping)
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
         var arguments = conditionArguments
         if !request.sort.isEmpty {
@@ -105,7 +105,7 @@ extension SQLiteStore {
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "".
-    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping) -> (String, [ManagedValue]) {
+    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping) throws -> (String, [ManagedValue]) {
         var conditions: [String] = []
         var arguments: [ManagedValue] = []
         let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
@@ -114,7 +114,7 @@ extension SQLiteStore {
             conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
         }
         if let predicate = request.predicate {
-            let compiled = SQLCompiler(mapping: mapping).compile(predicate)
+            let compiled = try SQLCompiler(layout: try currentLayout(), mapping: mapping).compile(predicate)
             conditions.append(compiled.sql)
             arguments += compiled.arguments
         }

@@ -155,7 +155,7 @@ extension ManagedObjectContext {
     package func applyPendingChanges(to fetched: [ManagedObject], plan: FetchPlan) -> [ManagedObject] {
         let request = plan.storeRequest
         func matches(_ object: ManagedObject) -> Bool {
-            request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true
+            request.predicate.map { evaluate($0, on: object, as: plan.entity) } ?? true
         }
         func entityMatches(_ object: ManagedObject) -> Bool {
             var current: EntityDescription? = object.entity

@@ -130,6 +130,33 @@ extension ManagedObjectContext {
         objectDidChange(object)
     }
 
+    // MARK: - Predicates
+
+    /// The graph as this context sees it, unsaved changes included (on the context's queue).
+    package struct CurrentGraph: GraphResolver {
+        unowned let context: ManagedObjectContext
+        package func values(of id: ManagedObjectID) -> [ManagedValue]? {
+            let object = context.object(with: id)
+            if object.isDeletedFlag { return nil }
+            // A fault whose row is gone has no values (instead of trapping as a fault would).
+            if object.isFaultFlag, (try? context.loadRow(for: id)) == nil { return nil }
+            object.willAccessValue()
+            return object.values
+        }
+        package func members(_ relationship: RelationshipDescription, of id: ManagedObjectID) -> [ManagedObjectID] {
+            let object = context.object(with: id)
+            return ((try? context.members(of: object, relationship)) ?? []).filter { !context.object(with: $0).isDeletedFlag }
+        }
+    }
+
+    /// Whether an object of this context matches a bound predicate (relationships as this context
+    /// sees them).
+    package func evaluate(_ predicate: BoundPredicate, on object: ManagedObject, as entity: EntityDescription? = nil) -> Bool {
+        object.willAccessValue()
+        let values = entity.map { $0.adapt(object.values, from: object.entity) } ?? object.values
+        return predicate.evaluate(EvaluationSubject(values: values, primaryKey: object.objectID.primaryKey, id: object.objectID, graph: CurrentGraph(context: self)))
+    }
+
     // MARK: - Deleting
 
     /// Applies the delete rules of newly deleted objects: cascade deletes the destinations,

@@ -40,12 +40,12 @@ extension ManagedObjectContext {
                 continue
             }
             if object.isDeletedFlag { continue }
-            if !object.dirty.isEmpty, !(request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true) { continue }
+            if !object.dirty.isEmpty, !(request.predicate.map { evaluate($0, on: object, as: request.entity) } ?? true) { continue }
             result.append(ParentRow(id: row.id, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
         }
         for object in pending.liveInserted(in: self) + pending.liveChanged(in: self)
         where !object.isDeletedFlag && !seen.contains(object.objectID) && object.entity.rootEntity === request.entity.rootEntity {
-            guard request.predicate?.evaluate(object.values, primaryKey: object.objectID.primaryKey) ?? true else { continue }
+            guard request.predicate.map({ evaluate($0, on: object, as: request.entity) }) ?? true else { continue }
             result.append(ParentRow(id: object.objectID, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
         }
         return result

@@ -25,10 +25,23 @@ package indirect enum BoundPredicate: Sendable {
     case and([BoundPredicate])
     case or([BoundPredicate])
     case not(BoundPredicate)
+    /// The predicate (bound to `destination`) holds for the destination of the to-one in `slot`;
+    /// without a destination it is evaluated over nil values (so `folder.title == nil` holds).
+    case toOne(slot: Int, destination: EntityDescription, BoundPredicate)
+    /// Some member of a to-many satisfies the predicate (bound to the destination). `ALL` and
+    /// `NONE` are made of it with `not`.
+    case anyMember(RelationshipDescription, BoundPredicate)
 
     /// Evaluates the predicate over one row's values, with Core Data's in-memory semantics
-    /// (`nil == nil` is true; ordering against `nil` is false).
+    /// (`nil == nil` is true; ordering against `nil` is false). Relationships need `subject`'s
+    /// graph; without one they match nothing.
     package func evaluate(_ values: [ManagedValue], primaryKey: Int64?) -> Bool {
+        evaluate(EvaluationSubject(values: values, primaryKey: primaryKey))
+    }
+
+    package func evaluate(_ subject: EvaluationSubject) -> Bool {
+        let values = subject.values
+        let primaryKey = subject.primaryKey
         switch self {
         case .constant(let value):
             return value
@@ -53,16 +66,20 @@ package indirect enum BoundPredicate: Sendable {
             }
             return StringMatching.evaluate(op, options: options, value: value, pattern: pattern)
         case .compareExpressions(let lhs, let op, let rhs):
-            return Self.compare(lhs.evaluate(values), op, rhs.evaluate(values))
+            return Self.compare(lhs.evaluate(subject), op, rhs.evaluate(subject))
         case .primaryKeyIn(let keys):
             guard let primaryKey else { return false }
             return keys.contains(primaryKey)
         case .and(let parts):
-            return parts.allSatisfy { $0.evaluate(values, primaryKey: primaryKey) }
+            return parts.allSatisfy { $0.evaluate(subject) }
         case .or(let parts):
-            return parts.contains { $0.evaluate(values, primaryKey: primaryKey) }
+            return parts.contains { $0.evaluate(subject) }
         case .not(let inner):
-            return !inner.evaluate(values, primaryKey: primaryKey)
+            return !inner.evaluate(subject)
+        case .toOne(let slot, let destination, let inner):
+            return inner.evaluate(subject.destination(slot: slot, as: destination))
+        case .anyMember(let relationship, let inner):
+            return subject.members(relationship).contains { inner.evaluate($0) }
         }
     }
 
@@ -93,13 +110,37 @@ package indirect enum BoundExpression: Sendable {
     case slot(Int)
     case constant(ManagedValue)
     case arithmetic(ArithmeticOperator, BoundExpression, BoundExpression)
+    /// A value of the destination of a to-one (nil without one).
+    case toOne(slot: Int, destination: EntityDescription, BoundExpression)
+    /// `@count` (value nil), `@sum`, `@avg`, `@min`, `@max` over the members of a to-many,
+    /// optionally only those matching `filter` (SUBQUERY).
+    case aggregate(AggregateFunction, RelationshipDescription, value: BoundExpression?, filter: BoundPredicate?)
 
     package func evaluate(_ values: [ManagedValue]) -> ManagedValue {
+        evaluate(EvaluationSubject(values: values, primaryKey: nil))
+    }
+
+    package func evaluate(_ subject: EvaluationSubject) -> ManagedValue {
+        let values = subject.values
         switch self {
         case .slot(let slot): return values[slot]
         case .constant(let value): return value
+        case .toOne(let slot, let destination, let inner):
+            return inner.evaluate(subject.destination(slot: slot, as: destination))
+        case .aggregate(let function, let relationship, let value, let filter):
+            var members = subject.members(relationship)
+            if let filter { members = members.filter { filter.evaluate($0) } }
+            if function == .count { return .integer(Int64(members.count)) }
+            let numbers = members.compactMap { value?.evaluate($0).numericValue }
+            switch function {
+            case .count: return .integer(Int64(members.count))
+            case .sum: return .double(numbers.reduce(0, +))
+            case .average: return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+            case .minimum: return numbers.min().map { .double($0) } ?? .null
+            case .maximum: return numbers.max().map { .double($0) } ?? .null
+            }
         case .arithmetic(let op, let lhs, let rhs):
-            guard let a = lhs.evaluate(values).numericValue, let b = rhs.evaluate(values).numericValue else { return .null }
+            guard let a = lhs.evaluate(subject).numericValue, let b = rhs.evaluate(subject).numericValue else { return .null }
             switch op {
             case .add: return .double(a + b)
             case .subtract: return .double(a - b)
@@ -107,5 +148,66 @@ package indirect enum BoundExpression: Sendable {
             case .divide: return b == 0 ? .null : .double(a / b)
             }
         }
+    }
+}
+
+/// A collection operator over a to-many key path.
+package enum AggregateFunction: String, Sendable, Hashable {
+    case count = "@count"
+    case sum = "@sum"
+    case average = "@avg"
+    case minimum = "@min"
+    case maximum = "@max"
+}
+
+/// Gives in-memory evaluation the object graph: the values of other objects and the members of
+/// to-many relationships (the store's rows, or a context's current objects).
+package protocol GraphResolver {
+    /// The current values of an object, in its own entity's slot order; `nil` when it is gone.
+    func values(of id: ManagedObjectID) -> [ManagedValue]?
+    /// The members of a to-many relationship of an object.
+    func members(_ relationship: RelationshipDescription, of id: ManagedObjectID) -> [ManagedObjectID]
+}
+
+/// What a predicate is evaluated over: a row's values, its key and identity, and the graph.
+package struct EvaluationSubject {
+    package var values: [ManagedValue]
+    package var primaryKey: Int64?
+    package var id: ManagedObjectID?
+    package var graph: (any GraphResolver)?
+
+    package init(values: [ManagedValue], primaryKey: Int64?, id: ManagedObjectID? = nil, graph: (any GraphResolver)? = nil) {
+        self.values = values
+        self.primaryKey = primaryKey
+        self.id = id
+        self.graph = graph
+    }
+
+    /// The subject for the destination of a to-one (nil values when there is none).
+    func destination(slot: Int, as entity: EntityDescription) -> EvaluationSubject {
+        if case .object(let id) = values[slot], let graph, let found = graph.values(of: id) {
+            return EvaluationSubject(values: entity.adapt(found, from: id.entity), primaryKey: id.primaryKey, id: id, graph: graph)
+        }
+        return EvaluationSubject(values: Array(repeating: .null, count: entity.valueSlotCount), primaryKey: nil, graph: graph)
+    }
+
+    /// The subjects for the members of a to-many.
+    func members(_ relationship: RelationshipDescription) -> [EvaluationSubject] {
+        guard let id, let graph, let destination = relationship.destinationEntity else { return [] }
+        return graph.members(relationship, of: id).compactMap { member in
+            graph.values(of: member).map { EvaluationSubject(values: destination.adapt($0, from: member.entity), primaryKey: member.primaryKey, id: member, graph: graph) }
+        }
+    }
+}
+
+extension EntityDescription {
+    /// Values of an object of `other` (this entity or a sub-entity) in this entity's slot order.
+    package func adapt(_ values: [ManagedValue], from other: EntityDescription) -> [ManagedValue] {
+        guard other !== self, other.toOneRelationships.count > 0 || values.count != valueSlotCount else { return values }
+        var result = Array(values.prefix(storedAttributes.count))
+        for relationship in toOneRelationships {
+            result.append(other.toOneSlotByName[relationship.name].map { $0 < values.count ? values[$0] : .null } ?? .null)
+        }
+        return result
     }
 }

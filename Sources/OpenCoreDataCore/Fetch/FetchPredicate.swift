@@ -77,8 +77,11 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     /// Whether `object` matches the predicate, evaluated in memory.
     public func evaluate(with object: ManagedObject) throws -> Bool {
         let bound = try bind(to: object.entity)
-        object.willAccessValue()
-        return bound.evaluate(object.values, primaryKey: object.objectID.primaryKey)
+        guard let context = object.managedObjectContext else {
+            object.willAccessValue()
+            return bound.evaluate(object.values, primaryKey: object.objectID.primaryKey)
+        }
+        return context.evaluate(bound, on: object)
     }
 
     /// Resolves the predicate against an entity, throwing parse or type errors.
@@ -103,6 +106,10 @@ extension PredicateNode {
             switch o {
             case .variable(let name): if let value = variables[name] { return .value(value) }
             case .arithmetic(let op, let lhs, let rhs): return .arithmetic(op, operand(lhs), operand(rhs))
+            case .subqueryCount(let collection, let variable, let predicate):
+                var inner = variables
+                inner[variable] = nil
+                return .subqueryCount(collection: collection, variable: variable, predicate: predicate.substituting(inner))
             default: break
             }
             return o
@@ -113,6 +120,7 @@ extension PredicateNode {
         case .and(let parts): return .and(parts.map { $0.substituting(variables) })
         case .or(let parts): return .or(parts.map { $0.substituting(variables) })
         case .not(let inner): return .not(inner.substituting(variables))
+        case .quantified(let quantifier, let inner): return .quantified(quantifier, inner.substituting(variables))
         }
     }
 }

@@ -25,11 +25,139 @@ package struct PredicateBinder {
             return .or(bound)
         case .not(let inner):
             return .not(try bind(inner))
+        case .quantified(let quantifier, let inner):
+            return try bindQuantified(quantifier, inner)
         case .comparison(let lhs, let op, let rhs, let options):
+            if let routed = try bindAcrossToOne(lhs, op, rhs, options) { return routed }
             if op.isStringOperator || !options.isEmpty {
                 return try bindStringComparison(lhs, op, rhs, options)
             }
             return try bindComparison(lhs, op, rhs)
+        }
+    }
+
+    // MARK: - Relationships
+
+    /// The first component of a key path and the rest (`folder.title` → `folder`, `title`).
+    private static func split(_ key: String) -> (String, String)? {
+        guard let dot = key.firstIndex(of: ".") else { return nil }
+        return (String(key[..<dot]), String(key[key.index(after: dot)...]))
+    }
+
+    /// `folder.title == "x"`: the comparison moves to the destination of the to-one.
+    private func bindAcrossToOne(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand, _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate? {
+        guard !lhs.isComputed && !rhs.isComputed else { return nil }
+        let (key, keyOnLeft): (String, Bool)
+        switch (lhs, rhs) {
+        case (.keyPath(let k), .value), (.keyPath(let k), .variable): (key, keyOnLeft) = (k, true)
+        case (.value, .keyPath(let k)): (key, keyOnLeft) = (k, false)
+        case (.keyPath(let a), .keyPath(let b)) where a.contains(".") || b.contains("."):
+            throw error("comparing '\(a)' with '\(b)' across relationships is not supported; compare each with a value")
+        default: return nil
+        }
+        guard let (first, rest) = Self.split(key) else { return nil }
+        let (slot, destination) = try toOne(first, in: key)
+        let inner: PredicateNode = keyOnLeft ? .comparison(.keyPath(rest), op, rhs, options) : .comparison(lhs, op, .keyPath(rest), options)
+        return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, format: format).bind(inner))
+    }
+
+    /// `ANY tags.name == "x"`, `ALL …`, `NONE …`, through to-one hops to one to-many.
+    private func bindQuantified(_ quantifier: Quantifier, _ node: PredicateNode) throws(CoreDataError) -> BoundPredicate {
+        guard case .comparison(let lhs, let op, let rhs, let options) = node, case .keyPath(let key) = lhs else {
+            throw error("\(quantifier.rawValue) needs a comparison with a to-many key path on its left, as in '\(quantifier.rawValue) tags.name == \"x\"'")
+        }
+        guard let (first, rest) = Self.split(key) else {
+            throw error("\(quantifier.rawValue) \(key) needs a key path through a to-many relationship, as in 'tags.name'")
+        }
+        let relationship = try relationshipNamed(first, in: key)
+        if !relationship.isToMany {
+            let (slot, destination) = try toOne(first, in: key)
+            let inner = try PredicateBinder(entity: destination, format: format).bindQuantified(quantifier, .comparison(.keyPath(rest), op, rhs, options))
+            return .toOne(slot: slot, destination: destination, inner)
+        }
+        guard let destination = relationship.destinationEntity else { throw error("the relationship '\(first)' has no destination") }
+        let inner = try PredicateBinder(entity: destination, format: format).bind(.comparison(.keyPath(rest), op, rhs, options))
+        switch quantifier {
+        case .any: return .anyMember(relationship, inner)
+        case .all: return .not(.anyMember(relationship, .not(inner)))
+        case .none: return .not(.anyMember(relationship, inner))
+        }
+    }
+
+    /// `tags.@count`, `memos.@sum.size`, `folder.memos.@avg.size`, `folder.size`: an expression.
+    private func pathExpression(_ key: String) throws(CoreDataError) -> BoundExpression {
+        guard let (first, rest) = Self.split(key) else {
+            throw error("'\(key)' is not a collection operator; use @count, @sum, @avg, @min or @max after a to-many key path")
+        }
+        let relationship = try relationshipNamed(first, in: key)
+        guard let destination = relationship.destinationEntity else { throw error("the relationship '\(first)' has no destination") }
+        if !relationship.isToMany {
+            let (slot, _) = try toOne(first, in: key)
+            return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, format: format).expression(.keyPath(rest)))
+        }
+        let (operatorName, valuePath) = Self.split(rest) ?? (rest, "")
+        guard let function = AggregateFunction(rawValue: operatorName) else {
+            throw error("'\(key)' goes through the to-many '\(first)'; use ANY/ALL/NONE, or a collection operator (@count, @sum, @avg, @min, @max)")
+        }
+        if function == .count {
+            guard valuePath.isEmpty else { throw error("@count takes no key after it ('\(key)')") }
+            return .aggregate(.count, relationship, value: nil, filter: nil)
+        }
+        guard !valuePath.isEmpty else { throw error("\(operatorName) needs a key after it, as in '\(first).\(operatorName).price'") }
+        let value = try PredicateBinder(entity: destination, format: format).expression(.keyPath(valuePath))
+        return .aggregate(function, relationship, value: value, filter: nil)
+    }
+
+    /// `SUBQUERY(tags, $t, $t.name BEGINSWITH "s").@count`.
+    private func subqueryCount(_ collection: String, _ variable: String, _ predicate: PredicateNode) throws(CoreDataError) -> BoundExpression {
+        if let (first, rest) = Self.split(collection) {
+            let (slot, destination) = try toOne(first, in: collection)
+            return .toOne(slot: slot, destination: destination,
+                          try PredicateBinder(entity: destination, format: format).subqueryCount(rest, variable, predicate))
+        }
+        let relationship = try relationshipNamed(collection, in: collection)
+        guard relationship.isToMany, let destination = relationship.destinationEntity else {
+            throw error("SUBQUERY needs a to-many relationship, and '\(collection)' is not one")
+        }
+        let filter = try PredicateBinder(entity: destination, format: format).bind(predicate.replacingVariable(variable))
+        return .aggregate(.count, relationship, value: nil, filter: filter)
+    }
+
+    private func relationshipNamed(_ name: String, in key: String) throws(CoreDataError) -> RelationshipDescription {
+        guard let relationship = entity.relationshipsByName[name] else {
+            let known = entity.relationshipsByName.keys.sorted().joined(separator: ", ")
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)', but '\(name)' is not a relationship of \(entity.name)\(known.isEmpty ? "" : "; its relationships are: \(known)").", key: key)
+        }
+        return relationship
+    }
+
+    private func toOne(_ name: String, in key: String) throws(CoreDataError) -> (Int, EntityDescription) {
+        let relationship = try relationshipNamed(name, in: key)
+        guard !relationship.isToMany, let slot = entity.toOneSlotByName[name], let destination = relationship.destinationEntity else {
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)' through the to-many relationship '\(name)'; put ANY, ALL or NONE before the comparison, or use a collection operator such as '\(name).@count'.", key: key)
+        }
+        return (slot, destination)
+    }
+
+    /// `folder == %@`, `folder == nil`, `folder IN %@`: a to-one compared with objects or IDs.
+    private func bindToOneKey(_ key: String, slot: Int, _ op: ComparisonOperator, _ value: PredicateValue) throws(CoreDataError) -> BoundPredicate {
+        func object(_ v: PredicateValue) throws(CoreDataError) -> ManagedValue {
+            switch v {
+            case .null: return .null
+            case .objectID(let id): return .object(id)
+            default: throw CoreDataError(.coreData, "The predicate \"\(format)\" compares the relationship '\(key)' with \(v); compare it with a managed object, an object ID or nil.", key: key)
+            }
+        }
+        switch (op, value) {
+        case (.equal, _), (.notEqual, _):
+            let stored = try object(value)
+            return stored.isNull ? .isNull(slot: slot, negated: op == .notEqual) : .compare(slot: slot, op: op, value: stored)
+        case (.in, .list(let items)):
+            var values: [ManagedValue] = []
+            for item in items { values.append(try object(item)) }
+            return .isIn(slot: slot, values: values)
+        default:
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue) with the relationship '\(key)'; relationships support ==, != and IN.", key: key)
         }
     }
 
@@ -109,6 +237,10 @@ package struct PredicateBinder {
     /// A computed operand over numeric (or date) attributes and constants.
     private func expression(_ operand: PredicateOperand) throws(CoreDataError) -> BoundExpression {
         switch operand {
+        case .keyPath(let key) where key.contains("."):
+            return try pathExpression(key)
+        case .subqueryCount(let collection, let variable, let predicate):
+            return try subqueryCount(collection, variable, predicate)
         case .keyPath(let key):
             let (slot, attribute) = try attribute(key)
             guard attribute.attributeType.isNumeric || attribute.attributeType == .date else {
@@ -135,6 +267,7 @@ package struct PredicateBinder {
     }
 
     private func bindKey(_ key: String, _ op: ComparisonOperator, _ value: PredicateValue) throws(CoreDataError) -> BoundPredicate {
+        if let slot = entity.toOneSlotByName[key] { return try bindToOneKey(key, slot: slot, op, value) }
         let (slot, attribute) = try attribute(key)
         switch op {
         case .in:
@@ -184,7 +317,7 @@ package struct PredicateBinder {
 
     private func attribute(_ key: String) throws(CoreDataError) -> (Int, AttributeDescription) {
         if key.contains(".") {
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)'; key paths across relationships are not supported yet. Use an attribute of \(entity.name).", key: key)
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)' where only an attribute of \(entity.name) fits; compare the key path with a value instead.", key: key)
         }
         guard let slot = entity.slotByName[key] else {
             let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
@@ -241,5 +374,28 @@ package struct PredicateBinder {
 
     private func error(_ message: String) -> CoreDataError {
         CoreDataError(.coreData, "The predicate \"\(format)\" cannot be used with \(entity.name): \(message).")
+    }
+}
+
+extension PredicateNode {
+    /// The predicate of a SUBQUERY with its variable turned into the member itself:
+    /// `$t.name` → `name`, `$t` → `SELF`.
+    func replacingVariable(_ variable: String) -> PredicateNode {
+        func operand(_ o: PredicateOperand) -> PredicateOperand {
+            switch o {
+            case .variable(let name) where name == variable: return .evaluatedObject
+            case .variable(let name) where name.hasPrefix(variable + "."): return .keyPath(String(name.dropFirst(variable.count + 1)))
+            case .arithmetic(let op, let lhs, let rhs): return .arithmetic(op, operand(lhs), operand(rhs))
+            default: return o
+            }
+        }
+        switch self {
+        case .constant: return self
+        case .comparison(let l, let op, let r, let options): return .comparison(operand(l), op, operand(r), options)
+        case .and(let parts): return .and(parts.map { $0.replacingVariable(variable) })
+        case .or(let parts): return .or(parts.map { $0.replacingVariable(variable) })
+        case .not(let inner): return .not(inner.replacingVariable(variable))
+        case .quantified(let quantifier, let inner): return .quantified(quantifier, inner.replacingVariable(variable))
+        }
     }
 }

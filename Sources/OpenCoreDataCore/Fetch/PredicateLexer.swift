@@ -50,7 +50,7 @@ package struct PredicateLexer {
                 case .double(let v): kind = .double(-v)
                 default: kind = .end
                 }
-            } else if c.isLetter || c == "_" || c == "@" || c == "#" {
+            } else if c.isLetter || c == "_" || c == "@" || c == "#" || (c == "." && peek(1) == "@") {
                 kind = .identifier(readIdentifier())
             } else if c == "$" {
                 index += 1

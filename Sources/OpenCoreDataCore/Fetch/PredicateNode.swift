@@ -32,12 +32,25 @@ package indirect enum PredicateOperand: Sendable, Hashable {
     case evaluatedObject
     /// `lhs op rhs` over numbers (and dates plus or minus seconds).
     case arithmetic(ArithmeticOperator, PredicateOperand, PredicateOperand)
+    /// `SUBQUERY(collection, $variable, predicate).@count`.
+    case subqueryCount(collection: String, variable: String, predicate: PredicateNode)
 
-    /// Whether the operand computes something (and so needs the expression path of the binder).
+    /// Whether the operand computes something (and so needs the expression path of the binder):
+    /// arithmetic, a subquery, or a collection operator such as `tags.@count`.
     package var isComputed: Bool {
-        if case .arithmetic = self { return true }
-        return false
+        switch self {
+        case .arithmetic, .subqueryCount: true
+        case .keyPath(let key): key.contains("@")
+        default: false
+        }
     }
+}
+
+/// `ANY`, `ALL`, `NONE` before a comparison over a to-many key path (`SOME` is `ANY`).
+package enum Quantifier: String, Sendable, Hashable {
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
 }
 
 /// A comparison operator of the predicate language.
@@ -100,6 +113,8 @@ package indirect enum PredicateNode: Sendable, Hashable {
     case and([PredicateNode])
     case or([PredicateNode])
     case not(PredicateNode)
+    /// `ANY tags.name == "x"`: the comparison is made for the members of a to-many.
+    case quantified(Quantifier, PredicateNode)
 }
 
 extension PredicateValue: CustomStringConvertible {
@@ -130,6 +145,7 @@ extension PredicateOperand: CustomStringConvertible {
         case .variable(let name): "$" + name
         case .evaluatedObject: "SELF"
         case .arithmetic(let op, let lhs, let rhs): "(\(lhs) \(op.rawValue) \(rhs))"
+        case .subqueryCount(let collection, let variable, let predicate): "SUBQUERY(\(collection), $\(variable), \(predicate)).@count"
         }
     }
 }
@@ -143,12 +159,13 @@ extension PredicateNode: CustomStringConvertible {
         case .and(let parts): parts.map { $0.parenthesized(inside: "AND") }.joined(separator: " AND ")
         case .or(let parts): parts.map { $0.parenthesized(inside: "OR") }.joined(separator: " OR ")
         case .not(let inner): "NOT " + inner.parenthesized(inside: "NOT")
+        case .quantified(let quantifier, let inner): "\(quantifier.rawValue) " + inner.description
         }
     }
 
     private func parenthesized(inside parent: String) -> String {
         switch self {
-        case .and where parent == "AND", .constant, .comparison: description
+        case .and where parent == "AND", .constant, .comparison, .quantified: description
         case .or where parent == "OR": description
         default: "(\(description))"
         }

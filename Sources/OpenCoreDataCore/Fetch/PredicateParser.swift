@@ -85,6 +85,11 @@ package struct PredicateParser {
             advance()
             return inner
         }
+        for quantifier in ["ANY", "SOME", "ALL", "NONE"] where isKeyword(current, quantifier) {
+            advance()
+            let comparison = try parseComparison()
+            return .quantified(quantifier == "SOME" ? .any : Quantifier(rawValue: quantifier) ?? .any, comparison)
+        }
         if isKeyword(current, "TRUEPREDICATE") { advance(); return .constant(true) }
         if isKeyword(current, "FALSEPREDICATE") { advance(); return .constant(false) }
         return try parseComparison()
@@ -228,8 +233,10 @@ package struct PredicateParser {
             case "NO", "FALSE": advance(); return .value(.bool(false))
             case "NIL", "NULL": advance(); return .value(.null)
             case "SELF": advance(); return .evaluatedObject
-            case "ANY", "SOME", "ALL", "NONE", "SUBQUERY":
-                throw error("\(word.uppercased()) applies to to-many relationships, which are not supported yet", at: token)
+            case "SUBQUERY":
+                return try parseSubquery()
+            case "ANY", "SOME", "ALL", "NONE":
+                throw error("\(word.uppercased()) goes before a comparison, as in '\(word.uppercased()) tags.name == \"x\"'", at: token)
             case "AND", "OR", "NOT", "IN", "BETWEEN", "TRUEPREDICATE", "FALSEPREDICATE", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES":
                 throw error("expected a key path or a value but found the keyword \(word.uppercased())", at: token)
             default:
@@ -243,6 +250,30 @@ package struct PredicateParser {
         default:
             throw error("expected a key path or a value but found \(describe(token))", at: token)
         }
+    }
+
+    /// `SUBQUERY(collection, $variable, predicate).@count`.
+    private mutating func parseSubquery() throws(CoreDataError) -> PredicateOperand {
+        let start = current
+        advance()
+        guard isSymbol(current, "(") else { throw error("expected '(' after SUBQUERY", at: current) }
+        advance()
+        guard case .identifier(let collection) = current.kind else { throw error("SUBQUERY needs a to-many key path first", at: current) }
+        advance()
+        guard isSymbol(current, ",") else { throw error("expected ',' after the SUBQUERY's key path", at: current) }
+        advance()
+        guard case .variable(let variable) = current.kind else { throw error("SUBQUERY needs a variable such as $x second", at: current) }
+        advance()
+        guard isSymbol(current, ",") else { throw error("expected ',' after the SUBQUERY's variable", at: current) }
+        advance()
+        let predicate = try parseOr()
+        guard isSymbol(current, ")") else { throw error("expected ')' to close the SUBQUERY", at: current) }
+        advance()
+        guard case .identifier(let suffix) = current.kind, suffix == ".@count" else {
+            throw error("a SUBQUERY is used through its count: SUBQUERY(…).@count", at: start)
+        }
+        advance()
+        return .subqueryCount(collection: collection, variable: variable, predicate: predicate)
     }
 
     private mutating func substitute(_ spec: String, at token: PredicateToken) throws(CoreDataError) -> PredicateOperand {

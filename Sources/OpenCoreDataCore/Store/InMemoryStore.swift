@@ -64,22 +64,38 @@ package final class InMemoryStore: StoreEngine {
     }
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID] {
-        guard let destination = relationship.destinationEntity else { return [] }
-        return try state.withLock { state in
+        try state.withLock { state in
             try Self.checkOpen(state)
-            let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
-            var keys: [Int64]
-            if let inverse = relationship.inverseRelationship, !inverse.isToMany {
-                keys = table.values.compactMap { row in
-                    guard row.entity.isKindOf(entity: destination), let slot = row.entity.toOneSlotByName[inverse.name],
-                          case .object(let id) = row.snapshot.values[slot], id.primaryKey == primaryKey else { return nil }
-                    return row.primaryKey
-                }
-            } else {
-                keys = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == primaryKey }.map(\.destination)
+            return Self.related(relationship, of: primaryKey, in: state, store: identifier)
+        }
+    }
+
+    private static func related(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State, store: String) -> [ManagedObjectID] {
+        guard let destination = relationship.destinationEntity else { return [] }
+        let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
+        var keys: [Int64]
+        if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+            keys = table.values.compactMap { row in
+                guard row.entity.isKindOf(entity: destination), let slot = row.entity.toOneSlotByName[inverse.name],
+                      case .object(let id) = row.snapshot.values[slot], id.primaryKey == primaryKey else { return nil }
+                return row.primaryKey
             }
-            keys.sort()
-            return keys.compactMap { key in table[key].map { .permanent($0.entity, store: identifier, primaryKey: key) } }
+        } else {
+            keys = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == primaryKey }.map(\.destination)
+        }
+        keys.sort()
+        return keys.compactMap { key in table[key].map { .permanent($0.entity, store: store, primaryKey: key) } }
+    }
+
+    /// The graph as stored, for predicates across relationships.
+    private struct StoredGraph: GraphResolver {
+        let state: State
+        let store: String
+        func values(of id: ManagedObjectID) -> [ManagedValue]? {
+            id.primaryKey.flatMap { state.tables[id.entity.rootEntity.name]?.rows[$0]?.snapshot.values }
+        }
+        func members(_ relationship: RelationshipDescription, of id: ManagedObjectID) -> [ManagedObjectID] {
+            id.primaryKey.map { InMemoryStore.related(relationship, of: $0, in: state, store: store) } ?? []
         }
     }
 
@@ -191,13 +207,18 @@ package final class InMemoryStore: StoreEngine {
     }
 
     private func matching(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let rows = try state.withLock { state in
+        let snapshot = try state.withLock { state in
             try Self.checkOpen(state)
-            return state.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
+            return state
         }
+        let rows = snapshot.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
+        let graph = StoredGraph(state: snapshot, store: identifier)
         return rows.filter { row in
             let entityMatches = row.entity === request.entity || (request.includesSubentities && row.entity.isKindOf(entity: request.entity))
-            return entityMatches && (request.predicate?.evaluate(row.snapshot.values, primaryKey: row.primaryKey) ?? true)
+            guard entityMatches else { return false }
+            guard let predicate = request.predicate else { return true }
+            let id = ManagedObjectID.permanent(row.entity, store: identifier, primaryKey: row.primaryKey)
+            return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
         }
     }
 
