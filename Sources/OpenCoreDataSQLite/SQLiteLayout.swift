@@ -237,6 +237,7 @@ struct SQLiteLayout: Sendable {
         case .string: 3
         case .uri: 4
         case .uuid: 5
+        case .transformable: 6
         case .binaryData: 7
         }
     }

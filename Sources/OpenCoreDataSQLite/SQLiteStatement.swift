@@ -118,7 +118,7 @@ final class SQLiteStatement: @unchecked Sendable {
         case .decimal: return Decimal(string: string(at: column), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) } ?? .null
         case .string: return .string(string(at: column))
         case .uri: return URL(string: string(at: column)).map { .url($0) } ?? .null
-        case .binaryData: return .data(data(at: column))
+        case .binaryData, .transformable: return .data(data(at: column))
         case .uuid:
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count == 16, let blob = sqlite3_column_blob(handle, column) else { return .null }

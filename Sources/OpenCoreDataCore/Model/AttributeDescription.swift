@@ -37,6 +37,10 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// A regular expression the whole string must match (1680).
     public var regularExpression: String? { didSet { checkMutable() } }
 
+    /// The name of the value transformer of a Transformable attribute (recorded; the archived
+    /// bytes are read and written as `Data`).
+    public var valueTransformerName: String? { didSet { checkMutable() } }
+
     /// The default in stored form.
     package var storedDefault: ManagedValue = .null
     /// The key path of the `@Managed` property this attribute stands for.
@@ -53,6 +57,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         case .uuid: "NSUUID"
         case .uri: "NSURL"
         case .objectID: "NSManagedObjectID"
+        case .transformable: "NSData"
         }
     }
 

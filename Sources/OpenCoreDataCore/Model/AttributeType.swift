@@ -26,6 +26,10 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
     case uuid = 1100
     /// `URI` (`NSURIAttributeType`), stored as its absolute string.
     case uri = 1200
+    /// `Transformable` (`NSTransformableAttributeType`): a value archived by a value
+    /// transformer, stored as bytes. Read and written as its archived `Data` here (value
+    /// transformers are not applied yet).
+    case transformable = 1800
     /// An object ID (`NSObjectIDAttributeType`): the value slot of a to-one relationship, stored
     /// as the destination's primary key.
     case objectID = 2000
@@ -38,7 +42,7 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
         case .double, .float: "FLOAT"
         case .string, .uri: "VARCHAR"
         case .date: "TIMESTAMP"
-        case .binaryData, .uuid: "BLOB"
+        case .binaryData, .uuid, .transformable: "BLOB"
         }
     }
 
@@ -72,6 +76,7 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
         case .binaryData: "Binary Data"
         case .uuid: "UUID"
         case .uri: "URI"
+        case .transformable: "Transformable"
         case .objectID: "Object ID"
         }
     }

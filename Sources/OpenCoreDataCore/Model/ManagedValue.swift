@@ -142,7 +142,7 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         case .date:
             guard let d = value as? Date else { return nil }
             self = .date(d)
-        case .binaryData:
+        case .binaryData, .transformable:
             guard let d = value as? Data else { return nil }
             self = .data(d)
         case .uuid:
