@@ -29,6 +29,7 @@ extension ManagedObjectContext {
         if let parent {
             let result = parent.performAndWait { () -> Result<[ManagedObjectID], CoreDataError> in
                 do throws(CoreDataError) {
+                    let id = parent.localize(id)
                     if let object = parent.registry[id] ?? parent.insertedObject(for: id), !object.isDeletedFlag {
                         return .success(try parent.members(of: object, relationship))
                     }
@@ -128,6 +129,24 @@ extension ManagedObjectContext {
         guard change(&object.toMany[index]) else { return }
         object.dirty.insert(object.entity.valueSlotCount + index)
         objectDidChange(object)
+    }
+
+    // MARK: - Parent and child
+
+    /// A child's to-many changes, applied as they are (the child already kept both sides
+    /// consistent, and both sides are pushed).
+    package func applyToManyChanges(_ changes: [Int: (added: [ManagedObjectID], removed: [ManagedObjectID])], to object: ManagedObject) {
+        guard !changes.isEmpty, !object.entity.toManyRelationships.isEmpty else { return }
+        for (index, change) in changes {
+            guard index < object.entity.toManyRelationships.count,
+                  let stateIndex = try? toManyIndex(of: object, object.entity.toManyRelationships[index]) else { continue }
+            markToManyChanged(object, index: stateIndex) { state in
+                var changed = false
+                for id in change.removed { changed = state.remove(id) || changed }
+                for id in change.added { changed = state.insert(id) || changed }
+                return changed
+            }
+        }
     }
 
     // MARK: - Predicates

@@ -177,7 +177,9 @@ extension ManagedObjectContext {
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
         registry.reserveCapacity(registry.count + ids.count)
         var map: [ManagedObjectID: ManagedObjectID] = [:]
+        let remember = hasChildren
         for (object, id) in zip(temporary, ids) {
+            if remember { retiredTemporaryIDs[object.objectID] = id }
             if !object.entity.toOneRelationships.isEmpty || !object.entity.toManyRelationships.isEmpty { map[object.objectID] = id }
             object.objectID = id
             registry[id] = object
@@ -188,6 +190,7 @@ extension ManagedObjectContext {
     /// The same ID in terms of this context's model (an ID may come from another coordinator,
     /// with its own model instance, on the same store file).
     package func localize(_ id: ManagedObjectID) -> ManagedObjectID {
+        if id.isTemporaryID, let permanent = retiredTemporaryIDs[id] { return permanent }
         let entity = modelEntity(for: id.entity)
         return entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier, key: id.key)
     }

@@ -13,6 +13,22 @@ package struct ChildChange: Sendable {
     package var kind: Kind
     package var slots: [Int]
     package var values: [ManagedValue]
+    /// Per to-many index: the members added and removed in the child.
+    package var toManyChanges: [Int: (added: [ManagedObjectID], removed: [ManagedObjectID])] = [:]
+}
+
+extension ChildChange {
+    /// The change with every ID in terms of `context` (retired temporary IDs replaced).
+    func localized(by context: ManagedObjectContext) -> ChildChange {
+        var copy = self
+        copy.id = context.localize(id)
+        copy.values = values.map { value in
+            if case .object(let id) = value { return .object(context.localize(id)) }
+            return value
+        }
+        copy.toManyChanges = toManyChanges.mapValues { ($0.added.map(context.localize), $0.removed.map(context.localize)) }
+        return copy
+    }
 }
 
 extension ManagedObjectContext {
@@ -54,6 +70,7 @@ extension ManagedObjectContext {
     /// The state of an object as this context sees it, for a child (on this context's queue):
     /// its in-memory values when registered and loaded, else the committed row.
     package func currentRow(for id: ManagedObjectID, fresh: Bool) throws(CoreDataError) -> RowSnapshot? {
+        let id = localize(id)
         if let object = registry[id] ?? insertedObject(for: id), !object.isFaultFlag {
             return object.isDeletedFlag ? nil : RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
         }
@@ -63,7 +80,9 @@ extension ManagedObjectContext {
     /// A child's save, pushed into this context (on this context's queue): its inserts become
     /// inserts here (same temporary IDs), its changes become changes here, its deletes deletes.
     package func absorb(_ changes: [ChildChange]) {
-        for change in changes {
+        for var change in changes {
+            // The child may still use temporary IDs this context has since made permanent.
+            if !retiredTemporaryIDs.isEmpty { change = change.localized(by: self) }
             switch change.kind {
             case .insert:
                 if let existing = insertedObject(for: change.id) ?? registry[change.id] {
@@ -78,9 +97,11 @@ extension ManagedObjectContext {
                 if !change.id.isTemporaryID { register(object) }
                 pending.didInsert(object)
                 objectDidChange(object)
+                applyToManyChanges(change.toManyChanges, to: object)
             case .update:
                 let object = self.object(with: change.id)
                 for slot in change.slots { object.writeValue(change.values[slot], slot: slot) }
+                applyToManyChanges(change.toManyChanges, to: object)
             case .delete:
                 delete(object(with: change.id))
             }
@@ -94,7 +115,8 @@ extension ManagedObjectContext {
         let changed = pending.liveChanged(in: self)
         var changes: [ChildChange] = []
         for object in inserted {
-            changes.append(ChildChange(id: object.objectID, kind: .insert, slots: Array(object.values.indices), values: object.values))
+            changes.append(ChildChange(id: object.objectID, kind: .insert, slots: Array(object.values.indices), values: object.values,
+                                       toManyChanges: object.toManyChanges))
         }
         var updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         for object in changed {
@@ -102,7 +124,8 @@ extension ManagedObjectContext {
                 changes.append(ChildChange(id: object.objectID, kind: .delete, slots: [], values: []))
                 deleted.append(object)
             } else {
-                changes.append(ChildChange(id: object.objectID, kind: .update, slots: object.dirty.slots, values: object.values))
+                changes.append(ChildChange(id: object.objectID, kind: .update, slots: object.dirty.slots.filter { $0 < object.entity.valueSlotCount },
+                                           values: object.values, toManyChanges: object.toManyChanges))
                 updated.append(object)
             }
         }
@@ -111,11 +134,13 @@ extension ManagedObjectContext {
             object.isInsertedFlag = false
             object.snapshot = RowSnapshot(values: object.values, version: 0)
             object.dirty.removeAll()
+            for index in object.toMany.indices { object.toMany[index].commit() }
             register(object)
         }
         for object in updated {
             object.snapshot = RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
             object.dirty.removeAll()
+            for index in object.toMany.indices { object.toMany[index].commit() }
         }
         for object in deleted {
             unregister(object)

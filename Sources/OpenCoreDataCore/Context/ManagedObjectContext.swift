@@ -49,6 +49,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var mergePolicy: MergePolicy = .error
         var automaticallyMerges = false
         var stalenessInterval: TimeInterval = -1
+        /// Whether some context has this one as its parent (then temporary IDs it retires are
+        /// remembered, for children that still use them).
+        var hasChildren = false
     }
     /// This context's saves, for `didSaveEvents`.
     package let saveEvents = EventBroadcaster<SaveEvent>()
@@ -62,6 +65,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
     package var unprocessed: [ManagedObject] = []
+    /// Temporary IDs this context replaced by permanent ones at a save, kept only when it has
+    /// children (which go on using the temporary IDs of objects they pushed). Queue-owned.
+    package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// The undo manager, queue-owned like the objects it records.
     package var undoStorage: ContextUndoManager?
 
@@ -100,8 +106,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 precondition($0.coordinator == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a persistent store coordinator; a context has either a parent or a persistent store coordinator, never both.")
                 $0.parent = newValue
             }
+            newValue?.config.withLock { $0.hasChildren = true }
         }
     }
+
+    /// Whether some context has this one as its parent.
+    package var hasChildren: Bool { config.withLock { $0.hasChildren } }
 
     /// A name for debugging and for persistent history (`contextName`).
     public var name: String? {

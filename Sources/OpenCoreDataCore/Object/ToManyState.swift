@@ -92,4 +92,16 @@ package struct ToManyState {
         addedSet = Set(added)
         removed = Set(removed.map(swap))
     }
+
+}
+
+extension ManagedObject {
+    /// The to-many changes not saved yet, by to-many index (what a child pushes to its parent).
+    package var toManyChanges: [Int: (added: [ManagedObjectID], removed: [ManagedObjectID])] {
+        var result: [Int: (added: [ManagedObjectID], removed: [ManagedObjectID])] = [:]
+        for (index, state) in toMany.enumerated() where state.hasChanges {
+            result[index] = (state.added, Array(state.removed))
+        }
+        return result
+    }
 }

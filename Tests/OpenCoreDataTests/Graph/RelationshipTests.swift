@@ -79,3 +79,47 @@ import Testing
         }
     }
 }
+
+@Suite struct ChildContextGraphTests {
+    @Test(arguments: StoreKind.allCases)
+    func aChildsGraphChangesReachTheParentAndTheStore(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let parent = stack.container.newBackgroundContext()
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = parent
+        let folderID = try child.performAndWait { () throws in
+            let folder = Folder(context: child)
+            folder.title = "drafts"
+            let tag = Tag(context: child)
+            tag.name = "idea"
+            for body in ["one", "two"] {
+                let memo = Memo(context: child)
+                memo.body = body
+                memo.folder = folder
+                memo.tags.insert(tag)
+            }
+            try child.save()       // into the parent
+            return folder.objectID
+        }
+        try parent.performAndWait { () throws in
+            let folder = try #require(parent.object(with: folderID) as? Folder)
+            #expect(Set(folder.memos.map(\.body)) == ["one", "two"])
+            #expect(folder.memos.allSatisfy { $0.tags.map(\.name) == ["idea"] })
+            try parent.save()      // into the store
+        }
+        // The child sees the parent's graph; a later change in the child goes through too.
+        try child.performAndWait { () throws in
+            let folder = try #require(child.object(with: folderID) as? Folder)
+            let one = try #require(folder.memos.first { $0.body == "one" })
+            one.tags = []
+            try child.save()
+        }
+        try parent.performAndWait { () throws in try parent.save() }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let memos = try reader.fetch(FetchRequest<Memo>(entityName: "Memo"))
+            #expect(Dictionary(uniqueKeysWithValues: memos.map { ($0.body, $0.tags.count) }) == ["one": 0, "two": 1])
+            #expect(memos.allSatisfy { $0.folder?.title == "drafts" })
+        }
+    }
+}
