@@ -53,6 +53,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// designated initializer, as in Core Data; subclasses that override it must call super.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         if !entity.isFrozen { entity.freeze() }
+        if context != nil {
+            precondition(!entity.isAbstract, "The entity \(entity.name) is abstract: insert objects of one of its sub-entities (\(entity.subentities.map(\.name).joined(separator: ", "))) instead.")
+        }
         self.entity = entity
         self.objectID = .temporary(entity)
         self.values = entity.defaultValues
