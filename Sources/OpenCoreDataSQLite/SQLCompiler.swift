@@ -13,11 +13,24 @@ import OpenCoreDataCore
 struct SQLCompiler {
     /// How the columns of one entity are reached from the current position in the query.
     private struct Scope {
+        enum Access {
+            /// Columns are `<qualifier>.<column>`.
+            case qualified(String)
+            /// Columns are read by a scalar subquery on the destination's key.
+            case throughKey(alias: String, table: String, key: String)
+        }
         var mapping: SQLiteLayout.EntityMapping
-        /// The SQL of a column of this entity's row.
-        var column: (String) -> String
+        var access: Access
         /// The SQL of this row's primary key.
         var primaryKey: String
+
+        /// The SQL of a column of this entity's row.
+        func column(_ name: String) -> String {
+            switch access {
+            case .qualified(let qualifier): qualifier + "." + name
+            case .throughKey(let alias, let table, let key): "(SELECT \(alias).\(name) FROM \(table) \(alias) WHERE \(alias).Z_PK = \(key))"
+            }
+        }
     }
 
     let layout: SQLiteLayout
@@ -28,7 +41,7 @@ struct SQLCompiler {
     init(layout: SQLiteLayout, mapping: SQLiteLayout.EntityMapping) {
         self.layout = layout
         let table = mapping.table
-        root = Scope(mapping: mapping, column: { "\(table).\($0)" }, primaryKey: "\(table).Z_PK")
+        root = Scope(mapping: mapping, access: .qualified(table), primaryKey: table + ".Z_PK")
     }
 
     func compile(_ predicate: BoundPredicate) throws -> (sql: String, arguments: [ManagedValue]) {
@@ -140,8 +153,7 @@ struct SQLCompiler {
         let key = scope.column(scope.mapping.columns[slot])
         depth += 1
         let alias = "t\(depth)"
-        let table = mapping.table
-        return Scope(mapping: mapping, column: { "(SELECT \(alias).\($0) FROM \(table) \(alias) WHERE \(alias).Z_PK = \(key))" }, primaryKey: key)
+        return Scope(mapping: mapping, access: .throughKey(alias: alias, table: mapping.table, key: key), primaryKey: key)
     }
 
     /// `<tables> WHERE <link to the source row>` for the members of a to-many, and their scope.
@@ -150,7 +162,7 @@ struct SQLCompiler {
         let alias = "t\(depth)"
         let member: (EntityDescription) throws -> Scope = { [layout] destination in
             let mapping = try layout.mapping(for: destination)
-            return Scope(mapping: mapping, column: { "\(alias).\($0)" }, primaryKey: "\(alias).Z_PK")
+            return Scope(mapping: mapping, access: .qualified(alias), primaryKey: alias + ".Z_PK")
         }
         switch try layout.storage(of: relationship) {
         case .inverseForeignKey(let table, let column, let destination):

@@ -7,7 +7,12 @@ import OpenCoreDataCore
 /// entity column when the destination has sub-entities), in Core Data's column order; a
 /// `Z_<n><RELATIONSHIP>` join table per many-to-many pair; and the indexes Core Data makes.
 /// See `docs/StorageLayout.md`.
-struct SQLiteLayout: Sendable {
+///
+/// A class, built once when a store is loaded and read-only afterwards, so that handing it to
+/// every fetch costs one retain (it is read per fetch and per save).
+// @unchecked Sendable: every stored property is written only inside `init` (and the helper it
+// calls); afterwards the layout is immutable and shared by the store's threads.
+final class SQLiteLayout: @unchecked Sendable {
     struct Table: Sendable {
         var name: String
         /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's order.
@@ -16,29 +21,47 @@ struct SQLiteLayout: Sendable {
     }
 
     /// Per entity: its table and, per value slot (attributes, then to-ones), its column.
-    struct EntityMapping: Sendable {
-        var table: String
+    /// Immutable; a class so that passing it around costs one retain.
+    final class EntityMapping: Sendable {
+        let table: String
         /// Per value slot, the column name.
-        var columns: [String]
-        var types: [AttributeType]
+        let columns: [String]
+        let types: [AttributeType]
         /// Per value slot, the position of its column among the table's columns.
-        var tableIndexes: [Int]
+        let tableIndexes: [Int]
         /// For to-one slots whose destination has sub-entities: the `Z<n>_<NAME>` column holding
         /// the destination's `Z_ENT`, and its position among the table's columns.
-        var entityColumns: [Int: (name: String, tableIndex: Int)]
+        let entityColumns: [Int: (name: String, tableIndex: Int)]
         /// For to-one slots: the destination entity.
-        var destinations: [Int: EntityDescription]
+        let destinations: [Int: EntityDescription]
         /// `Z_ENT` values of the entity and its sub-entities (for fetches that include them).
-        var entityNumbers: [Int]
-        var hasSubentities: Bool
+        let entityNumbers: [Int]
+        let hasSubentities: Bool
         /// Every column of the table after `Z_PK, Z_ENT, Z_OPT` (rows of any entity of the
         /// hierarchy are read with these).
-        var tableColumns: [String]
-
+        let tableColumns: [String]
         /// The columns an insert writes, after `Z_PK, Z_ENT, Z_OPT`: one per slot, then the
         /// entity columns in slot order.
-        var insertColumns: [String] {
-            columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
+        let insertColumns: [String]
+        /// Whether some slot is a to-one (rows need the object-ID conversion).
+        let hasToOnes: Bool
+        /// `Z_PK, Z_ENT, Z_OPT, <every table column>`: what a fetch reads.
+        let rowColumns: String
+
+        init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int], entityColumns: [Int: (name: String, tableIndex: Int)],
+             destinations: [Int: EntityDescription], entityNumbers: [Int], hasSubentities: Bool, tableColumns: [String]) {
+            self.table = table
+            self.columns = columns
+            self.types = types
+            self.tableIndexes = tableIndexes
+            self.entityColumns = entityColumns
+            self.destinations = destinations
+            self.entityNumbers = entityNumbers
+            self.hasSubentities = hasSubentities
+            self.tableColumns = tableColumns
+            self.insertColumns = columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
+            self.hasToOnes = types.contains(.objectID)
+            self.rowColumns = (["Z_PK", "Z_ENT", "Z_OPT"] + tableColumns).joined(separator: ", ")
         }
     }
 
@@ -166,7 +189,7 @@ struct SQLiteLayout: Sendable {
 
     /// To-many relationships: through the inverse's foreign key, or (both sides to-many) a join
     /// table named after the side whose entity has the lower `Z_ENT` (FORMAT.md §7).
-    private mutating func addToManyStorage(model: ManagedObjectModel, number: (EntityDescription) -> Int) {
+    private func addToManyStorage(model: ManagedObjectModel, number: (EntityDescription) -> Int) {
         var madeTables = Set<String>()
         for entity in model.entities {
             for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where relationship.isToMany && !relationship.isTransient {

@@ -4,7 +4,7 @@ extension SQLiteStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let (sql, arguments) = try selectSQL(request, mapping: mapping, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        let (sql, arguments) = try selectSQL(request, mapping: mapping, layout: layout, columns: mapping.rowColumns)
         let mixed = mapping.hasSubentities && request.includesSubentities
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
@@ -13,12 +13,13 @@ extension SQLiteStore {
             var rows: [StoreRow] = []
             while try statement.step() {
                 var entity = request.entity
-                var rowMapping = mapping
-                if mixed {
-                    entity = rowEntity(statement.int64(at: 1), requested: request.entity, layout: layout)
-                    if entity !== request.entity { rowMapping = try layout.mapping(for: entity) }
+                var values: [ManagedValue]
+                if mixed, case let own = rowEntity(statement.int64(at: 1), requested: request.entity, layout: layout), own !== entity {
+                    entity = own
+                    values = readValues(statement, from: 3, mapping: try layout.mapping(for: own), layout: layout)
+                } else {
+                    values = readValues(statement, from: 3, mapping: mapping, layout: layout)
                 }
-                let values = readValues(statement, from: 3, mapping: rowMapping, layout: layout)
                 rows.append(StoreRow(entity: entity, primaryKey: statement.int64(at: 0),
                                      snapshot: RowSnapshot(values: values, version: statement.int64(at: 2))))
             }
@@ -87,8 +88,8 @@ extension SQLiteStore {
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
-    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, columns: String) throws -> (String, [ManagedValue]) {
-        let (condition, conditionArguments) = try whereClause(request, mapping: mapping)
+    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout? = nil, columns: String) throws -> (String, [ManagedValue]) {
+        let (condition, conditionArguments) = try whereClause(request, mapping: mapping, layout: layout)
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
         var arguments = conditionArguments
         if !request.sort.isEmpty {
@@ -105,7 +106,7 @@ extension SQLiteStore {
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "".
-    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping) throws -> (String, [ManagedValue]) {
+    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout? = nil) throws -> (String, [ManagedValue]) {
         var conditions: [String] = []
         var arguments: [ManagedValue] = []
         let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
@@ -114,7 +115,7 @@ extension SQLiteStore {
             conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
         }
         if let predicate = request.predicate {
-            let compiled = try SQLCompiler(layout: try currentLayout(), mapping: mapping).compile(predicate)
+            let compiled = try SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping).compile(predicate)
             conditions.append(compiled.sql)
             arguments += compiled.arguments
         }

@@ -7,6 +7,11 @@ extension SQLiteStore {
     func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
         var values: [ManagedValue] = []
         values.reserveCapacity(mapping.types.count)
+        let indexes = mapping.tableIndexes
+        guard mapping.hasToOnes else {
+            for (slot, type) in mapping.types.enumerated() { values.append(statement.value(at: offset + Int32(indexes[slot]), type: type)) }
+            return values
+        }
         for (slot, type) in mapping.types.enumerated() {
             let column = offset + Int32(mapping.tableIndexes[slot])
             guard type == .objectID else {

@@ -7,7 +7,9 @@ extension ManagedObjectContext {
     /// store (one query per 500 values of a single-property constraint; one per object for a
     /// compound one); the store's unique index backs this check against concurrent writers.
     func findConstraintConflicts() throws -> [ConstraintConflict] {
-        let saving = pending.liveInserted(in: self) + pending.liveChanged(in: self).filter { !$0.isDeletedFlag && !$0.isFaultFlag }
+        guard persistentStoreCoordinator?.managedObjectModel.hasUniquenessConstraints == true else { return [] }
+        let changed = pending.liveChanged(in: self)
+        let saving = pending.liveInserted(in: self) + changed.filter { !$0.isDeletedFlag && !$0.isFaultFlag }
         var groups: [String: (entity: EntityDescription, constraint: [String], objects: [ManagedObject])] = [:]
         for object in saving {
             var current: EntityDescription? = object.entity
@@ -22,7 +24,7 @@ extension ManagedObjectContext {
             }
         }
         guard !groups.isEmpty else { return [] }
-        let deletedKeys = Set(pending.liveChanged(in: self).filter(\.isDeletedFlag).compactMap(\.objectID.primaryKey))
+        let deletedKeys = Set(changed.filter(\.isDeletedFlag).compactMap(\.objectID.primaryKey))
         var conflicts: [ConstraintConflict] = []
         for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
             let key = { (object: ManagedObject) -> [ManagedValue] in

@@ -83,6 +83,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     private var relationshipsByNameCache: [String: RelationshipDescription] = [:]
     /// Attributes plus to-one relationships: the length of an object's `values`.
     package private(set) var valueSlotCount = 0
+    /// The attribute slots with a validation rule (mandatory, bounds, pattern).
+    package private(set) var validatedSlots: [Int] = []
+    /// Whether some relationship has a rule checked at save (mandatory, counts).
+    package private(set) var hasRelationshipRules = false
 
     /// Makes an entity description.
     public init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self, properties: [PropertyDescription] = []) {
@@ -190,6 +194,12 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         storedAttributeNames = storedAttributes.map(\.name) + toOneRelationships.map(\.name)
         attributesByNameCache = attributesByName
         defaultValues = storedAttributes.map(\.storedDefault) + toOneRelationships.map { _ in .null }
+        validatedSlots = storedAttributes.indices.filter { slot in
+            let a = storedAttributes[slot]
+            return !a.isOptional || a.minimum != nil || a.maximum != nil || a.earliestDate != nil || a.latestDate != nil || a.regularExpression != nil
+        }
+        hasRelationshipRules = toOneRelationships.contains { !$0.isOptional }
+            || toManyRelationships.contains { $0.minCount > 0 || $0.upperBound != nil || !$0.isOptional }
         frozenRoot = superentity?.rootEntity ?? self
         isFrozen = true
     }

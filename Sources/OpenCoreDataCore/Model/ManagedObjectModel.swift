@@ -22,6 +22,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     public var versionIdentifiers: Set<String> = []
 
     package private(set) var isFrozen = false
+    /// Whether some entity has a uniqueness constraint (saves check them only then).
+    package private(set) var hasUniquenessConstraints = false
     private var byName: [String: EntityDescription] = [:]
     private var byClass: [ObjectIdentifier: EntityDescription] = [:]
 
@@ -106,6 +108,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
                 byClass[ObjectIdentifier(entity.managedObjectClass)] = entity
             }
         }
+        hasUniquenessConstraints = entities.contains { !$0.uniquenessConstraints.isEmpty }
         isFrozen = true
     }
 

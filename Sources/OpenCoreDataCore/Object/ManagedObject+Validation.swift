@@ -27,7 +27,8 @@ extension ManagedObject {
             let kind = property is RelationshipDescription ? "relationship" : "attribute"
             errors.append(CoreDataError(code, "The \(kind) '\(property.name)' of \(entity.name) \(objectID) \(message)", key: property.name, affectedObjectIDs: [objectID]))
         }
-        for (slot, attribute) in entity.storedAttributes.enumerated() {
+        for slot in entity.validatedSlots {
+            let attribute = entity.storedAttributes[slot]
             let name = attribute
             switch values[slot] {
             case .null:
@@ -48,6 +49,7 @@ extension ManagedObject {
                 if let minimum = attribute.minimum, number < minimum { fail(.validationNumberTooSmall, name, "(\(number)) is below the minimum, \(minimum).") }
             }
         }
+        guard entity.hasRelationshipRules else { return errors }
         for (offset, relationship) in entity.toOneRelationships.enumerated() where !relationship.isOptional {
             if values[entity.storedAttributes.count + offset].isNull {
                 fail(.validationMissingMandatoryProperty, relationship, "is mandatory and has no destination. Set it before saving, or make it optional.")
@@ -90,16 +92,20 @@ extension ManagedObjectContext {
     /// Validates what a save writes: inserts, updates and deletes. Throws the one error, or 1560.
     func validateForSave() throws {
         var errors: [CoreDataError] = []
-        func collect(_ check: () throws -> Void) {
-            do { try check() } catch let error as CoreDataError {
+        func record(_ error: any Error) {
+            if let error = error as? CoreDataError {
                 errors += error.code == .validationMultipleErrors ? error.underlyingErrors : [error]
-            } catch {
+            } else {
                 errors.append(CoreDataError(.managedObjectValidation, "Validation failed: \(error)"))
             }
         }
-        for object in pending.liveInserted(in: self) { collect(object.validateForInsert) }
+        for object in pending.liveInserted(in: self) {
+            do { try object.validateForInsert() } catch { record(error) }
+        }
         for object in pending.liveChanged(in: self) {
-            if object.isDeletedFlag { collect(object.validateForDelete) } else if !object.isFaultFlag { collect(object.validateForUpdate) }
+            do {
+                if object.isDeletedFlag { try object.validateForDelete() } else if !object.isFaultFlag { try object.validateForUpdate() }
+            } catch { record(error) }
         }
         try ManagedObject.throwing(errors)
     }
