@@ -61,30 +61,39 @@ extension SQLiteStore {
         return try fetch(request).first
     }
 
-    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID] {
+    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let sql: String
         let target: EntityDescription
+        let select: String
         switch try layout.storage(of: relationship) {
         case .inverseForeignKey(let table, let column, let destination):
-            sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column) = ? ORDER BY Z_PK"
+            select = "SELECT Z_PK, Z_ENT, \(column) FROM \(table) WHERE \(column) IN "
             target = destination
         case .joinTable(let table, let ownColumn, let otherColumn, let destination):
             let mapping = try layout.mapping(for: destination)
-            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) = ? ORDER BY d.Z_PK"
+            select = "SELECT d.Z_PK, d.Z_ENT, j.\(ownColumn) FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) IN "
             target = destination
         }
-        return try readers.read { db in
-            let statement = try db.cachedStatement(sql)
-            defer { statement.reset() }
-            try statement.bind([.integer(primaryKey)])
-            var ids: [ManagedObjectID] = []
-            while try statement.step() {
-                let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
-                ids.append(.permanent(entity, store: identifier, primaryKey: statement.int64(at: 0)))
+        var result: [(source: Int64, member: ManagedObjectID)] = []
+        let keys = primaryKeys.sorted()
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            var chunk = Array(keys[start..<min(start + 500, keys.count)])
+            // Padded to a power of two (repeating a key changes nothing): ten statement shapes.
+            var size = 1
+            while size < chunk.count { size *= 2 }
+            chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
+            let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") ORDER BY 3, 1"
+            try readers.read { db in
+                let statement = try db.cachedStatement(sql)
+                defer { statement.reset() }
+                try statement.bind(chunk.map { .integer($0) })
+                while try statement.step() {
+                    let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
+                    result.append((statement.int64(at: 2), .permanent(entity, store: identifier, primaryKey: statement.int64(at: 0))))
+                }
             }
-            return ids
         }
+        return result
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.

@@ -61,7 +61,65 @@ extension ManagedObjectContext {
         registry.reserveCapacity(registry.count + rows.count)
         let identifier = store.identifier
         let objects = rows.map { registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh) }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            try prefetch(keyPath, of: objects, coordinator: plan.coordinator)
+        }
         return plan.usesPendingChanges ? applyPendingChanges(to: objects, plan: plan) : objects
+    }
+
+    /// Loads the destinations of a relationship key path for fetched objects: to-one
+    /// destinations' rows in one query, to-many members in one query and their rows in another.
+    private func prefetch(_ keyPath: String, of objects: [ManagedObject], coordinator: PersistentStoreCoordinator) throws {
+        let (name, rest) = keyPath.firstIndex(of: ".").map { (String(keyPath[..<$0]), String(keyPath[keyPath.index(after: $0)...])) } ?? (keyPath, "")
+        var destinations: [ManagedObjectID] = []
+        var sourcesByEntity: [ObjectIdentifier: (RelationshipDescription, [ManagedObject])] = [:]
+        for object in objects where !object.isFaultFlag && !object.isDeletedFlag {
+            guard let relationship = object.entity.relationshipsByName[name] else {
+                throw CoreDataError(.coreData, "relationshipKeyPathsForPrefetching names '\(keyPath)', but \(object.entity.name) has no relationship '\(name)'.", key: keyPath)
+            }
+            if relationship.isToMany {
+                if let index = object.entity.toManyIndexByName[name], index < object.toMany.count, object.toMany[index].isLoaded { continue }
+                sourcesByEntity[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
+            } else if let id = destination(of: object, relationship) {
+                destinations.append(id)
+            }
+        }
+        for (relationship, sources) in sourcesByEntity.values {
+            let keys = sources.compactMap(\.objectID.primaryKey)
+            guard let entity = sources.first?.entity else { continue }
+            var members: [Int64: [ManagedObjectID]] = [:]
+            for pair in try coordinator.related(relationship, of: keys, entity: entity) { members[pair.source, default: []].append(pair.member) }
+            for source in sources {
+                guard let key = source.objectID.primaryKey, let index = toManyStateIndex(of: source, relationship) else { continue }
+                source.toMany[index].load(members[key] ?? [])
+                destinations += members[key] ?? []
+            }
+        }
+        let loaded = try loadRows(of: destinations, coordinator: coordinator)
+        if !rest.isEmpty { try prefetch(rest, of: loaded, coordinator: coordinator) }
+    }
+
+    /// Registers the objects for IDs with their rows (reading only the ones not loaded yet), in
+    /// one query per root entity and 500 keys.
+    private func loadRows(of ids: [ManagedObjectID], coordinator: PersistentStoreCoordinator) throws -> [ManagedObject] {
+        var missing: [ObjectIdentifier: (EntityDescription, [Int64])] = [:]
+        var result: [ManagedObject] = []
+        var seen = Set<ManagedObjectID>()
+        for id in ids where seen.insert(id).inserted {
+            let object = self.object(with: id)
+            result.append(object)
+            if object.isFaultFlag, let key = id.primaryKey {
+                missing[ObjectIdentifier(id.entity.rootEntity), default: (id.entity.rootEntity, [])].1.append(key)
+            }
+        }
+        for (root, keys) in missing.values {
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let request = StoreFetchRequest(entity: root, predicate: .primaryKeyIn(Array(keys[start..<min(start + 500, keys.count)])))
+                let (store, rows) = try fetchRows(request, coordinator: coordinator)
+                for row in rows { _ = registeredObject(for: row, storeIdentifier: store.identifier, refresh: false) }
+            }
+        }
+        return result
     }
 
     /// The number of objects a request would return. Mirrors `count(for:)`.

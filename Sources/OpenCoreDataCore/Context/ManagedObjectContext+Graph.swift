@@ -42,6 +42,11 @@ extension ManagedObjectContext {
         return try requireCoordinator().related(relationship, of: id)
     }
 
+    /// The index of a to-many among an object's states (made on first use), or `nil`.
+    package func toManyStateIndex(of object: ManagedObject, _ relationship: RelationshipDescription) -> Int? {
+        try? toManyIndex(of: object, relationship)
+    }
+
     /// The index of a to-many among the object's states (creating them on first use: empty and
     /// loaded for new objects, which have no stored members).
     private func toManyIndex(of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> Int {

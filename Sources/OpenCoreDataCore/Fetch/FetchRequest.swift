@@ -37,6 +37,10 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
     public var fetchBatchSize: Int = 0
     /// Whether registered objects get the fetched values, replacing unchanged in-memory values.
     public var shouldRefreshRefetchedObjects: Bool = false
+    /// Relationship key paths (`"folder"`, `"tags"`, `"folder.drawer"`) whose destinations are
+    /// loaded with the results, one query per key path (and one for their rows), instead of one
+    /// per object when they are first used.
+    public var relationshipKeyPathsForPrefetching: [String] = []
     /// What `fetch` returns; defaults from the generic parameter (see ``FetchRequestResult``).
     public var resultType: FetchRequestResultType = FetchRequest.defaultResultType
     /// For dictionary results: attribute names (`String`) and ``ExpressionDescription``s; all

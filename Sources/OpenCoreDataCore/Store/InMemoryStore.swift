@@ -63,10 +63,10 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID] {
+    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         try state.withLock { state in
             try Self.checkOpen(state)
-            return Self.related(relationship, of: primaryKey, in: state, store: identifier)
+            return primaryKeys.sorted().flatMap { key in Self.related(relationship, of: key, in: state, store: identifier).map { (key, $0) } }
         }
     }
 

@@ -122,7 +122,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The destinations of a to-many relationship of a saved object, as stored.
     package func related(_ relationship: RelationshipDescription, of id: ManagedObjectID) throws(CoreDataError) -> [ManagedObjectID] {
         guard let pk = id.primaryKey else { return [] }
-        do { return try store(for: id).engine.fetchRelated(relationship, of: pk) } catch { throw Self.wrap(error) }
+        do { return try store(for: id).engine.fetchRelated(relationship, of: [pk]).map(\.member) } catch { throw Self.wrap(error) }
+    }
+
+    /// The destinations of a to-many relationship of many saved objects of one store, in one query.
+    package func related(_ relationship: RelationshipDescription, of keys: [Int64], entity: EntityDescription) throws(CoreDataError) -> [(source: Int64, member: ManagedObjectID)] {
+        guard !keys.isEmpty else { return [] }
+        do { return try store(for: entity).engine.fetchRelated(relationship, of: keys) } catch { throw Self.wrap(error) }
     }
 
     /// Permanent IDs for new objects (one per entry, keys allocated per root entity).

@@ -125,8 +125,9 @@ package protocol StoreEngine: AnyObject, Sendable {
     func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]
     func count(_ request: StoreFetchRequest) throws -> Int
     func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow?
-    /// The destinations of a to-many relationship of the row `primaryKey`, in key order.
-    func fetchRelated(_ relationship: RelationshipDescription, of primaryKey: Int64) throws -> [ManagedObjectID]
+    /// The destinations of a to-many relationship of the rows `primaryKeys` (one query), as
+    /// (source key, destination) pairs in source then destination key order.
+    func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)]
     /// Reserves `count` consecutive primary keys for a root entity; returns the first.
     func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64
     /// Applies a save in one transaction. Returns the conflicts found, in which case nothing

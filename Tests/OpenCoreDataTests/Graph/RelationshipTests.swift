@@ -123,3 +123,42 @@ import Testing
         }
     }
 }
+
+@Suite struct PrefetchingTests {
+    @Test func prefetchedRelationshipsNeedNoFurtherQueries() throws {
+        let stack = try TestStack(.sqlite, model: graphModel())
+        let writer = stack.container.newBackgroundContext()
+        try writer.performAndWait { () throws in
+            for title in ["a", "b", "c"] {
+                let folder = Folder(context: writer)
+                folder.title = title
+                let drawer = Drawer(context: writer)
+                drawer.label = "drawer " + title
+                folder.drawer = drawer
+                for index in 0..<3 {
+                    let memo = Memo(context: writer)
+                    memo.body = "\(title)\(index)"
+                    memo.folder = folder
+                }
+            }
+            try writer.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let request = FetchRequest<Memo>(entityName: "Memo")
+            request.relationshipKeyPathsForPrefetching = ["folder.memos", "folder.drawer"]
+            let memos = try reader.fetch(request)
+            #expect(memos.count == 9)
+            // To-one destinations arrived with their values, two levels deep.
+            let folders = Set(memos.compactMap(\.folder))
+            #expect(folders.count == 3 && folders.allSatisfy { !$0.isFault })
+            #expect(folders.allSatisfy { $0.drawer.map { !$0.isFault } == true })
+            // To-many members were loaded with the fetch: a row deleted behind the context's back
+            // afterwards is still a member, because nothing asks the store again.
+            let raw = try RawSQLite(stack.storeURL, writable: true)
+            _ = try raw.rows("DELETE FROM ZMEMO WHERE ZBODY = 'a0'")
+            let a = try #require(folders.first { $0.title == "a" })
+            #expect(a.memos.count == 3)
+        }
+    }
+}

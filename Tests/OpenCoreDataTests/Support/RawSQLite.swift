@@ -6,8 +6,8 @@ import Foundation
 final class RawSQLite {
     private var db: OpaquePointer?
 
-    init(_ url: URL) throws {
-        guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+    init(_ url: URL, writable: Bool = false) throws {
+        guard sqlite3_open_v2(url.path, &db, writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
             throw RawSQLiteError(message: "cannot open \(url.path)")
         }
     }
