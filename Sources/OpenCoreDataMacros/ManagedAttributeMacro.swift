@@ -24,7 +24,12 @@ public struct ManagedAttributeMacro: AccessorMacro {
             accessors.append("get { self.managedToMany(forKey: \(literal: property.name), as: \(raw: destination).self) }")
             accessors.append("set { self.setManagedToMany(newValue, forKey: \(literal: property.name)) }")
             return accessors
-        case .orderedToMany, .unsupported:
+        case .orderedToMany(let destination):
+            if property.initializer != nil { accessors.append("init(initialValue) {}") }
+            accessors.append("get { self.managedOrderedToMany(forKey: \(literal: property.name), as: \(raw: destination).self) }")
+            accessors.append("set { self.setManagedOrderedToMany(newValue, forKey: \(literal: property.name)) }")
+            return accessors
+        case .unsupported:
             return []
         case .attribute:
             break

@@ -85,10 +85,7 @@ extension ManagedMacro: MemberMacro {
             case .unsupported:
                 problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.unsupportedType(property.name, property.typeText)))
                 continue
-            case .orderedToMany:
-                problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.orderedToMany(property.name)))
-                continue
-            case .toOne(let destination), .toMany(let destination):
+            case .toOne(let destination), .toMany(let destination), .orderedToMany(let destination):
                 properties.append(relationship(property, destination: destination, className: className))
                 continue
             case .attribute:
@@ -115,7 +112,11 @@ extension ManagedMacro: MemberMacro {
         var arguments = [
             stringLiteral(property.name), "\\\(className).\(property.name)", "destination: \(destination).self",
         ]
-        if case .toMany = property.kind { arguments.append("toMany: true") }
+        switch property.kind {
+        case .toMany: arguments.append("toMany: true")
+        case .orderedToMany: arguments += ["toMany: true", "isOrdered: true"]
+        default: break
+        }
         if property.isImplicitlyUnwrapped { arguments.append("isOptional: false") }
         let given = property.relationshipArguments
         for label in ["deleteRule", "inverse", "minimumCount", "maximumCount"] {
@@ -164,7 +165,6 @@ enum ManagedDiagnostic: DiagnosticMessage {
     case unsupportedType(String, String)
     case missingDefault(String, String)
     case unknownOption(String)
-    case orderedToMany(String)
 
     var message: String {
         switch self {
@@ -176,8 +176,6 @@ enum ManagedDiagnostic: DiagnosticMessage {
             "'\(name)' has type '\(type)', which is not a supported attribute type. Use \(ManagedProperty.supportedList), or mark the property @Transient"
         case .missingDefault(let name, let type):
             "'\(name)' needs a default value ('var \(name): \(type) = …') or an optional type ('\(type)?'): new objects must start with a value"
-        case .orderedToMany(let name):
-            "'\(name)' is an ordered to-many relationship ([T]); these are not supported yet. Use Set<T>"
         case .unknownOption(let option):
             "Unknown attribute option '.\(option)'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), .latest(_:), .pattern(_:)"
         }

@@ -105,8 +105,8 @@ extension ManagedProperty {
         switch kind {
         case .attribute: initializer != nil || isOptional
         case .toOne: true
-        case .toMany: true
-        case .orderedToMany, .unsupported: false
+        case .toMany, .orderedToMany: true
+        case .unsupported: false
         }
     }
 

@@ -165,10 +165,10 @@ struct SQLCompiler {
             return Scope(mapping: mapping, access: .qualified(alias), primaryKey: alias + ".Z_PK")
         }
         switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let column, let destination):
+        case .inverseForeignKey(let table, let column, _, let destination):
             let scope2 = try member(destination)
             return ("\(table) \(alias) WHERE \(alias).\(column) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))", scope2)
-        case .joinTable(let table, let ownColumn, let otherColumn, let destination):
+        case .joinTable(let table, let ownColumn, let otherColumn, _, let destination):
             let mapping = try layout.mapping(for: destination)
             let join = "j\(depth)"
             return ("\(table) \(join) JOIN \(mapping.table) \(alias) ON \(alias).Z_PK = \(join).\(otherColumn) WHERE \(join).\(ownColumn) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))",

@@ -67,11 +67,23 @@ final class SQLiteLayout: @unchecked Sendable {
 
     /// How a to-many relationship is stored: through its inverse's foreign key, or in a join table.
     enum ToManyStorage: Sendable {
-        /// The destination table's `column` holds the source's key.
-        case inverseForeignKey(table: String, column: String, destination: EntityDescription)
-        /// A join table: `ownColumn` holds the source's key, `otherColumn` the destination's.
-        case joinTable(table: String, ownColumn: String, otherColumn: String, destination: EntityDescription)
+        /// The destination table's `column` holds the source's key (and `orderColumn`, for an
+        /// ordered relationship, the member's position).
+        case inverseForeignKey(table: String, column: String, orderColumn: String?, destination: EntityDescription)
+        /// A join table: `ownColumn` holds the source's key, `otherColumn` the destination's
+        /// (and `orderColumn`, for an ordered relationship, the destination's position).
+        case joinTable(table: String, ownColumn: String, otherColumn: String, orderColumn: String?, destination: EntityDescription)
+
+        var orderColumn: String? {
+            switch self {
+            case .inverseForeignKey(_, _, let column, _), .joinTable(_, _, _, let column, _): column
+            }
+        }
     }
+
+    /// The value Core Data stores for the member at `index` of an ordered relationship
+    /// (sparse, as in its stores: 2048, 3072, …).
+    static func orderValue(_ index: Int) -> Int64 { Int64(index + 2) * 1024 }
 
     private(set) var tables: [Table] = []
     private var mappings: [ObjectIdentifier: EntityMapping] = [:]
@@ -80,6 +92,8 @@ final class SQLiteLayout: @unchecked Sendable {
     private(set) var indexes: [String] = []
     /// Every entity by its `Z_ENT`.
     private(set) var entitiesByNumber: [Int: EntityDescription] = [:]
+    /// `Z_FOK_<NAME>` columns, by the to-one relationship whose inverse is ordered.
+    private var orderColumns: [ObjectIdentifier: String] = [:]
     private var numbersByEntity: [ObjectIdentifier: Int] = [:]
 
     init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
@@ -122,6 +136,11 @@ final class SQLiteLayout: @unchecked Sendable {
                             let entityColumn = unique("Z\(number(destination))_" + relationship.name.uppercased())
                             columns.append(((0, declaring, 1, relationship.name, 1), entityColumn, "INTEGER"))
                             entityColumnOf[ObjectIdentifier(entity), default: [:]][relationship.name] = entityColumn
+                        }
+                        if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
+                            let orderColumn = unique("Z_FOK_" + relationship.name.uppercased())
+                            columns.append(((0, declaring, 2, relationship.name, 0), orderColumn, "INTEGER"))
+                            orderColumns[ObjectIdentifier(relationship)] = orderColumn
                         }
                     }
                 }
@@ -197,7 +216,9 @@ final class SQLiteLayout: @unchecked Sendable {
                       let destinationMapping = mappings[ObjectIdentifier(destination)] else { continue }
                 if !inverse.isToMany {
                     let slot = destination.toOneSlotByName[inverse.name] ?? 0
-                    toMany[ObjectIdentifier(relationship)] = .inverseForeignKey(table: destinationMapping.table, column: destinationMapping.columns[slot], destination: destination)
+                    toMany[ObjectIdentifier(relationship)] = .inverseForeignKey(
+                        table: destinationMapping.table, column: destinationMapping.columns[slot],
+                        orderColumn: relationship.isOrdered ? orderColumns[ObjectIdentifier(inverse)] : nil, destination: destination)
                     continue
                 }
                 guard let inverseOwner = inverse.entity else { continue }
@@ -209,11 +230,15 @@ final class SQLiteLayout: @unchecked Sendable {
                 let table = "Z_\(number(e1))\(r1.name.uppercased())"
                 let e1Column = "Z_\(number(e1))\(r2.name.uppercased())"
                 let e2Column = "Z_\(number(e2))\(r1.name.uppercased())"
+                // Positions: of the E2 row in E1's ordered R1, of the E1 row in E2's ordered R2.
+                let r1Order = r1.isOrdered ? "Z_FOK_\(number(e2))\(r1.name.uppercased())" : nil
+                let r2Order = r2.isOrdered ? "Z_FOK_\(number(e1))\(r2.name.uppercased())" : nil
                 toMany[ObjectIdentifier(relationship)] = isFirst
-                    ? .joinTable(table: table, ownColumn: e1Column, otherColumn: e2Column, destination: destination)
-                    : .joinTable(table: table, ownColumn: e2Column, otherColumn: e1Column, destination: destination)
+                    ? .joinTable(table: table, ownColumn: e1Column, otherColumn: e2Column, orderColumn: r1Order, destination: destination)
+                    : .joinTable(table: table, ownColumn: e2Column, otherColumn: e1Column, orderColumn: r2Order, destination: destination)
                 if madeTables.insert(table).inserted {
-                    joinTables.append("CREATE TABLE \(table) ( \(e1Column) INTEGER, \(e2Column) INTEGER, PRIMARY KEY (\(e1Column), \(e2Column)) )")
+                    let orderColumns = [r1Order, r2Order].compactMap { $0.map { ", \($0) INTEGER" } }.joined()
+                    joinTables.append("CREATE TABLE \(table) ( \(e1Column) INTEGER, \(e2Column) INTEGER\(orderColumns), PRIMARY KEY (\(e1Column), \(e2Column)) )")
                     indexes.append("CREATE INDEX IF NOT EXISTS \(table)_\(e2Column)_INDEX ON \(table) (\(e2Column), \(e1Column))")
                 }
             }

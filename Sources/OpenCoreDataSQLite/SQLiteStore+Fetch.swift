@@ -65,13 +65,16 @@ extension SQLiteStore {
         let layout = try currentLayout()
         let target: EntityDescription
         let select: String
+        let order: String
         switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let column, let destination):
+        case .inverseForeignKey(let table, let column, let orderColumn, let destination):
             select = "SELECT Z_PK, Z_ENT, \(column) FROM \(table) WHERE \(column) IN "
+            order = orderColumn.map { "3, \($0), 1" } ?? "3, 1"
             target = destination
-        case .joinTable(let table, let ownColumn, let otherColumn, let destination):
+        case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
             let mapping = try layout.mapping(for: destination)
             select = "SELECT d.Z_PK, d.Z_ENT, j.\(ownColumn) FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) IN "
+            order = orderColumn.map { "3, j.\($0), 1" } ?? "3, 1"
             target = destination
         }
         var result: [(source: Int64, member: ManagedObjectID)] = []
@@ -82,7 +85,7 @@ extension SQLiteStore {
             var size = 1
             while size < chunk.count { size *= 2 }
             chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
-            let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") ORDER BY 3, 1"
+            let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") ORDER BY " + order
             try readers.read { db in
                 let statement = try db.cachedStatement(sql)
                 defer { statement.reset() }

@@ -74,6 +74,7 @@ extension SQLiteStore {
                 }
                 try insert(request.inserts, db: db, layout: layout)
                 try writeJoins(request.joins, db: db, layout: layout)
+                try writeOrders(request.orders, db: db, layout: layout)
                 try db.execute("COMMIT")
                 return []
             } catch {
@@ -113,13 +114,34 @@ extension SQLiteStore {
     /// may report the same change).
     private func writeJoins(_ joins: [StoreSaveRequest.JoinChange], db: SQLiteConnection, layout: SQLiteLayout) throws {
         for join in joins {
-            guard case .joinTable(let table, let ownColumn, let otherColumn, _) = try layout.storage(of: join.relationship) else { continue }
+            guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
             let sql = join.isInsert
                 ? "INSERT OR IGNORE INTO \(table) (\(ownColumn), \(otherColumn)) VALUES (?, ?)"
                 : "DELETE FROM \(table) WHERE \(ownColumn) = ? AND \(otherColumn) = ?"
             let statement = try db.cachedStatement(sql)
             try statement.bind([.integer(join.source), .integer(join.destination)])
             try statement.run()
+        }
+    }
+
+    /// Writes the positions of the members of ordered relationships (after inserts and joins,
+    /// so that new members' rows exist).
+    private func writeOrders(_ orders: [StoreSaveRequest.OrderChange], db: SQLiteConnection, layout: SQLiteLayout) throws {
+        for change in orders {
+            let storage = try layout.storage(of: change.relationship)
+            guard let orderColumn = storage.orderColumn else { continue }
+            let sql: String
+            switch storage {
+            case .inverseForeignKey(let table, let column, _, _):
+                sql = "UPDATE \(table) SET \(orderColumn) = ? WHERE Z_PK = ? AND \(column) = ?"
+            case .joinTable(let table, let ownColumn, let otherColumn, _, _):
+                sql = "UPDATE \(table) SET \(orderColumn) = ? WHERE \(otherColumn) = ? AND \(ownColumn) = ?"
+            }
+            let statement = try db.cachedStatement(sql)
+            for (index, member) in change.members.enumerated() {
+                try statement.bind([.integer(SQLiteLayout.orderValue(index)), .integer(member), .integer(change.source)])
+                try statement.run()
+            }
         }
     }
 

@@ -267,22 +267,44 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
         )
     }
 
-    @Test func orderedToManyIsAnErrorForNow() {
+    @Test func orderedToManyExpandsToAnArrayRelationship() {
         assertExpansion(
             """
             @Managed
             final class Book: ManagedObject {
-                var pages: [Page] = []
+                @Relationship(deleteRule: .cascade) var pages: [Page] = []
             }
             """,
             expandedSource: """
             final class Book: ManagedObject {
-                var pages: [Page] = []
+                var pages: [Page] {
+                    init(initialValue) {
+                    }
+                    get {
+                        self.managedOrderedToMany(forKey: "pages", as: Page.self)
+                    }
+                    set {
+                        self.setManagedOrderedToMany(newValue, forKey: "pages")
+                    }
+                }
+
+                /// The entity's name, as in the model.
+                class var entityName: String {
+                    "Book"
+                }
+
+                /// A new description of the entity of this class.
+                class func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                    let entity = OpenCoreData.EntityDescription(name: "Book", managedObjectClass: Book.self, properties: [
+                        OpenCoreData.RelationshipDescription.managed("pages", \\Book.pages, destination: Page.self, toMany: true, isOrdered: true, deleteRule: .cascade)
+                    ])
+                    return entity
+                }
             }
-            """,
-            diagnostics: [
-                DiagnosticSpec(message: "'pages' is an ordered to-many relationship ([T]); these are not supported yet. Use Set<T>", line: 3, column: 5),
-            ]
+
+            extension Book: OpenCoreData.ManagedEntity {
+            }
+            """
         )
     }
 }

@@ -234,6 +234,38 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The new member order of every changed ordered relationship of `objects`.
+    package func orderChanges(of objects: [ManagedObject]) -> [StoreSaveRequest.OrderChange] {
+        var changes: [StoreSaveRequest.OrderChange] = []
+        for object in objects where !object.toMany.isEmpty && !object.isDeletedFlag {
+            guard let source = object.objectID.primaryKey else { continue }
+            for (index, relationship) in object.entity.toManyRelationships.enumerated() where relationship.isOrdered && object.toMany[index].hasChanges {
+                // The whole order is written, so the committed members are needed.
+                guard let members = try? members(of: object, relationship) else { continue }
+                changes.append(.init(relationship: relationship, source: source, members: members.compactMap(\.primaryKey)))
+            }
+        }
+        return changes
+    }
+
+    /// Sets the members of an ordered to-many in the given order: removals and additions keep
+    /// the inverse, then the order is recorded.
+    package func setOrderedMembers(_ objects: [ManagedObject], of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
+        let current = try members(of: object, relationship)
+        var wanted: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        for member in objects where seen.insert(member.objectID).inserted { wanted.append(member.objectID) }
+        for id in current where !seen.contains(id) { try removeMember(id, from: object, relationship) }
+        let existing = Set(current)
+        for member in objects where !existing.contains(member.objectID) { try addMember(member, to: object, relationship) }
+        let index = try toManyIndex(of: object, relationship)
+        markToManyChanged(object, index: index) { state in
+            let before = state.members
+            state.reorder(wanted)
+            return state.members != before
+        }
+    }
+
     /// The join-table rows a save adds and removes (many-to-many changes of `objects`).
     package func joinChanges(of objects: [ManagedObject]) -> [StoreSaveRequest.JoinChange] {
         var changes = Set<StoreSaveRequest.JoinChange>()

@@ -105,6 +105,7 @@ extension ManagedObjectContext {
             }
         }
         batch.request.joins = joinChanges(of: batch.inserted + batch.updated + batch.deleted)
+        batch.request.orders = orderChanges(of: batch.inserted + batch.updated)
         return batch
     }
 

@@ -97,10 +97,11 @@ extension RelationshipDescription {
     /// The description of a `@Managed` relationship property. Used by the code `@Managed`
     /// generates.
     public static func managed<Root: ManagedObject, Value, Destination: ManagedEntity>(
-        _ name: String, _ keyPath: KeyPath<Root, Value>, destination: Destination.Type, toMany: Bool = false, isOptional: Bool = true,
-        deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0
+        _ name: String, _ keyPath: KeyPath<Root, Value>, destination: Destination.Type, toMany: Bool = false, isOrdered: Bool = false,
+        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0
     ) -> RelationshipDescription {
-        let relationship = RelationshipDescription(name: name, destination: Destination.entityName, toMany: toMany, isOptional: isOptional, deleteRule: deleteRule)
+        let relationship = RelationshipDescription(name: name, destination: Destination.entityName, toMany: toMany, isOptional: isOptional,
+                                                   deleteRule: deleteRule, isOrdered: isOrdered)
         relationship.keyPath = keyPath
         relationship.inverseKeyPath = inverse
         relationship.minCount = minimumCount

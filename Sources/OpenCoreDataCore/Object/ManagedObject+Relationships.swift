@@ -29,6 +29,16 @@ extension ManagedObject {
         setManagedMembers(Array(value), forKey: key)
     }
 
+    /// The destinations of an ordered to-many relationship, in order.
+    public func managedOrderedToMany<T: ManagedObject>(forKey key: String, as type: T.Type = T.self) -> [T] {
+        managedMembers(forKey: key).compactMap { $0 as? T }
+    }
+
+    /// Replaces the destinations of an ordered to-many relationship, in this order.
+    public func setManagedOrderedToMany<T: ManagedObject>(_ value: [T], forKey key: String) {
+        setManagedMembers(value, forKey: key)
+    }
+
     // MARK: - Untyped
 
     /// The destination objects of a to-many relationship, in store order then insertion order.
@@ -45,6 +55,10 @@ extension ManagedObject {
         let (context, relationship) = graphAccess(key, toMany: true)
         for object in objects { checkDestination(object, of: relationship, in: context) }
         do {
+            if relationship.isOrdered {
+                try context.setOrderedMembers(objects, of: self, relationship)
+                return
+            }
             let current = try context.members(of: self, relationship)
             let wanted = Set(objects.map(\.objectID))
             for id in current where !wanted.contains(id) { try context.removeMember(id, from: self, relationship) }

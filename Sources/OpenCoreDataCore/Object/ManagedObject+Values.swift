@@ -56,6 +56,7 @@ extension ManagedObject {
     /// `key` is not one of them.
     public func validatedValue(forKey key: String) throws(CoreDataError) -> Any? {
         if let relationship = entity.relationshipsByName[key] {
+            if relationship.isOrdered { return managedMembers(forKey: key) }
             if relationship.isToMany { return Set(managedMembers(forKey: key)) }
             return managedToOne(forKey: key, as: ManagedObject.self)
         }

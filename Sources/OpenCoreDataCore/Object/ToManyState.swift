@@ -12,6 +12,8 @@ package struct ToManyState {
     private var addedSet: Set<ManagedObjectID> = []
     /// Removed since loading (or since the last save).
     private(set) var removed: Set<ManagedObjectID> = []
+    /// For ordered relationships whose order was set: the members in their new order.
+    private(set) var explicitOrder: [ManagedObjectID]?
 
     package init() {}
 
@@ -23,13 +25,21 @@ package struct ToManyState {
     }
 
     package var isLoaded: Bool { loaded != nil }
-    package var hasChanges: Bool { !added.isEmpty || !removed.isEmpty }
+    package var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || explicitOrder != nil }
 
-    /// The current members, when loaded.
+    /// The current members, when loaded (in order: committed ones, then added ones, unless an
+    /// order was set).
     package var members: [ManagedObjectID]? {
         guard let loaded else { return nil }
+        if let explicitOrder { return explicitOrder }
         if !hasChanges { return loaded }
         return loaded.filter { !removed.contains($0) } + added.filter { !loadedSet.contains($0) }
+    }
+
+    /// Sets the order of the members (an ordered relationship; the state is loaded and the
+    /// membership already matches `order`).
+    package mutating func reorder(_ order: [ManagedObjectID]) {
+        explicitOrder = order == members ? nil : order
     }
 
     package func contains(_ id: ManagedObjectID) -> Bool? {
@@ -54,16 +64,21 @@ package struct ToManyState {
     /// Returns whether the membership changed.
     @discardableResult
     package mutating func insert(_ id: ManagedObjectID) -> Bool {
-        if removed.remove(id) != nil { return true }
+        if removed.remove(id) != nil {
+            explicitOrder?.append(id)
+            return true
+        }
         if loadedSet.contains(id) || addedSet.contains(id) { return false }
         added.append(id)
         addedSet.insert(id)
+        explicitOrder?.append(id)
         return true
     }
 
     /// Returns whether the membership changed (as far as known when not loaded).
     @discardableResult
     package mutating func remove(_ id: ManagedObjectID) -> Bool {
+        explicitOrder?.removeAll { $0 == id }
         if addedSet.remove(id) != nil {
             added.removeAll { $0 == id }
             return true
@@ -82,6 +97,7 @@ package struct ToManyState {
         added = []
         addedSet = []
         removed = []
+        explicitOrder = nil
     }
 
     /// Replaces IDs (temporary ones that became permanent).
@@ -91,6 +107,7 @@ package struct ToManyState {
         added = added.map(swap)
         addedSet = Set(added)
         removed = Set(removed.map(swap))
+        explicitOrder = explicitOrder?.map(swap)
     }
 
 }

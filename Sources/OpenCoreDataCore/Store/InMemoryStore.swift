@@ -15,6 +15,8 @@ package final class InMemoryStore: StoreEngine {
         var tables: [String: Table] = [:]
         /// Many-to-many rows, by relationship, recorded from both sides.
         var joins: [ObjectIdentifier: Set<Pair>] = [:]
+        /// Member order of ordered relationships, by relationship and source key.
+        var orders: [ObjectIdentifier: [Int64: [Int64]]] = [:]
         var model: ManagedObjectModel?
         var closed = false
     }
@@ -84,6 +86,10 @@ package final class InMemoryStore: StoreEngine {
             keys = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == primaryKey }.map(\.destination)
         }
         keys.sort()
+        if let order = state.orders[ObjectIdentifier(relationship)]?[primaryKey] {
+            let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            keys.sort { (position[$0] ?? .max, $0) < (position[$1] ?? .max, $1) }
+        }
         return keys.compactMap { key in table[key].map { .permanent($0.entity, store: store, primaryKey: key) } }
     }
 
@@ -137,6 +143,9 @@ package final class InMemoryStore: StoreEngine {
             }
             for delete in request.deletes {
                 state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey] = nil
+            }
+            for change in request.orders {
+                state.orders[ObjectIdentifier(change.relationship), default: [:]][change.source] = change.members
             }
             for join in request.joins {
                 let pairs = [(join.relationship, Pair(source: join.source, destination: join.destination))]

@@ -73,11 +73,20 @@ package struct StoreSaveRequest: Sendable {
         }
     }
 
+    /// The new order of the members of an ordered to-many relationship.
+    package struct OrderChange: Sendable {
+        package var relationship: RelationshipDescription
+        package var source: Int64
+        package var members: [Int64]
+    }
+
     package var inserts: [Insert] = []
     package var updates: [Update] = []
     package var deletes: [Delete] = []
     /// Many-to-many changes, from one side of each pair.
     package var joins: [JoinChange] = []
+    /// Ordered relationships whose order or membership changed.
+    package var orders: [OrderChange] = []
 
     package init() {}
     package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }

@@ -148,3 +148,62 @@ import Testing
         }
     }
 }
+
+/// DuckDuckGo's bookmarks (version 1): ordered children in `Z_FOK_PARENT`.
+@Suite struct OrderedFixtureTests {
+    static func bookmarksModel() -> ManagedObjectModel {
+        let children = RelationshipDescription(name: "children", destination: "BookmarkEntity", toMany: true, inverse: "parent", deleteRule: .cascade, isOrdered: true)
+        let favorites = RelationshipDescription(name: "favorites", destination: "BookmarkEntity", toMany: true, inverse: "favoriteFolder", isOrdered: true)
+        let bookmark = EntityDescription(name: "BookmarkEntity", properties: [
+            AttributeDescription(name: "isFavorite", type: .boolean, isOptional: false),
+            AttributeDescription(name: "isFolder", type: .boolean, isOptional: false),
+            AttributeDescription(name: "title", type: .string),
+            AttributeDescription(name: "url", type: .string),
+            AttributeDescription(name: "uuid", type: .string, isOptional: false),
+            children,
+            RelationshipDescription(name: "favoriteFolder", destination: "BookmarkEntity", inverse: "favorites"),
+            favorites,
+            RelationshipDescription(name: "parent", destination: "BookmarkEntity", inverse: "children"),
+        ])
+        return ManagedObjectModel(entities: [bookmark])
+    }
+
+    @Test func orderedChildrenOfCoreDataReadInOrderAndReorder() throws {
+        let directory = TemporaryDirectory()
+        let url = try CoreDataFixtureTests.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V1.sqlite", into: directory)
+        // The order as stored, read independently.
+        let raw = try RawSQLite(url)
+        let stored = try raw.rows("""
+            SELECT c.ZTITLE FROM ZBOOKMARKENTITY c JOIN ZBOOKMARKENTITY r ON c.ZPARENT = r.Z_PK
+            WHERE r.ZUUID = 'bookmarks_root' ORDER BY c.Z_FOK_PARENT
+            """).compactMap { $0[0] as? String }
+        #expect(stored.count == 5)
+        func open() throws -> PersistentContainer {
+            let container = PersistentContainer(name: "Bookmarks", managedObjectModel: Self.bookmarksModel())
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+            try container.loadPersistentStores()
+            return container
+        }
+        func rootChildren(_ context: ManagedObjectContext) throws -> (ManagedObject, [ManagedObject]) {
+            let request = FetchRequest<ManagedObject>(entityName: "BookmarkEntity")
+            request.predicate = NSPredicate(format: "uuid == %@", "bookmarks_root")
+            let root = try #require(try context.fetch(request).first)
+            return (root, try #require(root.value(forKey: "children") as? [ManagedObject]))
+        }
+        let first = try open()
+        let context = first.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let (root, children) = try rootChildren(context)
+            #expect(children.compactMap { $0.value(forKey: "title") as? String } == stored)
+            root.setValue(Array(children.reversed()), forKey: "children")
+            try context.save()
+        }
+        try first.persistentStoreCoordinator.persistentStores.forEach { try first.persistentStoreCoordinator.remove($0) }
+        let second = try open()
+        let reader = second.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let (_, children) = try rootChildren(reader)
+            #expect(children.compactMap { $0.value(forKey: "title") as? String } == stored.reversed())
+        }
+    }
+}

@@ -103,3 +103,17 @@ final class Kennel: ManagedObject {
 }
 
 func zooModel() -> ManagedObjectModel { ManagedObjectModel(Animal.self, Dog.self, Cat.self, Kennel.self) }
+
+// Ordered to-many: a playlist keeps its tracks in order.
+
+@Managed
+final class Playlist: ManagedObject {
+    var name: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Track.playlist) var tracks: [Track] = []
+}
+
+@Managed
+final class Track: ManagedObject {
+    var title: String = ""
+    var playlist: Playlist?
+}
