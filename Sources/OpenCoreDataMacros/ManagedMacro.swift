@@ -49,6 +49,10 @@ extension ManagedMacro: MemberMacro {
         var setup = ""
         if !constraints.isEmpty { setup += "\n    entity.uniquenessConstraints = [\(constraints.joined(separator: ", "))]" }
         if let superclass { setup += "\n    entity.superentityClass = \(superclass).self" }
+        if case .argumentList(let arguments)? = node.arguments,
+           arguments.contains(where: { $0.label?.text == "abstract" && $0.expression.trimmedDescription == "true" }) {
+            setup += "\n    entity.isAbstract = true"
+        }
         return [
             """
             /// The entity's name, as in the model.

@@ -126,7 +126,7 @@ extension ManagedObjectContext {
 
     private func writeToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ id: ManagedObjectID?) {
         guard let slot = object.entity.toOneSlotByName[relationship.name] else { return }
-        object.writeValue(id.map { .object($0) } ?? .null, slot: slot)
+        object.writeValue(id.map { .object($0) } ?? .null, slot: slot, recordingUndo: false)
     }
 
     private func markToManyChanged(_ object: ManagedObject, index: Int, _ change: (inout ToManyState) -> Bool) {

@@ -100,7 +100,12 @@ extension ManagedObjectContext {
         }
         var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for id in event.updatedObjectIDs {
-            guard let object = registry[id], !object.isFaultFlag else { continue }
+            guard let object = registry[id] else { continue }
+            if object.isFaultFlag {
+                // A fault has no values to refresh, but it may hold loaded to-many members.
+                for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: true) }
+                continue
+            }
             let snapshot = event.snapshots[id] ?? (try? loadRow(for: id, fresh: false)) ?? nil
             guard let snapshot, snapshot.version > (object.snapshot?.version ?? 0) else { continue }
             apply(snapshot, to: object, keepingChanges: true)

@@ -161,10 +161,11 @@ extension ManagedObject {
     }
 
     @usableFromInline
-    package func writeValue(_ value: ManagedValue, slot: Int) {
+    package func writeValue(_ value: ManagedValue, slot: Int, recordingUndo: Bool = true) {
         willAccessValue()
         let context = managedObjectContext
-        if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
+        // Relationship slots are not undone alone: that would break their inverse.
+        if recordingUndo, let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
         values[slot] = value
         dirty.insert(slot)
         context?.objectDidChange(self)

@@ -54,7 +54,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         if !entity.isFrozen { entity.freeze() }
         if context != nil {
-            precondition(!entity.isAbstract, "The entity \(entity.name) is abstract: insert objects of one of its sub-entities (\(entity.subentities.map(\.name).joined(separator: ", "))) instead.")
+            precondition(!entity.isAbstract, "The entity \(entity.name) is abstract: insert objects of one of its sub-entities (\(entity.subentities.map(\.name).sorted().joined(separator: ", "))) instead.")
         }
         self.entity = entity
         self.objectID = .temporary(entity)

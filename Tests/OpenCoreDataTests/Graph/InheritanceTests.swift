@@ -8,6 +8,7 @@ import Testing
         let animal = try #require(model.entitiesByName["Animal"])
         #expect(Set(animal.subentities.map(\.name)) == ["Cat", "Dog"])
         #expect(model.entitiesByName["Dog"]?.superentity === animal)
+        #expect(animal.isAbstract && model.entitiesByName["Dog"]?.isAbstract == false)
         // Z_ENT: depth-first, siblings by name; Z_SUPER names the parent; keys on the root row.
         let db = try RawSQLite(stack.storeURL)
         let keys = try db.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { $0.map { "\($0 ?? "nil")" } }
@@ -61,5 +62,24 @@ import Testing
             let ids = try reader.fetch(idRequest)
             #expect(Set(ids.map(\.entity.name)) == ["Dog", "Cat"])
         }
+    }
+
+    @Test func insertingAnAbstractEntityTrapsNamingItsSubentities() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let stack = try TestStack(.inMemory, model: zooModel())
+            let context = stack.container.newBackgroundContext()
+            context.performAndWait { _ = Animal(context: context) }
+        }
+        let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(message.contains("The entity Animal is abstract"))
+        #expect(message.contains("Cat, Dog"))
+    }
+
+    @Test func relationshipsInAModelCanNameItsDestinationOnlyWhenItExists() throws {
+        let broken = EntityDescription(name: "Orphan", properties: [RelationshipDescription(name: "parent", destination: "Missing")])
+        let container = PersistentContainer(name: "Broken", managedObjectModel: ManagedObjectModel(entities: [broken]))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(type: .inMemory)]
+        let error = try #require(throws: CoreDataError.self) { try container.loadPersistentStores() }
+        #expect(error.message.contains("'Missing'"))
     }
 }

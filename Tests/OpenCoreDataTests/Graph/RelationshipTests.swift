@@ -162,3 +162,40 @@ import Testing
         }
     }
 }
+
+@Suite struct GraphMergingTests {
+    @Test(arguments: StoreKind.allCases)
+    func anotherContextsRelationshipChangesArriveByMerging(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let viewer = stack.container.newBackgroundContext()
+        let writer = stack.container.newBackgroundContext()
+        let folderID = try writer.performAndWait { () throws in
+            let folder = Folder(context: writer)
+            Memo(context: writer).folder = folder
+            try writer.save()
+            return folder.objectID
+        }
+        let held = try viewer.performAndWait { () throws in
+            let folder = try #require(viewer.object(with: folderID) as? Folder)
+            #expect(folder.memos.count == 1)
+            return folder
+        }
+        let notifications = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: writer, queue: nil) { notifications.append($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try writer.performAndWait { () throws in
+            let folder = try #require(writer.object(with: folderID) as? Folder)
+            let second = Memo(context: writer)
+            second.body = "second"
+            folder.memos.insert(second)
+            try writer.save()
+        }
+        let saved = try #require(notifications.values.first)
+        viewer.performAndWait {
+            #expect(held.memos.count == 1)              // not merged yet: the loaded members stay
+            viewer.mergeChanges(fromContextDidSave: saved)
+            #expect(held.memos.count == 2)
+            #expect(held.memos.contains { $0.body == "second" })
+        }
+    }
+}

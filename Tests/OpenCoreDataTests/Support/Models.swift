@@ -78,7 +78,7 @@ func graphModel() -> ManagedObjectModel { ManagedObjectModel(Drawer.self, Folder
 
 // Entity inheritance: one table for Animal, Dog and Cat.
 
-@Managed
+@Managed(abstract: true)
 class Animal: ManagedObject {
     var name: String = ""
     var kennel: Kennel?
