@@ -102,25 +102,34 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
 
 extension PredicateNode {
     func substituting(_ variables: [String: PredicateValue]) -> PredicateNode {
-        func operand(_ o: PredicateOperand) -> PredicateOperand {
-            switch o {
-            case .variable(let name): if let value = variables[name] { return .value(value) }
-            case .arithmetic(let op, let lhs, let rhs): return .arithmetic(op, operand(lhs), operand(rhs))
+        mappingOperands { operand in
+            switch operand {
+            case .variable(let name): return variables[name].map { .value($0) }
             case .subqueryCount(let collection, let variable, let predicate):
+                // The subquery's own variable is not substituted inside it.
                 var inner = variables
                 inner[variable] = nil
                 return .subqueryCount(collection: collection, variable: variable, predicate: predicate.substituting(inner))
-            default: break
+            default: return nil
             }
+        }
+    }
+
+    /// The predicate with its operands replaced where `leaf` returns a replacement (arithmetic
+    /// is entered; other operands are kept).
+    func mappingOperands(_ leaf: (PredicateOperand) -> PredicateOperand?) -> PredicateNode {
+        func operand(_ o: PredicateOperand) -> PredicateOperand {
+            if let replaced = leaf(o) { return replaced }
+            if case .arithmetic(let op, let lhs, let rhs) = o { return .arithmetic(op, operand(lhs), operand(rhs)) }
             return o
         }
         switch self {
         case .constant: return self
         case .comparison(let l, let op, let r, let options): return .comparison(operand(l), op, operand(r), options)
-        case .and(let parts): return .and(parts.map { $0.substituting(variables) })
-        case .or(let parts): return .or(parts.map { $0.substituting(variables) })
-        case .not(let inner): return .not(inner.substituting(variables))
-        case .quantified(let quantifier, let inner): return .quantified(quantifier, inner.substituting(variables))
+        case .and(let parts): return .and(parts.map { $0.mappingOperands(leaf) })
+        case .or(let parts): return .or(parts.map { $0.mappingOperands(leaf) })
+        case .not(let inner): return .not(inner.mappingOperands(leaf))
+        case .quantified(let quantifier, let inner): return .quantified(quantifier, inner.mappingOperands(leaf))
         }
     }
 }

@@ -381,21 +381,12 @@ extension PredicateNode {
     /// The predicate of a SUBQUERY with its variable turned into the member itself:
     /// `$t.name` → `name`, `$t` → `SELF`.
     func replacingVariable(_ variable: String) -> PredicateNode {
-        func operand(_ o: PredicateOperand) -> PredicateOperand {
-            switch o {
-            case .variable(let name) where name == variable: return .evaluatedObject
-            case .variable(let name) where name.hasPrefix(variable + "."): return .keyPath(String(name.dropFirst(variable.count + 1)))
-            case .arithmetic(let op, let lhs, let rhs): return .arithmetic(op, operand(lhs), operand(rhs))
-            default: return o
+        mappingOperands { operand in
+            switch operand {
+            case .variable(let name) where name == variable: .evaluatedObject
+            case .variable(let name) where name.hasPrefix(variable + "."): .keyPath(String(name.dropFirst(variable.count + 1)))
+            default: nil
             }
-        }
-        switch self {
-        case .constant: return self
-        case .comparison(let l, let op, let r, let options): return .comparison(operand(l), op, operand(r), options)
-        case .and(let parts): return .and(parts.map { $0.replacingVariable(variable) })
-        case .or(let parts): return .or(parts.map { $0.replacingVariable(variable) })
-        case .not(let inner): return .not(inner.replacingVariable(variable))
-        case .quantified(let quantifier, let inner): return .quantified(quantifier, inner.replacingVariable(variable))
         }
     }
 }
