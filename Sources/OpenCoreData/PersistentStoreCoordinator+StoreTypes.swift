@@ -17,9 +17,9 @@ extension PersistentStoreCoordinator {
                 throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
             }
             let readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
-            engine = try SQLiteStore(url: url, readOnly: readOnly)
+            engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         case .inMemory:
-            engine = InMemoryStore()
+            engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         default:
             throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory.")
         }

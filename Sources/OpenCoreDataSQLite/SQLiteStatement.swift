@@ -93,6 +93,9 @@ final class SQLiteStatement: @unchecked Sendable {
 
     func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
+    /// The number of columns of the statement's rows.
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
     func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     func string(at column: Int32) -> String {

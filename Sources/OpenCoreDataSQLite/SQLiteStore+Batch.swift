@@ -1,7 +1,7 @@
 import OpenCoreDataCore
 
 extension SQLiteStore {
-    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64] {
+    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: entity)
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]
@@ -29,40 +29,72 @@ extension SQLiteStore {
                     insert.reset()
                     next += 1
                 }
+                // An upserted row is an update in history (its key was not the one reserved).
+                let reserved = next - Int64(rows.count)
+                try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
+                    PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
+                })
                 return keys
             }
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome {
-        let mapping = try currentLayout().mapping(for: request.entity)
-        let (condition, arguments) = try whereClause(request, mapping: mapping)
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let (condition, arguments) = try whereClause(request, mapping: mapping, layout: layout)
         let sets = ["Z_OPT = Z_OPT + 1"] + values.map { "\(mapping.columns[$0.slot]) = ?" }
         let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition)"
-        return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys)
+        let slots = values.map(\.slot)
+        return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys, layout: layout, author: author) { row in
+            PendingChange(type: .update, entity: row.entity, primaryKey: row.key, changedSlots: slots)
+        }
     }
 
-    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome {
-        let mapping = try currentLayout().mapping(for: request.entity)
-        let (condition, arguments) = try whereClause(request, mapping: mapping)
-        return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys)
+    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let (condition, arguments) = try whereClause(request, mapping: mapping, layout: layout)
+        return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys, layout: layout, author: author,
+                         returningValues: true) { row in
+            PendingChange(type: .delete, entity: row.entity, primaryKey: row.key, values: row.values)
+        }
     }
 
-    /// Runs a writing statement in a transaction; with `returningKeys` it adds `RETURNING Z_PK`
-    /// and collects the keys (without, a whole-table DELETE keeps SQLite's fast truncation).
-    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool) throws -> BatchOutcome {
-        try withWriter { db in
+    /// A row a batch statement touched, as `RETURNING` gives it back.
+    struct ReturnedRow {
+        var key: Int64
+        var entity: EntityDescription
+        var values: [ManagedValue]?
+    }
+
+    /// Runs a writing statement in a transaction; with `returningKeys` (or history to record) it
+    /// adds `RETURNING Z_PK, Z_ENT` (and, for tombstones, every column) and collects the rows
+    /// (without, a whole-table DELETE keeps SQLite's fast truncation).
+    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool, layout: SQLiteLayout, author: HistoryAuthor,
+                       returningValues: Bool = false, change: (ReturnedRow) -> PendingChange) throws -> BatchOutcome {
+        let returning = returningKeys || tracksHistory
+        let withValues = returningValues && tracksHistory
+        return try withWriter { db in
             try db.transaction {
-                let statement = try db.prepare(returningKeys ? sql + " RETURNING Z_PK" : sql)
+                let clause = " RETURNING Z_PK, Z_ENT" + (withValues ? ", *" : "")
+                let statement = try db.prepare(returning ? sql + clause : sql)
                 defer { statement.finalize() }
                 try statement.bind(arguments)
-                guard returningKeys else {
+                guard returning else {
                     try statement.step()
                     return BatchOutcome(count: db.changes, keys: nil)
                 }
-                var keys: [Int64] = []
-                while try statement.step() { keys.append(statement.int64(at: 0)) }
-                return BatchOutcome(count: keys.count, keys: keys)
+                var rows: [ReturnedRow] = []
+                while try statement.step() {
+                    let entity = layout.entitiesByNumber[Int(statement.int64(at: 1))]
+                    guard let entity else { continue }
+                    // `*` repeats Z_PK, Z_ENT, Z_OPT before the table's columns.
+                    let values = withValues ? readValues(statement, from: 5, mapping: try layout.mapping(for: entity), layout: layout) : nil
+                    rows.append(ReturnedRow(key: statement.int64(at: 0), entity: entity, values: values))
+                }
+                try recordHistory(db, layout: layout, author: author, changes: rows.map(change))
+                return BatchOutcome(count: rows.count, keys: rows.map(\.key))
             }
         }
     }

@@ -11,6 +11,11 @@ extension SQLiteStore {
     /// Raises `Z_PRIMARYKEY.Z_MAX` of a root entity by `count` (inside the caller's transaction)
     /// and returns the first reserved key.
     func reserveKeys(_ db: SQLiteConnection, root: EntityDescription, entityNumber number: Int, count: Int) throws -> Int64 {
+        try reserveKeys(db, entityNumber: number, count: count, name: root.name)
+    }
+
+    /// The same for any `Z_PRIMARYKEY` row (history entities included).
+    func reserveKeys(_ db: SQLiteConnection, entityNumber number: Int, count: Int, name: String? = nil) throws -> Int64 {
         let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
         try update.bind([.integer(Int64(count)), .integer(Int64(number))])
         try update.run()
@@ -18,7 +23,7 @@ extension SQLiteStore {
         defer { select.reset() }
         try select.bind([.integer(Int64(number))])
         guard try select.step() else {
-            throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
+            throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(name ?? "?") (Z_ENT \(number)).")
         }
         return select.int64(at: 0) - Int64(count) + 1
     }
@@ -75,6 +80,12 @@ extension SQLiteStore {
                 try insert(request.inserts, db: db, layout: layout)
                 try writeJoins(request.joins, db: db, layout: layout)
                 try writeOrders(request.orders, db: db, layout: layout)
+                if tracksHistory {
+                    let changes = request.inserts.map { PendingChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
+                        + request.updates.map { PendingChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey, changedSlots: $0.changedSlots) }
+                        + request.deletes.map { PendingChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
+                    try recordHistory(db, layout: layout, author: request.author, changes: changes)
+                }
                 try db.execute("COMMIT")
                 return []
             } catch {

@@ -11,6 +11,10 @@ package final class SQLiteStore: StoreEngine {
     package let identifier: String
     package let url: URL
     private let readOnly: Bool
+    /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
+    package let tracksHistory: Bool
+    /// Polls `PRAGMA data_version` for remote-change notifications, once asked to.
+    private let watcher = Locked<SQLiteChangeWatcher?>(nil)
     private let writer: Locked<SQLiteConnection?>
     let readers: SQLiteReaderPool
     private struct Loaded: Sendable {
@@ -24,9 +28,10 @@ package final class SQLiteStore: StoreEngine {
     static let frameworkVersion = 1344
 
     /// Opens (creating when missing) the SQLite file at `url`.
-    package init(url: URL, readOnly: Bool = false) throws {
+    package init(url: URL, readOnly: Bool = false, tracksHistory: Bool = false) throws {
         self.url = url
         self.readOnly = readOnly
+        self.tracksHistory = tracksHistory
         if !readOnly {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
@@ -63,6 +68,7 @@ package final class SQLiteStore: StoreEngine {
                 }
                 loaded = try create(db, model: model)
             }
+            if tracksHistory && !readOnly { try ensureHistoryTables(db, model: model) }
             self.loaded.withLock { $0 = loaded }
         }
     }
@@ -206,7 +212,15 @@ package final class SQLiteStore: StoreEngine {
         }
     }
 
+    package func watchChanges(_ handler: @escaping @Sendable () -> Void) {
+        watcher.withLock { current in
+            current?.stop()
+            current = try? SQLiteChangeWatcher(path: url.path, handler: handler)
+        }
+    }
+
     package func close() {
+        watcher.withLock { $0?.stop(); $0 = nil }
         writer.withLock { $0 = nil }
         readers.close()
     }

@@ -53,6 +53,10 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersisten
 public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
 /// Metadata key: the store's UUID.
 public let NSStoreUUIDKey = "NSStoreUUID"
+/// Remote-change userInfo key: the store's URL.
+public let NSPersistentStoreURLKey = "storeURL"
+/// Remote-change userInfo key: the store's history token after the change.
+public let NSPersistentHistoryTokenKey = "historyToken"
 /// Metadata key: the store's type.
 public let NSStoreTypeKey = "NSStoreType"
 
@@ -93,3 +97,14 @@ public typealias NSBatchInsertResult = BatchInsertResult
 public typealias NSBatchUpdateResult = BatchUpdateResult
 /// Core Data's name for ``BatchDeleteResult``.
 public typealias NSBatchDeleteResult = BatchDeleteResult
+
+/// Core Data's name for ``PersistentHistoryToken``.
+public typealias NSPersistentHistoryToken = PersistentHistoryToken
+/// Core Data's name for ``PersistentHistoryTransaction``.
+public typealias NSPersistentHistoryTransaction = PersistentHistoryTransaction
+/// Core Data's name for ``PersistentHistoryChange``.
+public typealias NSPersistentHistoryChange = PersistentHistoryChange
+/// Core Data's name for ``PersistentHistoryChangeRequest``.
+public typealias NSPersistentHistoryChangeRequest = PersistentHistoryChangeRequest
+/// Core Data's name for ``PersistentHistoryResult``.
+public typealias NSPersistentHistoryResult = PersistentHistoryResult

@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         case let insert as BatchInsertRequest:
             let rows = try batchRows(insert, entity: entity)
             let (store, outcome) = try coordinator.batch(entity) { engine in
-                let keys = try engine.batchInsert(entity: entity, rows: rows)
+                let keys = try engine.batchInsert(entity: entity, rows: rows, author: historyAuthor)
                 return BatchOutcome(count: keys.count, keys: keys)
             }
             return BatchInsertResult(result: Self.result(insert.resultType.rawValue, outcome, entity: entity, store: store))
@@ -41,7 +41,7 @@ extension ManagedObjectContext {
             case .updatedObjectIDsResultType: 1
             case .updatedObjectsCountResultType: 2
             }
-            let (store, outcome) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values, returningKeys: code == 1) }
+            let (store, outcome) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
             return BatchUpdateResult(result: Self.result(code, outcome, entity: entity, store: store))
         case let delete as BatchDeleteRequest:
             let predicate: BoundPredicate?
@@ -56,7 +56,7 @@ extension ManagedObjectContext {
             case .resultTypeObjectIDs: 1
             case .resultTypeCount: 2
             }
-            let (store, outcome) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest, returningKeys: code == 1) }
+            let (store, outcome) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
             return BatchDeleteResult(result: Self.result(code, outcome, entity: entity, store: store))
         default:
             throw CoreDataError(.coreData, "\(type(of: request)) is not a request this store can execute; use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest.")

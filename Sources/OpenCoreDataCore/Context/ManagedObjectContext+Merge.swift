@@ -106,7 +106,7 @@ extension ManagedObjectContext {
                 for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: true) }
                 continue
             }
-            let snapshot = event.snapshots[id] ?? (try? loadRow(for: id, fresh: false)) ?? nil
+            let snapshot = event.snapshots[id] ?? (try? loadRow(for: id, fresh: event.readsFreshRows)) ?? nil
             guard let snapshot, snapshot.version > (object.snapshot?.version ?? 0) else { continue }
             apply(snapshot, to: object, keepingChanges: true)
             refreshed.insert(object)
@@ -179,9 +179,11 @@ extension ManagedObjectContext {
             }
             return result
         }
-        return SaveEvent(
+        var event = SaveEvent(
             insertedObjectIDs: ids([NSInsertedObjectsKey, NSInsertedObjectIDsKey]),
             updatedObjectIDs: ids([NSUpdatedObjectsKey, NSUpdatedObjectIDsKey]),
             deletedObjectIDs: ids([NSDeletedObjectsKey, NSDeletedObjectIDsKey]))
+        event.readsFreshRows = info[SaveEvent.readsFreshRowsKey] as? Bool ?? false
+        return event
     }
 }

@@ -61,6 +61,9 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Who this context's saves are, for persistent history.
+    package var historyAuthor: HistoryAuthor { HistoryAuthor(author: transactionAuthor, contextName: name) }
+
     /// Whether anything waits to be saved.
     private var hasPendingWork: Bool {
         !pending.liveInserted(in: self).isEmpty || !pending.liveChanged(in: self).isEmpty
@@ -94,16 +97,19 @@ extension ManagedObjectContext {
             guard let pk = object.objectID.primaryKey else { continue }
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
-                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0))
+                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0, values: object.values))
                 batch.deleted.append(object)
             } else if !object.dirty.isEmpty {
                 // To-many changes bump the version but have no column of their own.
                 let columns = object.entity.valueSlotCount
+                let changed = object.dirty.slots
                 batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                                   slots: object.dirty.slots.filter { $0 < columns }, values: object.values))
+                                                   slots: changed.last.map { $0 < columns } ?? true ? changed : changed.filter { $0 < columns },
+                                                   values: object.values, changedSlots: changed))
                 batch.updated.append(object)
             }
         }
+        batch.request.author = historyAuthor
         batch.request.joins = joinChanges(of: batch.inserted + batch.updated + batch.deleted)
         batch.request.orders = orderChanges(of: batch.inserted + batch.updated)
         return batch

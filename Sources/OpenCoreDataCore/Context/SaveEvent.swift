@@ -20,6 +20,11 @@ public struct SaveEvent: Sendable {
     package var snapshots: [ManagedObjectID: RowSnapshot]
     /// The saving context (to skip it when broadcasting).
     package var source: ObjectIdentifier?
+    /// Whether merging reads updated rows from the store, not the row cache (changes made by
+    /// another coordinator or process, which this coordinator's cache has not seen).
+    package var readsFreshRows = false
+    /// The userInfo key that asks for `readsFreshRows` (set by history notifications).
+    package static let readsFreshRowsKey = "OpenCoreData.readsFreshRows"
 
     /// Makes an event from object IDs (for merging changes learned elsewhere).
     public init(insertedObjectIDs: Set<ManagedObjectID> = [], updatedObjectIDs: Set<ManagedObjectID> = [], deletedObjectIDs: Set<ManagedObjectID> = [], contextName: String? = nil, transactionAuthor: String? = nil) {

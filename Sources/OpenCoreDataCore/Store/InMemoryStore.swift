@@ -17,13 +17,22 @@ package final class InMemoryStore: StoreEngine {
         var joins: [ObjectIdentifier: Set<Pair>] = [:]
         /// Member order of ordered relationships, by relationship and source key.
         var orders: [ObjectIdentifier: [Int64: [Int64]]] = [:]
+        /// Persistent history, oldest first, and the last transaction number issued.
+        var history: [HistoryTransactionRecord] = []
+        var lastTransaction: Int64 = 0
+        var lastChange: Int64 = 0
         var model: ManagedObjectModel?
         var closed = false
     }
     package let identifier = UUID().uuidString
     private let state = Locked(State())
+    /// Whether saves and batch requests record persistent history.
+    package let tracksHistory: Bool
+    private let changeHandler = Locked<(@Sendable () -> Void)?>(nil)
 
-    package init() {}
+    package init(tracksHistory: Bool = false) {
+        self.tracksHistory = tracksHistory
+    }
 
     package func load(model: ManagedObjectModel) throws {
         state.withLock { $0.model = model }
@@ -131,6 +140,7 @@ package final class InMemoryStore: StoreEngine {
                 }
             }
             guard conflicts.isEmpty else { return conflicts }
+            defer { notifyChange() }
             for insert in request.inserts {
                 let root = insert.entity.rootEntity.name
                 state.tables[root, default: Table()].rows[insert.primaryKey] =
@@ -143,6 +153,12 @@ package final class InMemoryStore: StoreEngine {
             }
             for delete in request.deletes {
                 state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey] = nil
+            }
+            if tracksHistory {
+                record(&state, author: request.author, changes:
+                    request.inserts.map { (.insert, $0.entity, $0.primaryKey, nil, nil) }
+                    + request.updates.map { (.update, $0.entity, $0.primaryKey, $0.entity.names(ofChangedSlots: $0.changedSlots), nil) }
+                    + request.deletes.map { delete in (.delete, delete.entity, delete.primaryKey, nil, delete.values.flatMap { Self.tombstone(delete.entity, $0) }) })
             }
             for change in request.orders {
                 state.orders[ObjectIdentifier(change.relationship), default: [:]][change.source] = change.members
@@ -159,7 +175,8 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64] {
+    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
+        defer { notifyChange() }
         let unique = entity.uniquenessConstraints.first?.compactMap { entity.slotByName[$0] } ?? []
         return try state.withLock { state in
             try Self.checkOpen(state)
@@ -170,45 +187,131 @@ package final class InMemoryStore: StoreEngine {
                 for row in table.rows.values where row.entity === entity { byKey[unique.map { row.snapshot.values[$0] }] = row.primaryKey }
             }
             var keys: [Int64] = []
+            var kinds: [PersistentHistoryChange.ChangeType] = []   // an upserted row is an update in history
             for values in rows {
                 let constraintKey = unique.map { values[$0] }
                 if !unique.isEmpty, let existing = byKey[constraintKey], let row = table.rows[existing] {
                     table.rows[existing] = StoreRow(entity: entity, primaryKey: existing, snapshot: RowSnapshot(values: values, version: row.snapshot.version + 1))
                     keys.append(existing)
+                    kinds.append(.update)
                     continue
                 }
                 table.maxKey += 1
                 table.rows[table.maxKey] = StoreRow(entity: entity, primaryKey: table.maxKey, snapshot: RowSnapshot(values: values, version: 1))
                 if !unique.isEmpty { byKey[constraintKey] = table.maxKey }
                 keys.append(table.maxKey)
+                kinds.append(.insert)
             }
             state.tables[root] = table
+            if tracksHistory {
+                record(&state, author: author, changes: zip(kinds, keys).map { ($0, entity, $1, nil, nil) })
+            }
             return keys
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        defer { notifyChange() }
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
             try Self.checkOpen(state)
             let root = request.entity.rootEntity.name
+            var changes: [HistoryChange] = []
             for key in keys {
                 guard var row = state.tables[root]?.rows[key] else { continue }
                 for (slot, value) in values { row.snapshot.values[slot] = value }
                 row.snapshot.version += 1
                 state.tables[root]?.rows[key] = row
+                changes.append((.update, row.entity, key, row.entity.names(ofChangedSlots: values.map(\.slot)), nil))
             }
+            if tracksHistory { record(&state, author: author, changes: changes) }
             return BatchOutcome(count: keys.count, keys: keys)
         }
     }
 
-    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome {
+    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        defer { notifyChange() }
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
             try Self.checkOpen(state)
-            for key in keys { state.tables[request.entity.rootEntity.name]?.rows[key] = nil }
+            var changes: [HistoryChange] = []
+            for key in keys {
+                guard let row = state.tables[request.entity.rootEntity.name]?.rows.removeValue(forKey: key) else { continue }
+                changes.append((.delete, row.entity, key, nil, Self.tombstone(row.entity, row.snapshot.values)))
+            }
+            if tracksHistory { record(&state, author: author, changes: changes) }
             return BatchOutcome(count: keys.count, keys: keys)
         }
+    }
+
+    // MARK: - History
+
+    private typealias HistoryChange = (PersistentHistoryChange.ChangeType, EntityDescription, Int64, Set<String>?, [String: ManagedValue]?)
+
+    private func record(_ state: inout State, author: HistoryAuthor, changes: [HistoryChange]) {
+        guard !changes.isEmpty else { return }
+        state.lastTransaction += 1
+        var records: [HistoryChangeRecord] = []
+        for (type, entity, key, names, tombstone) in changes {
+            state.lastChange += 1
+            records.append(HistoryChangeRecord(changeID: state.lastChange, changeType: type.rawValue, entity: entity, primaryKey: key,
+                                               updatedNames: type == .update ? names : nil, tombstone: tombstone))
+        }
+        state.history.append(HistoryTransactionRecord(number: state.lastTransaction, timestamp: Date(), author: author.author, contextName: author.contextName,
+                                                      processID: author.processID, bundleID: author.bundleID, changes: records))
+    }
+
+    private static func tombstone(_ entity: EntityDescription, _ values: [ManagedValue]) -> [String: ManagedValue]? {
+        let attributes = entity.tombstoneAttributes
+        guard !attributes.isEmpty else { return nil }
+        return Dictionary(uniqueKeysWithValues: attributes.compactMap { attribute in entity.slotByName[attribute.name].map { (attribute.name, values[$0]) } })
+    }
+
+    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            if let number {
+                let oldest = state.history.first?.number
+                if oldest.map({ $0 > number + 1 }) ?? (state.lastTransaction > number) {
+                    throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
+                }
+            }
+            return state.history.filter { record in
+                if let date { return record.timestamp > date }
+                return record.number > (number ?? 0)
+            }.map { record in
+                var copy = record
+                if !includingChanges { copy.changes = [] }
+                return copy
+            }
+        }
+    }
+
+    package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            let before = state.history.count
+            state.history.removeAll { record in
+                if let date { return record.timestamp < date }
+                return record.number <= (number ?? .max)
+            }
+            return before - state.history.count
+        }
+    }
+
+    package func lastHistoryNumber() throws -> Int64? {
+        guard tracksHistory else { return nil }
+        return state.withLock { $0.lastTransaction }
+    }
+
+    package func watchChanges(_ handler: @escaping @Sendable () -> Void) {
+        changeHandler.withLock { $0 = handler }
+    }
+
+    /// Tells the watcher (off the caller's thread, as a file watcher would).
+    private func notifyChange() {
+        guard let handler = changeHandler.withLock({ $0 }) else { return }
+        DispatchQueue.global().async { handler() }
     }
 
     package func close() {

@@ -35,6 +35,17 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
         self.engine = engine
     }
 
+    /// Whether an option is on (a `Bool`, an `NSNumber` or a string such as "1" or "YES").
+    package static func isOn(_ option: String, in options: [String: any Sendable]) -> Bool {
+        switch options[option] {
+        case let value as Bool: value
+        case let value as NSNumber: value.boolValue
+        case let value as Int: value != 0
+        case let value as String: ["1", "YES", "TRUE"].contains(value.uppercased())
+        default: false
+        }
+    }
+
     /// The store's UUID, also the host part of its objects' URIs.
     public var identifier: String { engine.identifier }
 

@@ -45,6 +45,34 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
             stores.append(store)
         }
+        if PersistentStore.isOn(NSPersistentStoreRemoteChangeNotificationPostOptionKey, in: store.options) {
+            // Called on the store's watcher thread: posted there, off the main queue.
+            store.engine.watchChanges { [weak self, weak store] in
+                guard let self, let store else { return }
+                self.postRemoteChange(for: store)
+            }
+        }
+    }
+
+    /// Posts `.NSPersistentStoreRemoteChange` for a store: its URL, UUID and current history token.
+    private func postRemoteChange(for store: PersistentStore) {
+        var info: [String: Any] = [NSStoreUUIDKey: store.identifier]
+        if let url = store.url { info[NSPersistentStoreURLKey] = url }
+        if let number = try? store.engine.lastHistoryNumber() {
+            info[NSPersistentHistoryTokenKey] = PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: number)
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
+    }
+
+    /// The token of the latest history transaction of the given stores (all when `nil`), or `nil`
+    /// when none records history. Mirrors `currentPersistentHistoryToken(fromStores:)`.
+    public func currentPersistentHistoryToken(fromStores stores: [PersistentStore]? = nil) -> PersistentHistoryToken? {
+        for store in stores ?? persistentStores {
+            if let number = try? store.engine.lastHistoryNumber() {
+                return PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: number)
+            }
+        }
+        return nil
     }
 
     /// Removes a store and closes it. Mirrors `remove(_:)`.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A sort key resolved against an entity.
 package struct StoreSortKey: Sendable {
     package var slot: Int
@@ -49,11 +51,15 @@ package struct StoreSaveRequest: Sendable {
         /// The slots to write (all slots for `.overwrite`-style full writes).
         package var slots: [Int]
         package var values: [ManagedValue]
+        /// Every changed slot, to-many ones (`valueSlotCount + index`) included: for history.
+        package var changedSlots: [Int] = []
     }
     package struct Delete: Sendable {
         package var entity: EntityDescription
         package var primaryKey: Int64
         package var expectedVersion: Int64
+        /// The object's last values, for history tombstones (`nil` when unknown).
+        package var values: [ManagedValue]? = nil
     }
 
     /// A row added to or removed from a many-to-many relationship.
@@ -87,6 +93,8 @@ package struct StoreSaveRequest: Sendable {
     package var joins: [JoinChange] = []
     /// Ordered relationships whose order or membership changed.
     package var orders: [OrderChange] = []
+    /// Who saves, for persistent history.
+    package var author = HistoryAuthor()
 
     package init() {}
     package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
@@ -144,12 +152,107 @@ package protocol StoreEngine: AnyObject, Sendable {
     func save(_ request: StoreSaveRequest) throws -> [StoreConflict]
     /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
     /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
-    func batchInsert(entity: EntityDescription, rows: [[ManagedValue]]) throws -> [Int64]
+    func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64]
     /// Sets slots of every row the request selects (bumping `Z_OPT`); returns how many, and their
     /// keys when asked (reading them back costs time).
-    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool) throws -> BatchOutcome
+    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome
     /// Deletes every row the request selects; returns how many, and their keys when asked.
-    func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool) throws -> BatchOutcome
+    func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome
+
+    // Persistent history (stores opened with history tracking; others return nothing).
+
+    /// Whether the store records persistent history.
+    var tracksHistory: Bool { get }
+    /// The transactions after `number` (or committed after `date`), oldest first. Throws 134301
+    /// when history after `number` was deleted.
+    func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord]
+    /// Deletes the transactions up to `number` (or committed before `date`); returns how many.
+    func deleteHistory(through number: Int64?, before date: Date?) throws -> Int
+    /// The number of the last transaction recorded, or `nil` without history.
+    func lastHistoryNumber() throws -> Int64?
+    /// Calls `handler` (on some background thread) after every change committed to the store,
+    /// by this process or another one.
+    func watchChanges(_ handler: @escaping @Sendable () -> Void)
     /// Closes connections; the store is unusable afterwards.
     func close()
+}
+
+/// Who made a change, as persistent history records it.
+package struct HistoryAuthor: Sendable {
+    package var author: String?
+    package var contextName: String?
+    package var processID: String? = ProcessInfo.processInfo.processName
+    package var bundleID: String? = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+
+    package init(author: String? = nil, contextName: String? = nil) {
+        self.author = author
+        self.contextName = contextName
+    }
+}
+
+/// One change as a store records it.
+package struct HistoryChangeRecord: Sendable {
+    package var changeID: Int64
+    package var changeType: Int
+    package var entity: EntityDescription
+    package var primaryKey: Int64
+    package var updatedNames: Set<String>?
+    package var tombstone: [String: ManagedValue]?
+
+    package init(changeID: Int64, changeType: Int, entity: EntityDescription, primaryKey: Int64, updatedNames: Set<String>?, tombstone: [String: ManagedValue]?) {
+        self.changeID = changeID
+        self.changeType = changeType
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.updatedNames = updatedNames
+        self.tombstone = tombstone
+    }
+}
+
+/// One transaction as a store records it.
+package struct HistoryTransactionRecord: Sendable {
+    package var number: Int64
+    package var timestamp: Date
+    package var author: String?
+    package var contextName: String?
+    package var processID: String?
+    package var bundleID: String?
+    package var changes: [HistoryChangeRecord]
+
+    package init(number: Int64, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?, changes: [HistoryChangeRecord]) {
+        self.number = number
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.processID = processID
+        self.bundleID = bundleID
+        self.changes = changes
+    }
+}
+
+extension EntityDescription {
+    /// The property names of changed slots (attributes, to-ones, then to-manys by index).
+    package func names(ofChangedSlots slots: [Int]) -> Set<String> {
+        var names = Set<String>()
+        for slot in slots {
+            if slot < storedAttributes.count { names.insert(storedAttributes[slot].name) }
+            else if slot < valueSlotCount { names.insert(toOneRelationships[slot - storedAttributes.count].name) }
+            else if slot - valueSlotCount < toManyRelationships.count { names.insert(toManyRelationships[slot - valueSlotCount].name) }
+        }
+        return names
+    }
+
+    /// The slots of named properties (the inverse of `names(ofChangedSlots:)`).
+    package func slots(ofNames names: Set<String>) -> [Int] {
+        var slots: [Int] = []
+        for (slot, attribute) in storedAttributes.enumerated() where names.contains(attribute.name) { slots.append(slot) }
+        for (offset, relationship) in toOneRelationships.enumerated() where names.contains(relationship.name) { slots.append(storedAttributes.count + offset) }
+        for (index, relationship) in toManyRelationships.enumerated() where names.contains(relationship.name) { slots.append(valueSlotCount + index) }
+        return slots
+    }
+
+    /// The attributes whose values a delete keeps in history, in name order.
+    package var tombstoneAttributes: [AttributeDescription] {
+        storedAttributes.filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
+    }
 }

@@ -117,3 +117,10 @@ final class Track: ManagedObject {
     var title: String = ""
     var playlist: Playlist?
 }
+
+/// For persistent history: the code survives deletion in the tombstone.
+@Managed
+final class Entry: ManagedObject {
+    @Attribute(.preserveValueOnDeletion) var code: String = ""
+    var value: Int64 = 0
+}

@@ -30,11 +30,13 @@ struct TestStack {
     let container: PersistentContainer
     let kind: StoreKind
 
-    init(_ kind: StoreKind, model: ManagedObjectModel = ManagedObjectModel(Note.self, Sample.self), directory: TemporaryDirectory = TemporaryDirectory(), name: String = "Test") throws {
+    init(_ kind: StoreKind, model: ManagedObjectModel = ManagedObjectModel(Note.self, Sample.self), directory: TemporaryDirectory = TemporaryDirectory(), name: String = "Test",
+         options: [String: any Sendable] = [:]) throws {
         self.directory = directory
         self.kind = kind
         container = PersistentContainer(name: name, managedObjectModel: model)
         let description = kind == .sqlite ? PersistentStoreDescription(url: directory.file("\(name).sqlite")) : PersistentStoreDescription(type: .inMemory)
+        for (key, value) in options { description.setOption(value, forKey: key) }
         container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()
     }

@@ -1,0 +1,142 @@
+import Foundation
+
+/// A position in a store's persistent history: the number of a transaction. `Codable`, so apps
+/// can keep the last one they processed. Mirrors `NSPersistentHistoryToken`.
+public struct PersistentHistoryToken: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    /// The store's UUID.
+    public let storeIdentifier: String
+    /// The transaction's number (its `Z_PK` in `ATRANSACTION`); transactions are numbered in
+    /// commit order.
+    public let transactionNumber: Int64
+
+    /// Makes a token.
+    public init(storeIdentifier: String, transactionNumber: Int64) {
+        self.storeIdentifier = storeIdentifier
+        self.transactionNumber = transactionNumber
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.transactionNumber < rhs.transactionNumber }
+    public var description: String { "PersistentHistoryToken(\(storeIdentifier) #\(transactionNumber))" }
+}
+
+/// One change of a history transaction. Mirrors `NSPersistentHistoryChange`.
+public final class PersistentHistoryChange: Sendable, CustomStringConvertible {
+    /// The kind of change. Raw values are Core Data's `NSPersistentHistoryChangeType`.
+    public enum ChangeType: Int, Sendable {
+        case insert = 0
+        case update = 1
+        case delete = 2
+    }
+
+    /// The change's number (its `Z_PK` in `ACHANGE`).
+    public let changeID: Int64
+    /// Insert, update or delete.
+    public let changeType: ChangeType
+    /// The object that changed.
+    public let changedObjectID: ManagedObjectID
+    /// For updates: the names of the properties that changed (`nil` when unknown, as for batch
+    /// updates recorded without them).
+    public let updatedPropertyNames: Set<String>?
+    /// The number of the transaction the change belongs to.
+    public let transactionNumber: Int64
+    private let storedTombstone: [String: ManagedValue]?
+
+    package init(changeID: Int64, changeType: ChangeType, changedObjectID: ManagedObjectID, updatedPropertyNames: Set<String>?,
+                 tombstone: [String: ManagedValue]?, transactionNumber: Int64) {
+        self.changeID = changeID
+        self.changeType = changeType
+        self.changedObjectID = changedObjectID
+        self.updatedPropertyNames = updatedPropertyNames
+        self.storedTombstone = tombstone
+        self.transactionNumber = transactionNumber
+    }
+
+    /// The changed properties' descriptions (for updates).
+    public var updatedProperties: [PropertyDescription]? {
+        guard let names = updatedPropertyNames else { return nil }
+        let entity = changedObjectID.entity
+        return entity.allProperties.filter { names.contains($0.name) }
+    }
+
+    /// For deletes: the values of the attributes marked `preservesValueInHistoryOnDeletion`, by
+    /// name (`NSNull` for nil).
+    public var tombstone: [String: Any]? {
+        guard let storedTombstone else { return nil }
+        let entity = changedObjectID.entity
+        return storedTombstone.reduce(into: [:]) { result, pair in
+            result[pair.key] = pair.value.anyValue(for: entity.attributesByName[pair.key]?.attributeType ?? .binaryData) ?? NSNull()
+        }
+    }
+
+    public var description: String { "PersistentHistoryChange(#\(changeID) \(changeType) \(changedObjectID))" }
+}
+
+/// One recorded save or batch request. Mirrors `NSPersistentHistoryTransaction`.
+public final class PersistentHistoryTransaction: Sendable, CustomStringConvertible {
+    /// The transaction's position; fetch history after it to get what came later.
+    public let token: PersistentHistoryToken
+    /// When it was committed.
+    public let timestamp: Date
+    /// The saving context's `transactionAuthor`.
+    public let author: String?
+    /// The saving context's `name`.
+    public let contextName: String?
+    /// The saving process (its name).
+    public let processID: String?
+    /// The saving program's bundle identifier (its executable name on Linux).
+    public let bundleID: String?
+    /// The store's UUID.
+    public let storeID: String
+    /// The changes (`nil` when the request asked for transactions only).
+    public let changes: [PersistentHistoryChange]?
+
+    package init(token: PersistentHistoryToken, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?, changes: [PersistentHistoryChange]?) {
+        self.token = token
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.processID = processID
+        self.bundleID = bundleID
+        self.storeID = token.storeIdentifier
+        self.changes = changes
+    }
+
+    /// The transaction's number.
+    public var transactionNumber: Int64 { token.transactionNumber }
+
+    /// A did-save notification with the transaction's object IDs, for
+    /// ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``. Mirrors `objectIDNotification()`.
+    public func objectIDNotification() -> Notification {
+        var info: [String: Any] = Self.merged([self]).userInfo
+        info[SaveEvent.readsFreshRowsKey] = true     // the change may come from another coordinator
+        return Notification(name: .NSManagedObjectContextDidSave, object: nil, userInfo: info)
+    }
+
+    /// The net effect of transactions in order, as one save event: an object inserted and then
+    /// deleted is only deleted; inserted and then updated is inserted.
+    package static func merged(_ transactions: [PersistentHistoryTransaction]) -> SaveEvent {
+        var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+        for transaction in transactions {
+            for change in transaction.changes ?? [] {
+                let id = change.changedObjectID
+                switch change.changeType {
+                case .insert:
+                    deleted.remove(id)
+                    inserted.insert(id)
+                case .update:
+                    if !inserted.contains(id) { updated.insert(id) }
+                case .delete:
+                    inserted.remove(id)
+                    updated.remove(id)
+                    deleted.insert(id)
+                }
+            }
+        }
+        return SaveEvent(insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted,
+                         contextName: transactions.last?.contextName, transactionAuthor: transactions.last?.author)
+    }
+
+    public var description: String {
+        "PersistentHistoryTransaction(#\(transactionNumber) \(author ?? "-") \(contextName ?? "-"), \(changes?.count ?? 0) changes)"
+    }
+}

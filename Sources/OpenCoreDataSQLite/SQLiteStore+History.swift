@@ -1,0 +1,216 @@
+import Foundation
+import OpenCoreDataCore
+
+/// Persistent history in Core Data's tables: `ATRANSACTION` (one row per save or batch request),
+/// `ACHANGE` (one row per changed object), `ATRANSACTIONSTRING` (authors, context names, process
+/// and bundle identifiers, stored once and referenced by the `…TS` columns). Their `Z_ENT`s are
+/// 16002, 16001 and 16003, and their keys come from `Z_PRIMARYKEY` like any entity's.
+extension SQLiteStore {
+    static let changeEntity = 16001
+    static let transactionEntity = 16002
+    static let stringEntity = 16003
+
+    /// Creates the history tables (and their `Z_PRIMARYKEY` rows) when missing, with one
+    /// `ZTOMBSTONE<n>` column per attribute an entity keeps on deletion.
+    func ensureHistoryTables(_ db: SQLiteConnection, model: ManagedObjectModel) throws {
+        let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
+        try db.transaction {
+            if try !db.tableExists("ACHANGE") {
+                let extra = (0..<tombstones).map { ", ZTOMBSTONE\($0) BLOB" }.joined()
+                try db.execute("CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(extra) )")
+                try db.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
+            } else {
+                for index in 0..<tombstones where try !columnExists(db, table: "ACHANGE", column: "ZTOMBSTONE\(index)") {
+                    try db.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(index) BLOB")
+                }
+            }
+            if try !db.tableExists("ATRANSACTION") {
+                try db.execute("CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )")
+                for column in ["ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS"] {
+                    try db.execute("CREATE INDEX ATRANSACTION_\(column)_INDEX ON ATRANSACTION (\(column))")
+                }
+                try db.execute("CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)")
+                try db.execute("CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)")
+            }
+            if try !db.tableExists("ATRANSACTIONSTRING") {
+                try db.execute("CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )")
+                try db.execute("CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME COLLATE BINARY ASC)")
+            }
+            let keys = try db.cachedStatement("INSERT OR IGNORE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0)")
+            for (number, name) in [(Self.changeEntity, "CHANGE"), (Self.transactionEntity, "TRANSACTION"), (Self.stringEntity, "TRANSACTIONSTRING")] {
+                try keys.bind([.integer(Int64(number)), .string(name)])
+                try keys.run()
+            }
+        }
+    }
+
+    private func columnExists(_ db: SQLiteConnection, table: String, column: String) throws -> Bool {
+        let statement = try db.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?")
+        defer { statement.finalize() }
+        try statement.bind([.string(table), .string(column)])
+        return try statement.step()
+    }
+
+    /// One change to record.
+    struct PendingChange {
+        var type: PersistentHistoryChange.ChangeType
+        var entity: EntityDescription
+        var primaryKey: Int64
+        var changedSlots: [Int]? = nil
+        var values: [ManagedValue]? = nil
+    }
+
+    /// Records a transaction and its changes (inside the caller's write transaction).
+    func recordHistory(_ db: SQLiteConnection, layout: SQLiteLayout, author: HistoryAuthor, changes: [PendingChange]) throws {
+        guard tracksHistory, !changes.isEmpty else { return }
+        let number = try reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
+        let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }
+        let transaction = try db.cachedStatement("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, ?, 1, ?, ?, ?, ?, ?)")
+        try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null }
+                             + [.double(Date().timeIntervalSinceReferenceDate)])
+        try transaction.run()
+        var next = try reserveKeys(db, entityNumber: Self.changeEntity, count: changes.count)
+        let tombstoneWidth = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
+        let tombstoneColumns = (0..<tombstoneWidth).map { ", ZTOMBSTONE\($0)" }.joined()
+        let change = try db.cachedStatement("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES (?, ?, 1, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: tombstoneWidth)))")
+        for item in changes {
+            var tombstone = Array(repeating: ManagedValue.null, count: tombstoneWidth)
+            if item.type == .delete, let values = item.values {
+                for (index, attribute) in item.entity.tombstoneAttributes.enumerated() {
+                    if let slot = item.entity.slotByName[attribute.name], slot < values.count { tombstone[index] = values[slot] }
+                }
+            }
+            let columns: ManagedValue = item.changedSlots.map { .data(Self.bitVector($0)) } ?? .null
+            try change.bind([.integer(next), .integer(Int64(Self.changeEntity)), .integer(Int64(item.type.rawValue)),
+                             .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns] + tombstone)
+            try change.run()
+            next += 1
+        }
+    }
+
+    /// The key of a string in `ATRANSACTIONSTRING`, adding it when new.
+    private func stringKey(_ db: SQLiteConnection, _ name: String) throws -> Int64 {
+        let select = try db.cachedStatement("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?")
+        try select.bind([.string(name)])
+        if try select.step() {
+            defer { select.reset() }
+            return select.int64(at: 0)
+        }
+        select.reset()
+        let key = try reserveKeys(db, entityNumber: Self.stringEntity, count: 1)
+        let insert = try db.cachedStatement("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)")
+        try insert.bind([.integer(key), .integer(Int64(Self.stringEntity)), .string(name)])
+        try insert.run()
+        return key
+    }
+
+    /// Changed slots as a little-endian bit vector (bit n: slot n).
+    static func bitVector(_ slots: [Int]) -> Data {
+        var bytes = [UInt8](repeating: 0, count: ((slots.max() ?? 0) / 8) + 1)
+        for slot in slots { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
+        return Data(bytes)
+    }
+
+    static func slots(of bitVector: Data) -> [Int] {
+        var slots: [Int] = []
+        for (index, byte) in bitVector.enumerated() {
+            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }
+        }
+        return slots
+    }
+
+    // MARK: - Reading and deleting
+
+    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+        guard tracksHistory else { return [] }
+        let layout = try currentLayout()
+        return try readers.read { db in
+            if let number { try checkNotExpired(db, after: number) }
+            var strings: [Int64: String] = [:]
+            let names = try db.cachedStatement("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING")
+            defer { names.reset() }
+            while try names.step() { strings[names.int64(at: 0)] = names.string(at: 1) }
+            let (condition, bound): (String, ManagedValue) = if let date { ("ZTIMESTAMP > ?", .double(date.timeIntervalSinceReferenceDate)) } else { ("Z_PK > ?", .integer(number ?? 0)) }
+            let select = try db.cachedStatement("SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID FROM ATRANSACTION WHERE \(condition) ORDER BY Z_PK")
+            defer { select.reset() }
+            try select.bind([bound])
+            var transactions: [HistoryTransactionRecord] = []
+            func text(_ ts: Int32, _ plain: Int32) -> String? {
+                if !select.isNull(at: ts) { return strings[select.int64(at: ts)] }
+                return select.isNull(at: plain) ? nil : select.string(at: plain)
+            }
+            while try select.step() {
+                transactions.append(HistoryTransactionRecord(
+                    number: select.int64(at: 0), timestamp: Date(timeIntervalSinceReferenceDate: select.value(at: 1, type: .double).numericValue ?? 0),
+                    author: text(2, 6), contextName: text(4, 8), processID: text(5, 9), bundleID: text(3, 7), changes: []))
+            }
+            guard includingChanges, let first = transactions.first?.number else { return transactions }
+            let position = Dictionary(uniqueKeysWithValues: transactions.enumerated().map { ($1.number, $0) })
+            let changes = try db.cachedStatement("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK")
+            defer { changes.reset() }
+            try changes.bind([.integer(first)])
+            while try changes.step() {
+                guard let index = position[changes.int64(at: 6)],
+                      let entity = layout.entitiesByNumber[Int(changes.int64(at: 4))] else { continue }
+                let type = Int(changes.int64(at: 3))
+                var record = HistoryChangeRecord(changeID: changes.int64(at: 0), changeType: type, entity: entity, primaryKey: changes.int64(at: 5), updatedNames: nil, tombstone: nil)
+                if !changes.isNull(at: 7) { record.updatedNames = entity.names(ofChangedSlots: Self.slots(of: changes.data(at: 7))) }
+                if type == PersistentHistoryChange.ChangeType.delete.rawValue {
+                    var tombstone: [String: ManagedValue] = [:]
+                    for (offset, attribute) in entity.tombstoneAttributes.enumerated() where 8 + offset < changes.columnCount {
+                        tombstone[attribute.name] = changes.value(at: Int32(8 + offset), type: attribute.attributeType)
+                    }
+                    if !tombstone.isEmpty { record.tombstone = tombstone }
+                }
+                transactions[index].changes.append(record)
+            }
+            return transactions
+        }
+    }
+
+    /// Throws 134301 when some transaction after `number` was deleted.
+    private func checkNotExpired(_ db: SQLiteConnection, after number: Int64) throws {
+        let statement = try db.cachedStatement("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?)")
+        defer { statement.reset() }
+        try statement.bind([.integer(Int64(Self.transactionEntity))])
+        guard try statement.step() else { return }
+        let oldest = statement.isNull(at: 0) ? nil : statement.int64(at: 0)
+        let last = statement.isNull(at: 1) ? 0 : statement.int64(at: 1)
+        let expired = oldest.map { $0 > number + 1 } ?? (last > number)
+        if expired {
+            throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
+        }
+    }
+
+    package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
+        guard tracksHistory else { return 0 }
+        return try withWriter { db in
+            try db.transaction {
+                var limit = number ?? .max
+                if let date {
+                    let select = try db.cachedStatement("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < ?")
+                    defer { select.reset() }
+                    try select.bind([.double(date.timeIntervalSinceReferenceDate)])
+                    limit = try select.step() && !select.isNull(at: 0) ? select.int64(at: 0) : 0
+                }
+                let changes = try db.cachedStatement("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= ?")
+                try changes.bind([.integer(limit)])
+                try changes.run()
+                let transactions = try db.cachedStatement("DELETE FROM ATRANSACTION WHERE Z_PK <= ?")
+                try transactions.bind([.integer(limit)])
+                try transactions.run()
+                return db.changes
+            }
+        }
+    }
+
+    package func lastHistoryNumber() throws -> Int64? {
+        guard tracksHistory else { return nil }
+        return try readers.read { db in
+            let statement = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+            defer { statement.reset() }
+            try statement.bind([.integer(Int64(Self.transactionEntity))])
+            return try statement.step() ? statement.int64(at: 0) : 0
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import OpenCoreData
+import Testing
+
+@Suite struct PersistentHistoryTests {
+    private func stack(_ kind: StoreKind, directory: TemporaryDirectory = TemporaryDirectory()) throws -> TestStack {
+        try TestStack(kind, model: ManagedObjectModel(Entry.self, Note.self), directory: directory, options: [NSPersistentHistoryTrackingKey: true])
+    }
+
+    private func history(_ context: ManagedObjectContext, after token: PersistentHistoryToken? = nil) throws -> [PersistentHistoryTransaction] {
+        try context.performAndWait { () throws in try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)).transactions }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func savesAreRecordedWithAuthorChangesAndTombstones(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        context.name = "importer"
+        context.transactionAuthor = "sync"
+        let id = try context.performAndWait { () throws in
+            let entry = Entry(context: context)
+            entry.code = "E1"
+            try context.save()
+            entry.value = 7
+            try context.save()
+            context.delete(entry)
+            try context.save()
+            return entry.objectID
+        }
+        let transactions = try history(context)
+        #expect(transactions.count == 3)
+        #expect(transactions.allSatisfy { $0.author == "sync" && $0.contextName == "importer" && $0.processID != nil })
+        #expect(transactions.map(\.token.transactionNumber) == transactions.map(\.token.transactionNumber).sorted())
+        let changes = transactions.compactMap { $0.changes?.first }
+        #expect(changes.map(\.changeType) == [.insert, .update, .delete])
+        #expect(changes.allSatisfy { $0.changedObjectID == id })
+        #expect(changes[1].updatedPropertyNames == ["value"])
+        #expect(changes[1].updatedProperties?.map(\.name) == ["value"])
+        #expect(changes[2].tombstone?["code"] as? String == "E1")
+        #expect(context.persistentStoreCoordinator?.currentPersistentHistoryToken() == transactions.last?.token)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchRequestsAreRecordedToo(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchInsertRequest(entityName: "Entry", objects: [["code": "a"], ["code": "b"]]))
+            let update = BatchUpdateRequest(entityName: "Entry")
+            update.propertiesToUpdate = ["value": 1]
+            _ = try context.execute(update)
+            _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Entry")))
+        }
+        let transactions = try history(context)
+        #expect(transactions.map { $0.changes?.map(\.changeType) ?? [] } == [[.insert, .insert], [.update, .update], [.delete, .delete]])
+        #expect(transactions[1].changes?.first?.updatedPropertyNames == ["value"])
+        #expect(Set(transactions[2].changes?.compactMap { $0.tombstone?["code"] as? String } ?? []) == ["a", "b"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokensRoundTripAndExpire(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        for code in ["one", "two", "three"] {
+            try context.performAndWait { () throws in
+                Entry(context: context).code = code
+                try context.save()
+            }
+        }
+        let all = try history(context)
+        #expect(all.count == 3)
+        // A token survives JSON (apps keep the last one they processed).
+        let saved = try JSONEncoder().encode(all[0].token)
+        let token = try JSONDecoder().decode(PersistentHistoryToken.self, from: saved)
+        #expect(try history(context, after: token).count == 2)
+        let byDate = try context.performAndWait { () throws in
+            try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: all[1].timestamp)).transactions
+        }
+        #expect(byDate.map(\.token) == [all[2].token])
+        // Deleting through the second transaction makes the first token expire.
+        try context.performAndWait { () throws in
+            _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: all[1].token))
+        }
+        #expect(try history(context, after: all[1].token).map(\.token) == [all[2].token])
+        let error = try #require(throws: CoreDataError.self) { try history(context, after: token) }
+        #expect(error.code == .persistentHistoryTokenExpired)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func mergingHistoryBringsAContextUpToDateInOnePass(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let viewer = stack.container.newBackgroundContext()
+        let writer = stack.container.newBackgroundContext()
+        let (kept, gone) = try writer.performAndWait { () throws in
+            let kept = Entry(context: writer), gone = Entry(context: writer)
+            kept.code = "kept"
+            gone.code = "gone"
+            try writer.save()
+            return (kept.objectID, gone.objectID)
+        }
+        let start = viewer.persistentStoreCoordinator?.currentPersistentHistoryToken()
+        let (heldKept, heldGone) = try viewer.performAndWait { () throws in
+            (try #require(try viewer.existingObject(with: kept) as? Entry), try #require(try viewer.existingObject(with: gone) as? Entry))
+        }
+        try writer.performAndWait { () throws in
+            for round in 1...5 {
+                (writer.object(with: kept) as? Entry)?.value = Int64(round)
+                try writer.save()
+            }
+            writer.delete(writer.object(with: gone))
+            try writer.save()
+        }
+        let transactions = try history(viewer, after: start)
+        #expect(transactions.count == 6)
+        viewer.performAndWait {
+            #expect(heldKept.value == 0)
+            viewer.mergeChanges(fromHistory: transactions)
+            #expect(heldKept.value == 5)
+            #expect(heldGone.isDeleted)
+        }
+        // One transaction's notification works with the classic merge too.
+        let last = try #require(transactions.last)
+        let note = last.objectIDNotification()
+        #expect((note.userInfo?[NSDeletedObjectIDsKey] as? Set<ManagedObjectID>) == [gone])
+    }
+
+    @Test func aStoreWithoutTrackingHasNoHistory() throws {
+        let stack = try TestStack(.sqlite, model: ManagedObjectModel(Entry.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            Entry(context: context).code = "x"
+            try context.save()
+            #expect(try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions.isEmpty)
+        }
+        #expect(stack.container.persistentStoreCoordinator.currentPersistentHistoryToken() == nil)
+        let db = try RawSQLite(stack.storeURL)
+        #expect(try db.rows("SELECT name FROM sqlite_master WHERE name = 'ATRANSACTION'").isEmpty)
+    }
+
+    @Test func theSQLiteHistoryIsCoreDatasTables() throws {
+        let stack = try stack(.sqlite)
+        let context = stack.container.newBackgroundContext()
+        context.transactionAuthor = "app"
+        try context.performAndWait { () throws in
+            Entry(context: context).code = "x"
+            try context.save()
+        }
+        let db = try RawSQLite(stack.storeURL)
+        let keys = try db.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT > 16000 ORDER BY Z_ENT").map { "\($0[0] as? Int64 ?? 0) \($0[1] as? String ?? "")" }
+        #expect(keys == ["16001 CHANGE", "16002 TRANSACTION", "16003 TRANSACTIONSTRING"])
+        let row = try db.rows("SELECT t.Z_ENT, s.ZNAME, c.ZCHANGETYPE, c.ZENTITYPK FROM ATRANSACTION t JOIN ATRANSACTIONSTRING s ON s.Z_PK = t.ZAUTHORTS JOIN ACHANGE c ON c.ZTRANSACTIONID = t.Z_PK")
+        #expect(row.count == 1)
+        #expect(row.first?[0] as? Int64 == 16002)
+        #expect(row.first?[1] as? String == "app")
+        #expect(row.first?[2] as? Int64 == 0)
+    }
+}
