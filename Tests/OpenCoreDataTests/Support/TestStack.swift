@@ -13,13 +13,21 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 /// A temporary folder removed when the value is released.
 final class TemporaryDirectory: Sendable {
     let url: URL
+    private let owned: Bool
 
     init() {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-tests-\(UUID().uuidString)", isDirectory: true)
+        owned = true
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// A folder another test owns (a child process uses its parent's), left in place.
+    init(existing url: URL) {
+        self.url = url
+        owned = false
+    }
+
+    deinit { if owned { try? FileManager.default.removeItem(at: url) } }
 
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
 }
