@@ -38,12 +38,15 @@ let package = Package(
         // The umbrella users import: re-exports the core and the SQLite store, declares the macros,
         // and assembles the container.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore", "OpenCoreDataSQLite", "OpenCoreDataMacros"]),
+        // Apple's Earthquakes sample: a USGS feed batch-imported, a view context kept current
+        // through persistent history. Used by `ocd quakes` and its tests.
+        .target(name: "Earthquakes", dependencies: ["OpenCoreData"]),
         .executableTarget(
             name: "ocd",
-            dependencies: ["OpenCoreData", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["OpenCoreData", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Models are declared here, outside the library, exactly as users declare theirs.
-        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "CSQLite"]),
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "Earthquakes", "CSQLite"]),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

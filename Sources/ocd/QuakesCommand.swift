@@ -1,0 +1,75 @@
+import ArgumentParser
+import Earthquakes
+import Foundation
+import OpenCoreData
+
+/// `ocd quakes`: Apple's Earthquakes sample on Linux.
+struct QuakesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quakes",
+        abstract: "Import a USGS GeoJSON feed with a batch insert and list the newest quakes.",
+        subcommands: [ImportQuakes.self, ListQuakes.self]
+    )
+}
+
+/// Where the quakes store lives.
+struct QuakeStoreOption: ParsableArguments {
+    @Option(name: .long, help: "The store file (default: the Earthquakes store in the data folder).")
+    var store: String?
+
+    func open() throws -> QuakeStore {
+        try QuakeStore(url: store.map { URL(fileURLWithPath: $0) })
+    }
+}
+
+/// `ocd quakes import <feed.geojson>`.
+struct ImportQuakes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "import", abstract: "Batch-import a feed (again: updates, never duplicates).")
+
+    @Argument(help: "A USGS GeoJSON feed, e.g. Examples/quakes/all_day.geojson.")
+    var feed: String
+
+    @OptionGroup var location: QuakeStoreOption
+
+    func run() async throws {
+        let store = try location.open()
+        let feed = try QuakeFeed(contentsOf: URL(fileURLWithPath: feed))
+        let before = try await store.count()
+        let started = Date()
+        let written = try await store.importFeed(feed) { done, total in
+            let width = 30
+            let filled = total == 0 ? width : done * width / total
+            FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total)".utf8))
+        }
+        FileHandle.standardError.write(Data("\n".utf8))
+        let after = try await store.count()
+        let elapsed = Date().timeIntervalSince(started)
+        print("Imported \(written) quakes in \(String(format: "%.0f", elapsed * 1000)) ms: \(after - before) new, \(written - (after - before)) updated; the store holds \(after).")
+        print("Store: \(store.url?.path ?? "?")")
+        try await printNewest(store, limit: 5)
+    }
+}
+
+/// `ocd quakes list`.
+struct ListQuakes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the newest quakes in the store.")
+
+    @Option(name: .shortAndLong, help: "How many.")
+    var limit = 10
+
+    @OptionGroup var location: QuakeStoreOption
+
+    func run() async throws {
+        let store = try location.open()
+        print("\(try await store.count()) quakes in \(store.url?.path ?? "?")")
+        try await printNewest(store, limit: limit)
+    }
+}
+
+private func printNewest(_ store: QuakeStore, limit: Int) async throws {
+    let formatter = ISO8601DateFormatter()
+    for quake in try await store.newest(limit) {
+        let magnitude = quake.magnitude.map { String(format: "M%.1f", $0) } ?? "M?  "
+        print("  \(formatter.string(from: quake.time))  \(magnitude)  \(quake.place)")
+    }
+}
