@@ -55,6 +55,9 @@ extension SQLiteStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let (condition, arguments) = try whereClause(request, mapping: mapping, layout: layout)
+        if request.entity.hasRelationshipsInHierarchy {
+            return try deleteWithRules(request.entity, sql: "SELECT Z_PK FROM \(mapping.table)\(condition)", arguments: arguments, layout: layout, author: author)
+        }
         return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys, layout: layout, author: author,
                          returningValues: true) { row in
             PendingChange(type: .delete, entity: row.entity, primaryKey: row.key, values: row.values)
@@ -95,6 +98,112 @@ extension SQLiteStore {
                 }
                 try recordHistory(db, layout: layout, author: author, changes: rows.map(change))
                 return BatchOutcome(count: rows.count, keys: rows.map(\.key))
+            }
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// A batch delete of rows with relationships, in one transaction: deny rules refuse it
+    /// (1600) while destinations exist; cascade deletes the destinations (recursively); nullify
+    /// clears foreign keys pointing at the deleted rows; join-table rows go; no action leaves
+    /// the destinations as they are.
+    fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: SQLiteLayout, author: HistoryAuthor) throws -> BatchOutcome {
+        try withWriter { db in
+            try db.transaction {
+                let select = try db.prepare(sql)
+                defer { select.finalize() }
+                try select.bind(arguments)
+                var keys: [Int64] = []
+                while try select.step() { keys.append(select.int64(at: 0)) }
+                var history: [PendingChange] = []
+                var seen: [ObjectIdentifier: Set<Int64>] = [:]
+                try deleteRows(entity.rootEntity, keys: keys, db: db, layout: layout, history: &history, seen: &seen)
+                try recordHistory(db, layout: layout, author: author, changes: history)
+                return BatchOutcome(count: keys.count, keys: keys)
+            }
+        }
+    }
+
+    private func deleteRows(_ root: EntityDescription, keys: [Int64], db: SQLiteConnection, layout: SQLiteLayout, history: inout [PendingChange], seen: inout [ObjectIdentifier: Set<Int64>]) throws {
+        let rootMapping = try layout.mapping(for: root)
+        // Rows already deleted (or being deleted) in this request are skipped: cascades can loop.
+        let fresh = keys.filter { seen[ObjectIdentifier(root), default: []].insert($0).inserted }
+        guard !fresh.isEmpty else { return }
+        for chunk in stride(from: 0, to: fresh.count, by: 500).map({ Array(fresh[$0..<min($0 + 500, fresh.count)]) }) {
+            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            let bound = chunk.map { ManagedValue.integer($0) }
+            // The rows, with their own entities (rules are per entity) and values (tombstones).
+            let rows = try db.prepare("SELECT Z_ENT, * FROM \(rootMapping.table) WHERE Z_PK IN \(list)")
+            defer { rows.finalize() }
+            try rows.bind(bound)
+            var byEntity: [ObjectIdentifier: (EntityDescription, [Int64])] = [:]
+            while try rows.step() {
+                guard let entity = layout.entitiesByNumber[Int(rows.int64(at: 0))] else { continue }
+                let key = rows.int64(at: 1)
+                byEntity[ObjectIdentifier(entity), default: (entity, [])].1.append(key)
+                let values = tracksHistory ? readValues(rows, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
+                history.append(PendingChange(type: .delete, entity: entity, primaryKey: key, values: values))
+            }
+            for (entity, entityKeys) in byEntity.values {
+                try applyRules(entity, keys: entityKeys, db: db, layout: layout, history: &history, seen: &seen)
+            }
+            let delete = try db.prepare("DELETE FROM \(rootMapping.table) WHERE Z_PK IN \(list)")
+            defer { delete.finalize() }
+            try delete.bind(bound)
+            try delete.step()
+        }
+    }
+
+    private func applyRules(_ entity: EntityDescription, keys: [Int64], db: SQLiteConnection, layout: SQLiteLayout, history: inout [PendingChange], seen: inout [ObjectIdentifier: Set<Int64>]) throws {
+        let mapping = try layout.mapping(for: entity)
+        let list = "(" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
+        let bound = keys.map { ManagedValue.integer($0) }
+        func column(_ sql: String) throws -> [Int64] {
+            let statement = try db.prepare(sql)
+            defer { statement.finalize() }
+            try statement.bind(bound)
+            var result: [Int64] = []
+            while try statement.step() { if !statement.isNull(at: 0) { result.append(statement.int64(at: 0)) } }
+            return result
+        }
+        func run(_ sql: String) throws {
+            let statement = try db.prepare(sql)
+            defer { statement.finalize() }
+            try statement.bind(bound)
+            try statement.step()
+        }
+        for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule != .noAction {
+            guard let destination = relationship.destinationEntity else { continue }
+            let destinationTable = try layout.mapping(for: destination).table
+            // The destinations of the deleted rows, and how to detach them.
+            let destinations: [Int64]
+            var detach: String?
+            if !relationship.isToMany {
+                guard let slot = entity.toOneSlotByName[relationship.name] else { continue }
+                destinations = try column("SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN \(list)")
+                if let inverse = relationship.inverseRelationship, !inverse.isToMany, let inverseSlot = destination.toOneSlotByName[inverse.name] {
+                    let inverseColumn = try layout.mapping(for: destination).columns[inverseSlot]
+                    detach = "UPDATE \(destinationTable) SET \(inverseColumn) = NULL, Z_OPT = Z_OPT + 1 WHERE \(inverseColumn) IN \(list)"
+                }
+            } else {
+                switch try layout.storage(of: relationship) {
+                case .inverseForeignKey(let table, let fk, let order, _):
+                    destinations = try column("SELECT Z_PK FROM \(table) WHERE \(fk) IN \(list)")
+                    detach = "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN \(list)"
+                case .joinTable(let table, let own, let other, _, _):
+                    destinations = try column("SELECT \(other) FROM \(table) WHERE \(own) IN \(list)")
+                    detach = "DELETE FROM \(table) WHERE \(own) IN \(list)"
+                }
+            }
+            if relationship.deleteRule == .deny, !destinations.isEmpty {
+                throw CoreDataError(.validationRelationshipDeniedDelete,
+                                    "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(destinations.count) object(s). Delete or detach them first.",
+                                    key: relationship.name)
+            }
+            if let detach { try run(detach) }
+            if relationship.deleteRule == .cascade {
+                try deleteRows(destination.rootEntity, keys: destinations, db: db, layout: layout, history: &history, seen: &seen)
             }
         }
     }

@@ -124,6 +124,12 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return Dictionary(allProperties.compactMap { $0 as? RelationshipDescription }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Whether this entity or one of its sub-entities has relationships (batch deletes then
+    /// apply delete rules).
+    package var hasRelationshipsInHierarchy: Bool {
+        !relationshipsByName.isEmpty || subentities.contains { $0.hasRelationshipsInHierarchy }
+    }
+
     /// Whether `entity` is this entity or one of its sub-entities (at any depth).
     public func isKindOf(entity: EntityDescription) -> Bool {
         var current: EntityDescription? = self

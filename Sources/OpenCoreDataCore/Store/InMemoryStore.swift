@@ -234,14 +234,65 @@ package final class InMemoryStore: StoreEngine {
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
             try Self.checkOpen(state)
+            // Rules are applied to a copy: a deny leaves the store untouched.
+            var working = state
             var changes: [HistoryChange] = []
-            for key in keys {
-                guard let row = state.tables[request.entity.rootEntity.name]?.rows.removeValue(forKey: key) else { continue }
-                changes.append((.delete, row.entity, key, nil, Self.tombstone(row.entity, row.snapshot.values)))
-            }
-            if tracksHistory { record(&state, author: author, changes: changes) }
+            var seen: [String: Set<Int64>] = [:]
+            try Self.deleteRows(request.entity.rootEntity, keys: keys, in: &working, changes: &changes, seen: &seen)
+            if tracksHistory { record(&working, author: author, changes: changes) }
+            state = working
             return BatchOutcome(count: keys.count, keys: keys)
         }
+    }
+
+    /// Deletes rows applying the delete rules of their entities (as the SQLite store does):
+    /// deny refuses, cascade deletes the destinations, nullify detaches them.
+    private static func deleteRows(_ root: EntityDescription, keys: [Int64], in state: inout State, changes: inout [HistoryChange], seen: inout [String: Set<Int64>]) throws {
+        for key in keys where seen[root.name, default: []].insert(key).inserted {
+            guard let row = state.tables[root.name]?.rows[key] else { continue }
+            let entity = row.entity
+            for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule != .noAction {
+                guard let destination = relationship.destinationEntity else { continue }
+                let table = destination.rootEntity.name
+                var destinations: [Int64] = []
+                if !relationship.isToMany {
+                    if let slot = entity.toOneSlotByName[relationship.name], case .object(let id) = row.snapshot.values[slot], let pk = id.primaryKey {
+                        destinations = [pk]
+                        if let inverse = relationship.inverseRelationship, !inverse.isToMany { detach(table, pk, inverse.name, in: &state) }
+                    }
+                } else if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                    destinations = (state.tables[table]?.rows.values ?? [:].values).filter { other in
+                        guard let slot = other.entity.toOneSlotByName[inverse.name], case .object(let id) = other.snapshot.values[slot] else { return false }
+                        return id.primaryKey == key && id.entity.rootEntity === root
+                    }.map(\.primaryKey).sorted()
+                    for pk in destinations { detach(table, pk, inverse.name, in: &state) }
+                } else {
+                    destinations = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == key }.map(\.destination).sorted()
+                    state.joins[ObjectIdentifier(relationship)] = state.joins[ObjectIdentifier(relationship)]?.filter { $0.source != key }
+                    if let inverse = relationship.inverseRelationship {
+                        state.joins[ObjectIdentifier(inverse)] = state.joins[ObjectIdentifier(inverse)]?.filter { $0.destination != key }
+                    }
+                }
+                if relationship.deleteRule == .deny, !destinations.isEmpty {
+                    throw CoreDataError(.validationRelationshipDeniedDelete,
+                                        "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(destinations.count) object(s). Delete or detach them first.",
+                                        key: relationship.name)
+                }
+                if relationship.deleteRule == .cascade {
+                    try deleteRows(destination.rootEntity, keys: destinations, in: &state, changes: &changes, seen: &seen)
+                }
+            }
+            state.tables[root.name]?.rows[key] = nil
+            changes.append((.delete, entity, key, nil, tombstone(entity, row.snapshot.values)))
+        }
+    }
+
+    /// Clears a to-one of a row (its destination is being deleted), bumping its version.
+    private static func detach(_ table: String, _ key: Int64, _ relationship: String, in state: inout State) {
+        guard var row = state.tables[table]?.rows[key], let slot = row.entity.toOneSlotByName[relationship] else { return }
+        row.snapshot.values[slot] = .null
+        row.snapshot.version += 1
+        state.tables[table]?.rows[key] = row
     }
 
     // MARK: - History

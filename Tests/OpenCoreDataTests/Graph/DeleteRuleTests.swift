@@ -78,3 +78,67 @@ import Testing
         }
     }
 }
+
+@Suite struct BatchDeleteRuleTests {
+    private func seed(_ stack: TestStack) throws -> ManagedObjectContext {
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let drawer = Drawer(context: context)
+            let tag = Tag(context: context)
+            tag.name = "kept"
+            for title in ["a", "b"] {
+                let folder = Folder(context: context)
+                folder.title = title
+                folder.drawer = drawer
+                for _ in 0..<2 {
+                    let memo = Memo(context: context)
+                    memo.folder = folder
+                    memo.tags = [tag]
+                }
+            }
+            let owner = Owner(context: context)
+            Pet(context: context).owner = owner
+            try context.save()
+        }
+        return context
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchDeletesCascadeAndCleanUpJoinRows(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let context = try seed(stack)
+        try context.performAndWait { () throws in
+            let request = BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Drawer"))
+            request.resultType = .resultTypeCount
+            #expect(try context.execute(request).result as? Int == 1)
+            #expect(try context.count(for: FetchRequest<Folder>(entityName: "Folder")) == 0)
+            #expect(try context.count(for: FetchRequest<Memo>(entityName: "Memo")) == 0)
+            context.reset()
+            let tag = try #require(try context.fetch(FetchRequest<Tag>(entityName: "Tag")).first)
+            #expect(tag.memos.isEmpty)
+        }
+        if kind == .sqlite {
+            let db = try RawSQLite(stack.storeURL)
+            #expect(try db.rows("SELECT COUNT(*) FROM Z_3TAGS").first?.first as? Int64 == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchDeletesNullifyManyToManyAndRespectDeny(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: graphModel())
+        let context = try seed(stack)
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Tag")))
+            context.reset()
+            let memos = try context.fetch(FetchRequest<Memo>(entityName: "Memo"))
+            #expect(memos.count == 4 && memos.allSatisfy { $0.tags.isEmpty })
+            // Deny: the owner still has a pet; nothing is deleted.
+            let error = try #require(throws: CoreDataError.self) {
+                try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Owner")))
+            }
+            #expect(error.code == .validationRelationshipDeniedDelete)
+            #expect(try context.count(for: FetchRequest<Owner>(entityName: "Owner")) == 1)
+            #expect(try context.count(for: FetchRequest<Pet>(entityName: "Pet")) == 1)
+        }
+    }
+}
