@@ -32,6 +32,7 @@ extension ManagedObjectContext {
             throw PersistentStoreCoordinator.wrap(error)
         }
         if request.isDelete { return PersistentHistoryResult(result: request.resultType == .count ? deleted : true, transactions: []) }
+        if let filter = request.filter { transactions = try filter.apply(to: transactions) }
         let result: Any = switch request.resultType {
         case .statusOnly: true
         case .count: transactions.count

@@ -31,6 +31,8 @@ public final class PersistentHistoryChangeRequest: @unchecked Sendable {
     package let isDelete: Bool
     /// What the result holds (transactions and changes by default).
     public var resultType: ResultType = .transactionsAndChanges
+    /// Set by `fetchHistory(withFetchRequest:)`.
+    package var filter: HistoryFilter?
 
     private init(bound: Bound, isDelete: Bool) {
         self.bound = bound
@@ -79,5 +81,107 @@ public final class PersistentHistoryResult: PersistentStoreResult, @unchecked Se
     package init(result: Any?, transactions: [PersistentHistoryTransaction]) {
         self.transactions = transactions
         super.init(result: result)
+    }
+}
+
+extension PersistentHistoryChangeRequest {
+    /// The transactions (or changes) a fetch request selects: its entity is
+    /// ``PersistentHistoryTransaction/entityDescription`` (keys `author`, `bundleID`,
+    /// `contextName`, `processID`, `timestamp`, `transactionNumber`) or
+    /// ``PersistentHistoryChange/entityDescription`` (keys `changeType`, `changedEntity` — the
+    /// entity's name — and `changeID`); its predicate filters them, its `fetchLimit` bounds the
+    /// transactions. Mirrors `fetchHistory(withFetchRequest:)`.
+    public static func fetchHistory(withFetchRequest request: FetchRequest<ManagedObject>) -> PersistentHistoryChangeRequest {
+        let result = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+        result.filter = HistoryFilter(entityName: request.entity?.name ?? request.entityName ?? "", predicate: request.predicate, limit: request.fetchLimit)
+        return result
+    }
+}
+
+/// A fetch request's filter over history (see `fetchHistory(withFetchRequest:)`).
+package struct HistoryFilter: @unchecked Sendable {
+    // @unchecked Sendable: the predicate is an immutable value once the request is made.
+    package var entityName: String
+    package var predicate: FetchPredicate?
+    package var limit: Int
+
+    /// The transactions the filter keeps (a change filter keeps the matching changes of each).
+    package func apply(to transactions: [PersistentHistoryTransaction]) throws(CoreDataError) -> [PersistentHistoryTransaction] {
+        var kept: [PersistentHistoryTransaction] = []
+        switch entityName {
+        case PersistentHistoryTransaction.entityDescription.name:
+            let bound = try predicate?.bind(to: PersistentHistoryTransaction.entityDescription)
+            kept = transactions.filter { bound?.evaluate($0.filterValues, primaryKey: $0.transactionNumber) ?? true }
+        case PersistentHistoryChange.entityDescription.name:
+            let bound = try predicate?.bind(to: PersistentHistoryChange.entityDescription)
+            for transaction in transactions {
+                let changes = (transaction.changes ?? []).filter { bound?.evaluate($0.filterValues, primaryKey: $0.changeID) ?? true }
+                if !changes.isEmpty { kept.append(transaction.with(changes: changes)) }
+            }
+        default:
+            throw CoreDataError(.coreData, "fetchHistory(withFetchRequest:) needs a request for PersistentHistoryTransaction.entityDescription or PersistentHistoryChange.entityDescription, not '\(entityName)'.")
+        }
+        return limit > 0 ? Array(kept.prefix(limit)) : kept
+    }
+}
+
+/// The entities history fetch requests are written against (a model of their own).
+private let historyModel: ManagedObjectModel = {
+    let transaction = EntityDescription(name: "Transaction", properties: [
+        AttributeDescription(name: "author", type: .string),
+        AttributeDescription(name: "bundleID", type: .string),
+        AttributeDescription(name: "contextName", type: .string),
+        AttributeDescription(name: "processID", type: .string),
+        AttributeDescription(name: "timestamp", type: .date),
+        AttributeDescription(name: "transactionNumber", type: .integer64),
+    ])
+    let change = EntityDescription(name: "Change", properties: [
+        AttributeDescription(name: "changeType", type: .integer16),
+        AttributeDescription(name: "changedEntity", type: .string),
+        AttributeDescription(name: "changeID", type: .integer64),
+    ])
+    let model = ManagedObjectModel(entities: [transaction, change])
+    try? model.freeze()
+    return model
+}()
+
+extension PersistentHistoryTransaction {
+    /// The entity of history transactions, for `fetchHistory(withFetchRequest:)`. Mirrors
+    /// `NSPersistentHistoryTransaction.entityDescription`.
+    public static var entityDescription: EntityDescription { historyModel.entities[0] }
+
+    /// A fetch request for transactions: set its predicate (`author == "importer"`, …).
+    public static var fetchRequest: FetchRequest<ManagedObject> {
+        let request = FetchRequest<ManagedObject>(entityName: entityDescription.name)
+        request.entity = entityDescription
+        return request
+    }
+
+    /// The values in the slot order of `entityDescription`.
+    var filterValues: [ManagedValue] {
+        [author.map { .string($0) } ?? .null, bundleID.map { .string($0) } ?? .null, contextName.map { .string($0) } ?? .null,
+         processID.map { .string($0) } ?? .null, .date(timestamp), .integer(transactionNumber)]
+    }
+
+    func with(changes: [PersistentHistoryChange]) -> PersistentHistoryTransaction {
+        PersistentHistoryTransaction(token: token, timestamp: timestamp, author: author, contextName: contextName, processID: processID, bundleID: bundleID, changes: changes)
+    }
+}
+
+extension PersistentHistoryChange {
+    /// The entity of history changes, for `fetchHistory(withFetchRequest:)`. Mirrors
+    /// `NSPersistentHistoryChange.entityDescription`.
+    public static var entityDescription: EntityDescription { historyModel.entities[1] }
+
+    /// A fetch request for changes: set its predicate (`changedEntity == "Quake"`, …).
+    public static var fetchRequest: FetchRequest<ManagedObject> {
+        let request = FetchRequest<ManagedObject>(entityName: entityDescription.name)
+        request.entity = entityDescription
+        return request
+    }
+
+    /// The values in the slot order of `entityDescription`.
+    var filterValues: [ManagedValue] {
+        [.integer(Int64(changeType.rawValue)), .string(changedObjectID.entity.name), .integer(changeID)]
     }
 }

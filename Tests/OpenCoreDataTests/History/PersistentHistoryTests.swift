@@ -153,4 +153,28 @@ import Testing
         #expect(row.first?[1] as? String == "app")
         #expect(row.first?[2] as? Int64 == 0)
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func fetchRequestsFilterTransactionsAndChanges(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for (author, code) in [("importer", "a"), ("ui", "b"), ("importer", "c")] {
+                context.transactionAuthor = author
+                Entry(context: context).code = code
+                Note(context: context).id = 1
+                try context.save()
+            }
+            let byAuthor = PersistentHistoryTransaction.fetchRequest
+            byAuthor.predicate = NSPredicate(format: "author == %@", "importer")
+            let imported = try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetchRequest: byAuthor)).transactions
+            #expect(imported.count == 2 && imported.allSatisfy { $0.author == "importer" })
+
+            let byEntity = PersistentHistoryChange.fetchRequest
+            byEntity.predicate = NSPredicate(format: "changedEntity == %@ AND changeType == 0", "Note")
+            let notes = try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetchRequest: byEntity)).transactions
+            #expect(notes.count == 3)
+            #expect(notes.allSatisfy { $0.changes?.map(\.changedObjectID.entity.name) == ["Note"] })
+        }
+    }
 }
