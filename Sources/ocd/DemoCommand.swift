@@ -7,7 +7,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Walk through OpenCoreData on an embedded store in a temporary folder.",
-        subcommands: [BasicsDemo.self, MergeDemo.self],
+        subcommands: [BasicsDemo.self, MergeDemo.self, GraphDemo.self],
         defaultSubcommand: BasicsDemo.self
     )
 }
