@@ -13,12 +13,22 @@ let package = Package(
     dependencies: [
         .package(path: "../"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLitePeer", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "Compare",
             dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer", .product(name: "GRDB", package: "GRDB.swift")],
+        ),
+        // package-benchmark's suite (`swift package --package-path Benchmarks benchmark`): our
+        // operations alone, with time, allocation and memory metrics, for regression tracking
+        // against saved baselines. The three-way ratio table is `Compare` (Benchmarks/compare).
+        .executableTarget(
+            name: "OpenCoreDataBenchmarks",
+            dependencies: [.product(name: "OpenCoreData", package: root), .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/OpenCoreDataBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]
