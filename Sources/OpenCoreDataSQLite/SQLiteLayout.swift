@@ -47,6 +47,8 @@ final class SQLiteLayout: @unchecked Sendable {
         let hasToOnes: Bool
         /// `Z_PK, Z_ENT, Z_OPT, <every table column>`: what a fetch reads.
         let rowColumns: String
+        /// Whether slot n reads table column n (no reordering needed).
+        let columnsInSlotOrder: Bool
 
         init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int], entityColumns: [Int: (name: String, tableIndex: Int)],
              destinations: [Int: EntityDescription], entityNumbers: [Int], hasSubentities: Bool, tableColumns: [String]) {
@@ -62,6 +64,7 @@ final class SQLiteLayout: @unchecked Sendable {
             self.insertColumns = columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
             self.hasToOnes = types.contains(.objectID)
             self.rowColumns = (["Z_PK", "Z_ENT", "Z_OPT"] + tableColumns).joined(separator: ", ")
+            self.columnsInSlotOrder = tableIndexes == Array(tableIndexes.indices)
         }
     }
 

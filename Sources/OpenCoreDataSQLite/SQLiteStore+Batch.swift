@@ -29,11 +29,13 @@ extension SQLiteStore {
                     insert.reset()
                     next += 1
                 }
-                // An upserted row is an update in history (its key was not the one reserved).
-                let reserved = next - Int64(rows.count)
-                try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
-                    PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
-                })
+                if tracksHistory {
+                    // An upserted row is an update in history (its key was not the one reserved).
+                    let reserved = next - Int64(rows.count)
+                    try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
+                        PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
+                    })
+                }
                 return keys
             }
         }

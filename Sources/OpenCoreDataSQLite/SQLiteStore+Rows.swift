@@ -7,9 +7,13 @@ extension SQLiteStore {
     func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
         var values: [ManagedValue] = []
         values.reserveCapacity(mapping.types.count)
-        let indexes = mapping.tableIndexes
         guard mapping.hasToOnes else {
-            for (slot, type) in mapping.types.enumerated() { values.append(statement.value(at: offset + Int32(indexes[slot]), type: type)) }
+            if mapping.columnsInSlotOrder {
+                for (slot, type) in mapping.types.enumerated() { values.append(statement.value(at: offset + Int32(slot), type: type)) }
+            } else {
+                let indexes = mapping.tableIndexes
+                for (slot, type) in mapping.types.enumerated() { values.append(statement.value(at: offset + Int32(indexes[slot]), type: type)) }
+            }
             return values
         }
         for (slot, type) in mapping.types.enumerated() {
