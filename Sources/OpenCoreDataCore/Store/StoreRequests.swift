@@ -181,8 +181,12 @@ package protocol StoreEngine: AnyObject, Sendable {
 package struct HistoryAuthor: Sendable {
     package var author: String?
     package var contextName: String?
-    package var processID: String? = ProcessInfo.processInfo.processName
-    package var bundleID: String? = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    package var processID: String? = HistoryAuthor.processName
+    package var bundleID: String? = HistoryAuthor.bundleIdentifier
+
+    // Looked up once per process (every save makes an author).
+    private static let processName = ProcessInfo.processInfo.processName
+    private static let bundleIdentifier = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
 
     package init(author: String? = nil, contextName: String? = nil) {
         self.author = author
