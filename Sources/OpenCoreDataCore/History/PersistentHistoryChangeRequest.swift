@@ -145,17 +145,20 @@ private let historyModel: ManagedObjectModel = {
     return model
 }()
 
+/// A fetch request on one of the history entities.
+private func historyFetchRequest(_ entity: EntityDescription) -> FetchRequest<ManagedObject> {
+    let request = FetchRequest<ManagedObject>(entityName: entity.name)
+    request.entity = entity
+    return request
+}
+
 extension PersistentHistoryTransaction {
     /// The entity of history transactions, for `fetchHistory(withFetchRequest:)`. Mirrors
     /// `NSPersistentHistoryTransaction.entityDescription`.
     public static var entityDescription: EntityDescription { historyModel.entities[0] }
 
     /// A fetch request for transactions: set its predicate (`author == "importer"`, …).
-    public static var fetchRequest: FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: entityDescription.name)
-        request.entity = entityDescription
-        return request
-    }
+    public static var fetchRequest: FetchRequest<ManagedObject> { historyFetchRequest(entityDescription) }
 
     /// The values in the slot order of `entityDescription`.
     var filterValues: [ManagedValue] {
@@ -174,11 +177,7 @@ extension PersistentHistoryChange {
     public static var entityDescription: EntityDescription { historyModel.entities[1] }
 
     /// A fetch request for changes: set its predicate (`changedEntity == "Quake"`, …).
-    public static var fetchRequest: FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: entityDescription.name)
-        request.entity = entityDescription
-        return request
-    }
+    public static var fetchRequest: FetchRequest<ManagedObject> { historyFetchRequest(entityDescription) }
 
     /// The values in the slot order of `entityDescription`.
     var filterValues: [ManagedValue] {
