@@ -3,13 +3,21 @@ import OpenCoreData
 
 /// One feature of a feed.
 public struct QuakeRecord: Sendable, Equatable {
+    /// The USGS event id.
     public var code: String
+    /// The magnitude (`nil` for `"mag": null`).
     public var magnitude: Double?
+    /// Where, in words.
     public var place: String
+    /// When it happened.
     public var time: Date
+    /// When USGS last updated it.
     public var updated: Date?
+    /// Degrees north.
     public var latitude: Double
+    /// Degrees east.
     public var longitude: Double
+    /// Kilometres below the surface.
     public var depth: Double
 }
 

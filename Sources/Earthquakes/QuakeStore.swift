@@ -75,9 +75,13 @@ public final class QuakeStore: Sendable {
 
     /// One quake, as the list shows it.
     public struct Summary: Sendable, Equatable {
+        /// The USGS event id.
         public var code: String
+        /// The magnitude, when known.
         public var magnitude: Double?
+        /// Where, in words.
         public var place: String
+        /// When it happened.
         public var time: Date
     }
 

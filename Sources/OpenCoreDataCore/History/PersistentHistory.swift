@@ -23,8 +23,11 @@ public struct PersistentHistoryToken: Sendable, Hashable, Codable, Comparable, C
 public final class PersistentHistoryChange: Sendable, CustomStringConvertible {
     /// The kind of change. Raw values are Core Data's `NSPersistentHistoryChangeType`.
     public enum ChangeType: Int, Sendable {
+        /// The object was inserted.
         case insert = 0
+        /// Some of its properties changed.
         case update = 1
+        /// The object was deleted.
         case delete = 2
     }
 

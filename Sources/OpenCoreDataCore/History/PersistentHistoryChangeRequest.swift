@@ -14,11 +14,17 @@ import Foundation
 public final class PersistentHistoryChangeRequest: @unchecked Sendable {
     /// What the result holds. Raw values are Core Data's `NSPersistentHistoryResultType`.
     public enum ResultType: Int, Sendable {
+        /// `true`.
         case statusOnly = 0
+        /// The changed objects' IDs, `[ManagedObjectID]`.
         case objectIDs = 1
+        /// How many transactions (fetch) or how many were deleted (delete).
         case count = 2
+        /// `[PersistentHistoryTransaction]` without their changes.
         case transactionsOnly = 3
+        /// `[PersistentHistoryChange]`.
         case changesOnly = 4
+        /// `[PersistentHistoryTransaction]` with their changes (the default).
         case transactionsAndChanges = 5
     }
 
