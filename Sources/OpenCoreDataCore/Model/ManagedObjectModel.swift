@@ -20,6 +20,9 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     }
     /// Version identifiers (`NSStoreModelVersionIdentifiers`); empty for models built in code.
     public var versionIdentifiers: Set<String> = []
+    /// What a model file held that is not supported yet (composite and derived attributes,
+    /// fetched properties), one line each; empty for models built in code.
+    public internal(set) var unsupportedFeatures: [String] = []
 
     package private(set) var isFrozen = false
     /// Whether some entity has a uniqueness constraint (saves check them only then).

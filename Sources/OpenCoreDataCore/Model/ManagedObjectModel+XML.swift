@@ -1,0 +1,184 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+extension ManagedObjectModel {
+    /// Loads a model written by Xcode: an `.xcdatamodeld` bundle (its current version, from
+    /// `.xccurrentversion`, or the version named `version`) or a single `.xcdatamodel`.
+    /// Entities, attributes (types, optionality, defaults, transient, indexed, external storage,
+    /// preserve-after-deletion), relationships (to-one/to-many, ordered, min/max, delete rules,
+    /// inverses), inheritance and abstract entities, uniqueness constraints, user info, renaming
+    /// identifiers and version-hash modifiers load; the version hashes are Core Data's.
+    /// Features not supported yet (composite and derived attributes, fetched properties) are
+    /// listed in ``unsupportedFeatures``. Compiled models (`.momd`, `.mom`) are not read yet.
+    /// Mirrors `NSManagedObjectModel(contentsOf:)`.
+    public convenience init(contentsOf url: URL, version: String? = nil) throws {
+        let contents: URL
+        switch url.pathExtension {
+        case "xcdatamodeld":
+            let name: String
+            if let version {
+                name = version.hasSuffix(".xcdatamodel") ? version : version + ".xcdatamodel"
+            } else if let data = try? Data(contentsOf: url.appendingPathComponent(".xccurrentversion")),
+                      let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+                      let current = plist["_XCCurrentVersionName"] as? String {
+                name = current
+            } else {
+                let versions = (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.filter { $0.hasSuffix(".xcdatamodel") }.sorted() ?? []
+                guard let only = versions.first else {
+                    throw CoreDataError(.coreData, "The model bundle at \(url.path) holds no .xcdatamodel version.")
+                }
+                name = only
+            }
+            contents = url.appendingPathComponent(name).appendingPathComponent("contents")
+        case "xcdatamodel":
+            contents = url.appendingPathComponent("contents")
+        case "momd", "mom":
+            throw CoreDataError(.coreData, "Compiled models (.\(url.pathExtension)) cannot be read yet; load the .xcdatamodeld from the Xcode project instead.")
+        default:
+            contents = url
+        }
+        guard let data = try? Data(contentsOf: contents) else {
+            throw CoreDataError(.coreData, "Could not read the model at \(contents.path). Pass an .xcdatamodeld or .xcdatamodel folder.")
+        }
+        let reader = ModelXMLReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        guard parser.parse(), reader.failure == nil else {
+            throw CoreDataError(.coreData, "The model at \(contents.path) is not valid Core Data model XML: \(reader.failure ?? parser.parserError.map { "\($0)" } ?? "unreadable").")
+        }
+        self.init(entities: reader.entities)
+        for (child, parent) in reader.parents {
+            guard let parentEntity = reader.entities.first(where: { $0.name == parent }), let childEntity = reader.entities.first(where: { $0.name == child }) else {
+                throw CoreDataError(.coreData, "The entity \(child) names the parent entity \(parent), which the model does not have.")
+            }
+            parentEntity.subentities.append(childEntity)
+        }
+        unsupportedFeatures = reader.unsupported
+    }
+}
+
+/// Reads the `contents` XML of an `.xcdatamodel` into entity descriptions.
+// Used on one thread, by one parse.
+private final class ModelXMLReader: NSObject, XMLParserDelegate {
+    var entities: [EntityDescription] = []
+    var parents: [(String, String)] = []
+    var unsupported: [String] = []
+    var failure: String?
+    private var entity: EntityDescription?
+    private var property: PropertyDescription?
+    private var properties: [PropertyDescription] = []
+    private var constraint: [String]?
+    private var constraints: [[String]] = []
+    private var inUniqueness = false
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        let yes = { (key: String) in attributes[key] == "YES" }
+        switch name {
+        case "entity":
+            guard let entityName = attributes["name"] else { failure = "an entity has no name"; return }
+            let entity = EntityDescription(name: entityName)
+            entity.managedObjectClassName = attributes["representedClassName"] ?? "NSManagedObject"
+            entity.isAbstract = yes("isAbstract")
+            entity.versionHashModifier = attributes["versionHashModifier"]
+            entity.renamingIdentifier = attributes["elementID"]
+            if let parent = attributes["parentEntity"] { parents.append((entityName, parent)) }
+            self.entity = entity
+            properties = []
+            constraints = []
+        case "attribute":
+            guard let entity, let attributeName = attributes["name"] else { return }
+            guard let typeName = attributes["attributeType"], let type = Self.types[typeName] else {
+                unsupported.append("\(entity.name).\(attributeName): attribute type \(attributes["attributeType"] ?? "none") (left out)")
+                property = nil
+                return
+            }
+            if yes("derived") { unsupported.append("\(entity.name).\(attributeName): derived attribute (loaded as a plain attribute)") }
+            let attribute = AttributeDescription(name: attributeName, type: type, isOptional: yes("optional"))
+            attribute.isTransient = yes("transient")
+            attribute.isIndexed = yes("indexed")
+            attribute.allowsExternalBinaryDataStorage = yes("allowsExternalBinaryDataStorage")
+            attribute.preservesValueInHistoryOnDeletion = yes("preserveAfterDeletion")
+            attribute.versionHashModifier = attributes["versionHashModifier"]
+            attribute.renamingIdentifier = attributes["elementID"]
+            attribute.valueTransformerName = attributes["valueTransformerName"]
+            if let text = attributes["defaultValueString"] { attribute.defaultValue = Self.defaultValue(text, type) }
+            if let minimum = attributes["minValueString"].flatMap(Double.init) { attribute.minimum = minimum }
+            if let maximum = attributes["maxValueString"].flatMap(Double.init) { attribute.maximum = maximum }
+            properties.append(attribute)
+            property = attribute
+        case "relationship":
+            guard entity != nil, let relationshipName = attributes["name"], let destination = attributes["destinationEntity"] else { return }
+            let toMany = yes("toMany")
+            let rule: DeleteRule = switch attributes["deletionRule"] {
+            case "Cascade": .cascade
+            case "Deny": .deny
+            case "No Action": .noAction
+            default: .nullify
+            }
+            let relationship = RelationshipDescription(name: relationshipName, destination: destination, toMany: toMany, isOptional: yes("optional"),
+                                                       inverse: attributes["inverseName"], deleteRule: rule, isOrdered: yes("ordered"))
+            relationship.isTransient = yes("transient")
+            if let maximum = attributes["maxCount"].flatMap(Int.init) { relationship.maxCount = maximum } else if toMany { relationship.maxCount = 0 }
+            if let minimum = attributes["minCount"].flatMap(Int.init) { relationship.minCount = minimum }
+            relationship.versionHashModifier = attributes["versionHashModifier"]
+            relationship.renamingIdentifier = attributes["elementID"]
+            properties.append(relationship)
+            property = relationship
+        case "fetchedProperty":
+            if let entity { unsupported.append("\(entity.name).\(attributes["name"] ?? "?"): fetched property (left out)") }
+        case "uniquenessConstraints":
+            inUniqueness = true
+        case "uniquenessConstraint":
+            constraint = []
+        case "constraint":
+            if inUniqueness, let value = attributes["value"] { constraint?.append(value) }
+        case "entry":
+            guard let key = attributes["key"], let value = attributes["value"] else { return }
+            if let property { property.userInfo[key] = value } else { entity?.userInfo[key] = value }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        switch name {
+        case "attribute", "relationship":
+            property = nil
+        case "uniquenessConstraint":
+            if let constraint { constraints.append(constraint) }
+            constraint = nil
+        case "uniquenessConstraints":
+            inUniqueness = false
+        case "entity":
+            if let entity {
+                entity.properties = properties
+                entity.uniquenessConstraints = constraints
+                entities.append(entity)
+            }
+            entity = nil
+        default:
+            break
+        }
+    }
+
+    private static let types: [String: AttributeType] = [
+        "Integer 16": .integer16, "Integer 32": .integer32, "Integer 64": .integer64, "Decimal": .decimal, "Double": .double,
+        "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date, "Binary": .binaryData, "UUID": .uuid,
+        "URI": .uri, "Transformable": .transformable, "ObjectID": .objectID,
+    ]
+
+    private static func defaultValue(_ text: String, _ type: AttributeType) -> Any? {
+        switch type {
+        case .integer16, .integer32, .integer64: Int64(text)
+        case .double, .float: Double(text)
+        case .decimal: Decimal(string: text)
+        case .boolean: text == "YES" || text == "1"
+        case .string: text
+        case .uuid: UUID(uuidString: text)
+        case .uri: URL(string: text)
+        default: nil
+        }
+    }
+}
