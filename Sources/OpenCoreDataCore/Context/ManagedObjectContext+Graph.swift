@@ -23,6 +23,13 @@ extension ManagedObjectContext {
         return object.toMany[index].members ?? []
     }
 
+    /// The destinations of a relationship of either kind (none when they cannot be loaded: a
+    /// row gone from the store has nothing to update).
+    package func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) -> [ManagedObjectID] {
+        if relationship.isToMany { return (try? members(of: object, relationship)) ?? [] }
+        return destination(of: object, relationship).map { [$0] } ?? []
+    }
+
     /// The members a to-many has outside this context: from the parent context (with its
     /// unsaved changes) or from the store.
     private func committedMembers(of id: ManagedObjectID, _ relationship: RelationshipDescription) throws(CoreDataError) -> [ManagedObjectID] {
@@ -74,27 +81,39 @@ extension ManagedObjectContext {
 
     /// Adds a destination to a to-many and updates its inverse.
     package func addMember(_ member: ManagedObject, to object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
-        let index = try toManyIndex(of: object, relationship)
-        guard object.toMany[index].contains(member.objectID) != true else { return }
-        markToManyChanged(object, index: index) { $0.insert(member.objectID) }
+        guard try insertID(member.objectID, into: object, relationship) else { return }
         if let inverse = relationship.inverseRelationship { try link(member, inverse, to: object) }
     }
 
     /// Removes a destination from a to-many and updates its inverse.
     package func removeMember(_ memberID: ManagedObjectID, from object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
-        let index = try toManyIndex(of: object, relationship)
-        guard object.toMany[index].contains(memberID) != false else { return }
-        markToManyChanged(object, index: index) { $0.remove(memberID) }
+        guard try removeID(memberID, from: object, relationship) else { return }
         if let inverse = relationship.inverseRelationship { try unlink(self.object(with: memberID), inverse, from: object.objectID) }
+    }
+
+    /// Makes the members of an object's to-many `objects`, in that order for an ordered one:
+    /// removed members leave the inverse, added ones join it.
+    package func setMembers(_ objects: [ManagedObject], of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
+        let current = try members(of: object, relationship)
+        var wanted: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        for member in objects where seen.insert(member.objectID).inserted { wanted.append(member.objectID) }
+        for id in current where !seen.contains(id) { try removeMember(id, from: object, relationship) }
+        let existing = Set(current)
+        for member in objects where !existing.contains(member.objectID) { try addMember(member, to: object, relationship) }
+        guard relationship.isOrdered else { return }
+        let index = try toManyIndex(of: object, relationship)
+        markToManyChanged(object, index: index) { state in
+            let before = state.members
+            state.reorder(wanted)
+            return state.members != before
+        }
     }
 
     /// Makes `target.inverse` include `source` (the other side already points at `target`).
     private func link(_ target: ManagedObject, _ inverse: RelationshipDescription, to source: ManagedObject) throws(CoreDataError) {
         if inverse.isToMany {
-            let index = try toManyIndex(of: target, inverse)
-            if target.toMany[index].contains(source.objectID) != true {
-                markToManyChanged(target, index: index) { $0.insert(source.objectID) }
-            }
+            try insertID(source.objectID, into: target, inverse)
             return
         }
         // A to-one inverse: the target leaves its previous partner, whose side forgets it.
@@ -104,8 +123,7 @@ extension ManagedObjectContext {
         if let previous, let back = inverse.inverseRelationship {
             let old = object(with: previous)
             if back.isToMany {
-                let index = try toManyIndex(of: old, back)
-                markToManyChanged(old, index: index) { $0.remove(target.objectID) }
+                try removeID(target.objectID, from: old, back)
             } else if destination(of: old, back) == target.objectID {
                 writeToOne(old, back, nil)
             }
@@ -115,13 +133,30 @@ extension ManagedObjectContext {
     /// Makes `target.inverse` stop including `sourceID`.
     private func unlink(_ target: ManagedObject, _ inverse: RelationshipDescription, from sourceID: ManagedObjectID) throws(CoreDataError) {
         if inverse.isToMany {
-            let index = try toManyIndex(of: target, inverse)
-            if target.toMany[index].contains(sourceID) != false {
-                markToManyChanged(target, index: index) { $0.remove(sourceID) }
-            }
+            try removeID(sourceID, from: target, inverse)
         } else if destination(of: target, inverse) == sourceID {
             writeToOne(target, inverse, nil)
         }
+    }
+
+    /// Adds an ID to one side of a to-many (the caller keeps the inverse); returns whether the
+    /// membership changed.
+    @discardableResult
+    private func insertID(_ id: ManagedObjectID, into object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> Bool {
+        let index = try toManyIndex(of: object, relationship)
+        guard object.toMany[index].contains(id) != true else { return false }
+        markToManyChanged(object, index: index) { $0.insert(id) }
+        return true
+    }
+
+    /// Removes an ID from one side of a to-many (the caller keeps the inverse); returns whether
+    /// the membership may have changed (unknown members of an unloaded state count as changed).
+    @discardableResult
+    private func removeID(_ id: ManagedObjectID, from object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> Bool {
+        let index = try toManyIndex(of: object, relationship)
+        guard object.toMany[index].contains(id) != false else { return false }
+        markToManyChanged(object, index: index) { $0.remove(id) }
+        return true
     }
 
     private func writeToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ id: ManagedObjectID?) {
@@ -194,14 +229,7 @@ extension ManagedObjectContext {
                 case .noAction, .deny:
                     continue
                 case .nullify, .cascade:
-                    // A destination that cannot be loaded (its row is gone) has nothing to update.
-                    let destinations: [ManagedObjectID]
-                    if relationship.isToMany {
-                        destinations = (try? members(of: object, relationship)) ?? []
-                    } else {
-                        destinations = destination(of: object, relationship).map { [$0] } ?? []
-                    }
-                    for id in destinations {
+                    for id in destinations(of: object, relationship) {
                         let target = self.object(with: id)
                         if let inverse = relationship.inverseRelationship, rowExists(target) {
                             try? unlink(target, inverse, from: object.objectID)
@@ -246,24 +274,6 @@ extension ManagedObjectContext {
             }
         }
         return changes
-    }
-
-    /// Sets the members of an ordered to-many in the given order: removals and additions keep
-    /// the inverse, then the order is recorded.
-    package func setOrderedMembers(_ objects: [ManagedObject], of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
-        let current = try members(of: object, relationship)
-        var wanted: [ManagedObjectID] = []
-        var seen = Set<ManagedObjectID>()
-        for member in objects where seen.insert(member.objectID).inserted { wanted.append(member.objectID) }
-        for id in current where !seen.contains(id) { try removeMember(id, from: object, relationship) }
-        let existing = Set(current)
-        for member in objects where !existing.contains(member.objectID) { try addMember(member, to: object, relationship) }
-        let index = try toManyIndex(of: object, relationship)
-        markToManyChanged(object, index: index) { state in
-            let before = state.members
-            state.reorder(wanted)
-            return state.members != before
-        }
     }
 
     /// The join-table rows a save adds and removes (many-to-many changes of `objects`).

@@ -55,15 +55,7 @@ extension ManagedObject {
         let (context, relationship) = graphAccess(key, toMany: true)
         for object in objects { checkDestination(object, of: relationship, in: context) }
         do {
-            if relationship.isOrdered {
-                try context.setOrderedMembers(objects, of: self, relationship)
-                return
-            }
-            let current = try context.members(of: self, relationship)
-            let wanted = Set(objects.map(\.objectID))
-            for id in current where !wanted.contains(id) { try context.removeMember(id, from: self, relationship) }
-            let existing = Set(current)
-            for object in objects where !existing.contains(object.objectID) { try context.addMember(object, to: self, relationship) }
+            try context.setMembers(objects, of: self, relationship)
         } catch {
             preconditionFailure("CoreData could not change the relationship '\(key)' of \(objectID): \(error)")
         }

@@ -6,10 +6,7 @@ extension ManagedObject {
         var errors: [CoreDataError] = []
         guard let context = managedObjectContext else { return [] }
         for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule == .deny {
-            let destinations: [ManagedObjectID] = relationship.isToMany
-                ? ((try? context.members(of: self, relationship)) ?? [])
-                : (context.destination(of: self, relationship).map { [$0] } ?? [])
-            let remaining = destinations.filter { !context.object(with: $0).isDeletedFlag }
+            let remaining = context.destinations(of: self, relationship).filter { !context.object(with: $0).isDeletedFlag }
             guard !remaining.isEmpty else { continue }
             errors.append(CoreDataError(
                 .validationRelationshipDeniedDelete,
