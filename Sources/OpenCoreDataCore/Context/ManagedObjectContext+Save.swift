@@ -102,10 +102,10 @@ extension ManagedObjectContext {
             } else if !object.dirty.isEmpty {
                 // To-many changes bump the version but have no column of their own.
                 let columns = object.entity.valueSlotCount
-                let changed = object.dirty.slots
+                let changed = object.dirty.slots        // ascending: only to-many slots pass `columns`
+                let written = (changed.last ?? 0) < columns ? changed : changed.filter { $0 < columns }
                 batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                                   slots: changed.last.map { $0 < columns } ?? true ? changed : changed.filter { $0 < columns },
-                                                   values: object.values, changedSlots: changed))
+                                                   slots: written, values: object.values, changedSlots: changed))
                 batch.updated.append(object)
             }
         }

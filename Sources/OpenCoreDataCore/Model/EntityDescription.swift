@@ -87,6 +87,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     package private(set) var validatedSlots: [Int] = []
     /// Whether some relationship has a rule checked at save (mandatory, counts).
     package private(set) var hasRelationshipRules = false
+    /// The attributes whose values a delete keeps in history (`ZTOMBSTONE<n>`), in name order.
+    package private(set) var tombstoneAttributes: [AttributeDescription] = []
 
     /// Makes an entity description.
     public init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self, properties: [PropertyDescription] = []) {
@@ -204,6 +206,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             let a = storedAttributes[slot]
             return !a.isOptional || a.minimum != nil || a.maximum != nil || a.earliestDate != nil || a.latestDate != nil || a.regularExpression != nil
         }
+        tombstoneAttributes = storedAttributes.filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
         hasRelationshipRules = toOneRelationships.contains { !$0.isOptional }
             || toManyRelationships.contains { $0.minCount > 0 || $0.upperBound != nil || !$0.isOptional }
         frozenRoot = superentity?.rootEntity ?? self

@@ -246,17 +246,4 @@ extension EntityDescription {
         return names
     }
 
-    /// The slots of named properties (the inverse of `names(ofChangedSlots:)`).
-    package func slots(ofNames names: Set<String>) -> [Int] {
-        var slots: [Int] = []
-        for (slot, attribute) in storedAttributes.enumerated() where names.contains(attribute.name) { slots.append(slot) }
-        for (offset, relationship) in toOneRelationships.enumerated() where names.contains(relationship.name) { slots.append(storedAttributes.count + offset) }
-        for (index, relationship) in toManyRelationships.enumerated() where names.contains(relationship.name) { slots.append(valueSlotCount + index) }
-        return slots
-    }
-
-    /// The attributes whose values a delete keeps in history, in name order.
-    package var tombstoneAttributes: [AttributeDescription] {
-        storedAttributes.filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
-    }
 }
