@@ -199,9 +199,7 @@ extension SQLiteStore {
                 }
             }
             if relationship.deleteRule == .deny, !destinations.isEmpty {
-                throw CoreDataError(.validationRelationshipDeniedDelete,
-                                    "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(destinations.count) object(s). Delete or detach them first.",
-                                    key: relationship.name)
+                throw CoreDataError.batchDeleteDenied(entity, relationship, holding: destinations.count)
             }
             if let detach { try run(detach) }
             if relationship.deleteRule == .cascade {

@@ -174,12 +174,8 @@ extension SQLiteStore {
         defer { statement.reset() }
         try statement.bind([.integer(Int64(Self.transactionEntity))])
         guard try statement.step() else { return }
-        let oldest = statement.isNull(at: 0) ? nil : statement.int64(at: 0)
-        let last = statement.isNull(at: 1) ? 0 : statement.int64(at: 1)
-        let expired = oldest.map { $0 > number + 1 } ?? (last > number)
-        if expired {
-            throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
-        }
+        try CoreDataError.checkHistoryToken(number, oldest: statement.isNull(at: 0) ? nil : statement.int64(at: 0),
+                                            last: statement.isNull(at: 1) ? 0 : statement.int64(at: 1))
     }
 
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {

@@ -84,6 +84,13 @@ package final class InMemoryStore: StoreEngine {
     private static func related(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State, store: String) -> [ManagedObjectID] {
         guard let destination = relationship.destinationEntity else { return [] }
         let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
+        return relatedKeys(relationship, of: primaryKey, in: state).compactMap { key in table[key].map { .permanent($0.entity, store: store, primaryKey: key) } }
+    }
+
+    /// The keys of a to-many's destinations of a row, in member order.
+    private static func relatedKeys(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State) -> [Int64] {
+        guard let destination = relationship.destinationEntity else { return [] }
+        let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
         var keys: [Int64]
         if let inverse = relationship.inverseRelationship, !inverse.isToMany {
             keys = table.values.compactMap { row in
@@ -99,7 +106,7 @@ package final class InMemoryStore: StoreEngine {
             let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
             keys.sort { (position[$0] ?? .max, $0) < (position[$1] ?? .max, $1) }
         }
-        return keys.compactMap { key in table[key].map { .permanent($0.entity, store: store, primaryKey: key) } }
+        return keys
     }
 
     /// The graph as stored, for predicates across relationships.
@@ -260,23 +267,19 @@ package final class InMemoryStore: StoreEngine {
                         destinations = [pk]
                         if let inverse = relationship.inverseRelationship, !inverse.isToMany { detach(table, pk, inverse.name, in: &state) }
                     }
-                } else if let inverse = relationship.inverseRelationship, !inverse.isToMany {
-                    destinations = (state.tables[table]?.rows.values ?? [:].values).filter { other in
-                        guard let slot = other.entity.toOneSlotByName[inverse.name], case .object(let id) = other.snapshot.values[slot] else { return false }
-                        return id.primaryKey == key && id.entity.rootEntity === root
-                    }.map(\.primaryKey).sorted()
-                    for pk in destinations { detach(table, pk, inverse.name, in: &state) }
                 } else {
-                    destinations = (state.joins[ObjectIdentifier(relationship)] ?? []).filter { $0.source == key }.map(\.destination).sorted()
-                    state.joins[ObjectIdentifier(relationship)] = state.joins[ObjectIdentifier(relationship)]?.filter { $0.source != key }
-                    if let inverse = relationship.inverseRelationship {
-                        state.joins[ObjectIdentifier(inverse)] = state.joins[ObjectIdentifier(inverse)]?.filter { $0.destination != key }
+                    destinations = relatedKeys(relationship, of: key, in: state)
+                    if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                        for pk in destinations { detach(table, pk, inverse.name, in: &state) }
+                    } else {
+                        state.joins[ObjectIdentifier(relationship)] = state.joins[ObjectIdentifier(relationship)]?.filter { $0.source != key }
+                        if let inverse = relationship.inverseRelationship {
+                            state.joins[ObjectIdentifier(inverse)] = state.joins[ObjectIdentifier(inverse)]?.filter { $0.destination != key }
+                        }
                     }
                 }
                 if relationship.deleteRule == .deny, !destinations.isEmpty {
-                    throw CoreDataError(.validationRelationshipDeniedDelete,
-                                        "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(destinations.count) object(s). Delete or detach them first.",
-                                        key: relationship.name)
+                    throw CoreDataError.batchDeleteDenied(entity, relationship, holding: destinations.count)
                 }
                 if relationship.deleteRule == .cascade {
                     try deleteRows(destination.rootEntity, keys: destinations, in: &state, changes: &changes, seen: &seen)
@@ -321,12 +324,7 @@ package final class InMemoryStore: StoreEngine {
     package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
         try state.withLock { state in
             try Self.checkOpen(state)
-            if let number {
-                let oldest = state.history.first?.number
-                if oldest.map({ $0 > number + 1 }) ?? (state.lastTransaction > number) {
-                    throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
-                }
-            }
+            if let number { try CoreDataError.checkHistoryToken(number, oldest: state.history.first?.number, last: state.lastTransaction) }
             return state.history.filter { record in
                 if let date { return record.timestamp > date }
                 return record.number > (number ?? 0)

@@ -247,3 +247,20 @@ extension EntityDescription {
     }
 
 }
+
+extension CoreDataError {
+    /// 1600 for a batch delete that a deny rule refuses (the same in every store).
+    package static func batchDeleteDenied(_ entity: EntityDescription, _ relationship: RelationshipDescription, holding count: Int) -> CoreDataError {
+        CoreDataError(.validationRelationshipDeniedDelete,
+                      "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(count) object(s). Delete or detach them first.",
+                      key: relationship.name)
+    }
+
+    /// Throws 134301 when history after transaction `number` was deleted: transactions are
+    /// numbered without gaps, so the oldest one left (or, with none left, the last one issued)
+    /// tells.
+    package static func checkHistoryToken(_ number: Int64, oldest: Int64?, last: Int64) throws(CoreDataError) {
+        guard oldest.map({ $0 > number + 1 }) ?? (last > number) else { return }
+        throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
+    }
+}
