@@ -15,7 +15,7 @@ extension ManagedObjectContext {
             var current: EntityDescription? = object.entity
             while let entity = current {
                 for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
-                    let slots = constraint.compactMap { object.entity.slotByName[$0] ?? object.entity.toOneSlotByName[$0] }
+                    let slots = constraint.compactMap { object.entity.valueSlot(named: $0) }
                     guard slots.count == constraint.count else { continue }
                     if !object.isInsertedFlag && !slots.contains(where: object.dirty.contains) { continue }
                     groups["\(entity.name)|\(constraint.joined(separator: ","))", default: (entity, constraint, [])].objects.append(object)
@@ -27,9 +27,7 @@ extension ManagedObjectContext {
         let deletedKeys = Set(changed.filter(\.isDeletedFlag).compactMap(\.objectID.primaryKey))
         var conflicts: [ConstraintConflict] = []
         for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
-            let key = { (object: ManagedObject) -> [ManagedValue] in
-                group.constraint.map { name in (object.entity.slotByName[name] ?? object.entity.toOneSlotByName[name]).map { object.values[$0] } ?? .null }
-            }
+            let key = { (object: ManagedObject) in object.entity.values(named: group.constraint, in: object.values) }
             var byKey: [[ManagedValue]: [ManagedObject]] = [:]
             var order: [[ManagedValue]] = []
             for object in group.objects {
@@ -66,7 +64,7 @@ extension ManagedObjectContext {
     /// Stored rows of `entity` (and its sub-entities) whose constraint values are among `keys`.
     private func storedRows(of entity: EntityDescription, constraint: [String], keys: [[ManagedValue]]) throws -> [[ManagedValue]: [StoreRow]] {
         guard !keys.isEmpty, parent == nil, let coordinator = persistentStoreCoordinator else { return [:] }
-        let slots = constraint.compactMap { entity.slotByName[$0] ?? entity.toOneSlotByName[$0] }
+        let slots = constraint.compactMap { entity.valueSlot(named: $0) }
         var predicates: [BoundPredicate] = []
         if slots.count == 1 {
             for start in stride(from: 0, to: keys.count, by: 500) {
@@ -79,7 +77,7 @@ extension ManagedObjectContext {
         for predicate in predicates {
             let (_, rows) = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: predicate))
             for row in rows {
-                let values = constraint.map { name in (row.entity.slotByName[name] ?? row.entity.toOneSlotByName[name]).map { row.snapshot.values[$0] } ?? .null }
+                let values = row.entity.values(named: constraint, in: row.snapshot.values)
                 result[values, default: []].append(row)
             }
         }

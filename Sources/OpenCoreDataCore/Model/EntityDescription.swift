@@ -172,6 +172,16 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         (superentity?.allProperties ?? []) + properties
     }
 
+    /// The value slot of an attribute or a to-one relationship, by name.
+    package func valueSlot(named name: String) -> Int? {
+        slotByName[name] ?? toOneSlotByName[name]
+    }
+
+    /// The values of named properties in a values array of this entity (`.null` for unknown names).
+    package func values(named names: [String], in values: [ManagedValue]) -> [ManagedValue] {
+        names.map { name in valueSlot(named: name).map { values[$0] } ?? .null }
+    }
+
     /// Finds the attribute slot of a key, or throws an error naming the entity's attributes.
     package func slot(forKey key: String) throws(CoreDataError) -> Int {
         if let slot = slotByName[key] { return slot }

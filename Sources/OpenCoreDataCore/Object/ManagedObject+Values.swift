@@ -148,7 +148,7 @@ extension ManagedObject {
     // MARK: - Internals
 
     private func attributeSlot(forKey key: String) -> Int {
-        guard let slot = entity.slotByName[key] ?? entity.toOneSlotByName[key] else {
+        guard let slot = entity.valueSlot(named: key) else {
             preconditionFailure("The entity \(entity.name) has no attribute '\(key)'. Is \(type(of: self)) part of the model the context uses?")
         }
         return slot
