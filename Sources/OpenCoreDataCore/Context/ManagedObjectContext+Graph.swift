@@ -263,7 +263,7 @@ extension ManagedObjectContext {
     }
 
     /// The new member order of every changed ordered relationship of `objects`.
-    package func orderChanges(of objects: [ManagedObject]) -> [StoreSaveRequest.OrderChange] {
+    package func orderChanges(of objects: some Sequence<ManagedObject>) -> [StoreSaveRequest.OrderChange] {
         var changes: [StoreSaveRequest.OrderChange] = []
         for object in objects where !object.toMany.isEmpty && !object.isDeletedFlag {
             guard let source = object.objectID.primaryKey else { continue }
@@ -277,7 +277,7 @@ extension ManagedObjectContext {
     }
 
     /// The join-table rows a save adds and removes (many-to-many changes of `objects`).
-    package func joinChanges(of objects: [ManagedObject]) -> [StoreSaveRequest.JoinChange] {
+    package func joinChanges(of objects: some Sequence<ManagedObject>) -> [StoreSaveRequest.JoinChange] {
         var changes = Set<StoreSaveRequest.JoinChange>()
         for object in objects where !object.toMany.isEmpty {
             guard let source = object.objectID.primaryKey else { continue }

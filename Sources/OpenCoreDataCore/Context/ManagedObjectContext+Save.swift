@@ -110,8 +110,9 @@ extension ManagedObjectContext {
             }
         }
         batch.request.author = historyAuthor
-        batch.request.joins = joinChanges(of: batch.inserted + batch.updated + batch.deleted)
-        batch.request.orders = orderChanges(of: batch.inserted + batch.updated)
+        // Walked in place: concatenating the lists would copy every saved object's reference twice.
+        batch.request.joins = joinChanges(of: [batch.inserted, batch.updated, batch.deleted].joined())
+        batch.request.orders = orderChanges(of: [batch.inserted, batch.updated].joined())
         return batch
     }
 
