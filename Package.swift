@@ -20,11 +20,17 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // zlib: Core Data keeps the model cache of a store as raw DEFLATE.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Objects, contexts, model, coordinator, the store protocol and the in-memory store.
         // No SQLite, no swift-syntax.
         .target(name: "OpenCoreDataCore"),
         // The SQLite store in Core Data's file layout.
-        .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "CSQLite"]),
+        .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "CSQLite", "CZlib"]),
         // @Managed and friends.
         .macro(
             name: "OpenCoreDataMacros",

@@ -194,10 +194,24 @@ final class SQLiteLayout: @unchecked Sendable {
                         indexes.append("CREATE INDEX IF NOT EXISTS \(tableName)_\(column)_INDEX ON \(tableName) (\(column))")
                     }
                 }
-                for attribute in entity.properties.compactMap({ $0 as? AttributeDescription }) where attribute.isIndexed && !attribute.isTransient {
-                    if let column = lookup(columnOf, entity, attribute.name) {
-                        indexes.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name)_\(attribute.name) ON \(tableName) (\(column) COLLATE BINARY ASC)")
+                // Fetch indexes, plus one named after each indexed attribute (as Core Data adds
+                // them). A single-element index on a to-one is covered by the FK index; indexes
+                // over to-manys have no columns.
+                let properties = Dictionary(entity.allProperties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+                var fetchIndexes = entity.indexes
+                for attribute in entity.properties.compactMap({ $0 as? AttributeDescription })
+                where attribute.isIndexed && !attribute.isTransient && !fetchIndexes.contains(where: { $0.name == attribute.name }) {
+                    fetchIndexes.append(FetchIndexDescription(name: attribute.name, elements: [.init(property: attribute.name)]))
+                }
+                for index in fetchIndexes where !index.elements.isEmpty {
+                    let described = index.elements.map { properties[$0.propertyName] }
+                    guard described.allSatisfy({ $0 != nil && !$0!.isTransient && !(($0 as? RelationshipDescription)?.isToMany ?? false) }),
+                          !(described.count == 1 && described[0] is RelationshipDescription) else { continue }
+                    let columns = index.elements.compactMap { element in
+                        lookup(columnOf, entity, element.propertyName).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
                     }
+                    guard columns.count == index.elements.count else { continue }
+                    indexes.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name)_\(index.name) ON \(tableName) (\(columns.joined(separator: ", ")))")
                 }
                 for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
                     let columns = constraint.compactMap { lookup(columnOf, entity, $0) }

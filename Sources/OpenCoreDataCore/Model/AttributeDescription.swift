@@ -41,6 +41,11 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// bytes are read and written as `Data`).
     public var valueTransformerName: String? { didSet { checkMutable() } }
 
+    /// For a derived attribute (`NSDerivedAttributeDescription`): its expression in predicate
+    /// format (`count:(pages)`). Core Data keeps the column current with triggers; here the stored
+    /// value is read as is and not recomputed (see DEVIATIONS.md).
+    public var derivationExpression: String? { didSet { checkMutable() } }
+
     /// The default in stored form.
     package var storedDefault: ManagedValue = .null
     /// The key path of the `@Managed` property this attribute stands for.
@@ -69,8 +74,10 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         self.storedDefault = ManagedValue(converting: defaultValue, to: type) ?? .null
     }
 
-    /// Core Data's attribute version hash: base hash, type, storage flags.
+    /// Core Data's attribute version hash: base hash, type, storage flags. A derived attribute
+    /// hashes its expression only (its name and type do not count, as in Core Data).
     public override var versionHash: Data {
+        if let derivationExpression { return Data(SHA256.hash(Array(derivationExpression.utf8))) }
         var bytes = baseVersionHash
         let type = UInt32(attributeType.rawValue)
         bytes += [UInt8(type & 0xff), UInt8((type >> 8) & 0xff), UInt8((type >> 16) & 0xff), UInt8(type >> 24)]

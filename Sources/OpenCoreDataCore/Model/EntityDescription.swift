@@ -27,6 +27,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
     /// Application data attached to the entity.
     public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    /// Named indexes (`fetchIndex` in Xcode's editor); an indexed attribute gets one of its own.
+    public var indexes: [FetchIndexDescription] = [] { didSet { checkMutable() } }
 
     /// The properties, in declaration order.
     public var properties: [PropertyDescription] {

@@ -5,14 +5,14 @@ import FoundationXML
 
 extension ManagedObjectModel {
     /// Loads a model written by Xcode: an `.xcdatamodeld` bundle (its current version, from
-    /// `.xccurrentversion`, or the version named `version`) or a single `.xcdatamodel`.
+    /// `.xccurrentversion`, or the version named `version`), a single `.xcdatamodel`, a compiled
+    /// `.momd` bundle (its current version from `VersionInfo.plist`, or `version`) or a `.mom`.
     /// Entities, attributes (types, optionality, defaults, transient, indexed, external storage,
     /// preserve-after-deletion), relationships (to-one/to-many, ordered, min/max, delete rules,
     /// inverses), inheritance and abstract entities, uniqueness constraints, user info, renaming
     /// identifiers and version-hash modifiers load; the version hashes are Core Data's.
     /// Features not supported yet (composite and derived attributes, fetched properties) are
-    /// listed in ``unsupportedFeatures``. Compiled models (`.momd`, `.mom`) are not read yet.
-    /// Mirrors `NSManagedObjectModel(contentsOf:)`.
+    /// listed in ``unsupportedFeatures``. Mirrors `NSManagedObjectModel(contentsOf:)`.
     public convenience init(contentsOf url: URL, version: String? = nil) throws {
         let contents: URL
         switch url.pathExtension {
@@ -35,7 +35,12 @@ extension ManagedObjectModel {
         case "xcdatamodel":
             contents = url.appendingPathComponent("contents")
         case "momd", "mom":
-            throw CoreDataError(.coreData, "Compiled models (.\(url.pathExtension)) cannot be read yet; load the .xcdatamodeld from the Xcode project instead.")
+            let file = url.pathExtension == "mom" ? url : try Self.momFile(inBundle: url, version: version)
+            guard let data = try? Data(contentsOf: file) else {
+                throw CoreDataError(.coreData, "Could not read the compiled model at \(file.path).")
+            }
+            try self.init(archive: data)
+            return
         default:
             contents = url
         }
@@ -55,6 +60,7 @@ extension ManagedObjectModel {
             }
             parentEntity.subentities.append(childEntity)
         }
+        configurations = reader.configurations
         unsupportedFeatures = reader.unsupported
     }
 }
@@ -65,7 +71,11 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
     var entities: [EntityDescription] = []
     var parents: [(String, String)] = []
     var unsupported: [String] = []
+    var configurations: [String: [String]] = [:]
     var failure: String?
+    private var configuration: String?
+    private var fetchIndex: FetchIndexDescription?
+    private var fetchIndexes: [FetchIndexDescription] = []
     private var entity: EntityDescription?
     private var property: PropertyDescription?
     private var properties: [PropertyDescription] = []
@@ -87,6 +97,7 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             self.entity = entity
             properties = []
             constraints = []
+            fetchIndexes = []
         case "attribute":
             guard let entity, let attributeName = attributes["name"] else { return }
             guard let typeName = attributes["attributeType"], let type = Self.types[typeName] else {
@@ -94,8 +105,11 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
                 property = nil
                 return
             }
-            if yes("derived") { unsupported.append("\(entity.name).\(attributeName): derived attribute (loaded as a plain attribute)") }
             let attribute = AttributeDescription(name: attributeName, type: type, isOptional: yes("optional"))
+            if yes("derived") {
+                attribute.derivationExpression = Self.compiledExpression(attributes["derivationExpression"] ?? "")
+                unsupported.append("\(entity.name).\(attributeName): derived attribute (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed")
+            }
             attribute.isTransient = yes("transient")
             attribute.isIndexed = yes("indexed")
             attribute.allowsExternalBinaryDataStorage = yes("allowsExternalBinaryDataStorage")
@@ -126,8 +140,24 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             relationship.renamingIdentifier = attributes["elementID"]
             properties.append(relationship)
             property = relationship
+        case "fetchRequest":
+            unsupported.append("stored fetch request \(attributes["name"] ?? "?") on \(attributes["entity"] ?? "?"): not loaded")
         case "fetchedProperty":
             if let entity { unsupported.append("\(entity.name).\(attributes["name"] ?? "?"): fetched property (left out)") }
+        case "fetchIndex":
+            fetchIndex = FetchIndexDescription(name: attributes["name"] ?? "", elements: [])
+        case "fetchIndexElement":
+            if let property = attributes["property"] {
+                fetchIndex?.elements.append(.init(property: property, ascending: attributes["order"] != "descending"))
+            } else if let entity {
+                unsupported.append("\(entity.name).\(fetchIndex?.name ?? "?"): fetch index over an expression, left out")
+                fetchIndex = nil
+            }
+        case "configuration":
+            configuration = attributes["name"]
+            if let configuration { configurations[configuration] = [] }
+        case "memberEntity":
+            if let configuration, let member = attributes["name"] { configurations[configuration]?.append(member) }
         case "uniquenessConstraints":
             inUniqueness = true
         case "uniquenessConstraint":
@@ -151,9 +181,19 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             constraint = nil
         case "uniquenessConstraints":
             inUniqueness = false
+        case "fetchIndex":
+            if let fetchIndex { fetchIndexes.append(fetchIndex) }
+            fetchIndex = nil
+        case "configuration":
+            configuration = nil
         case "entity":
             if let entity {
+                // As the model compiler does: a one-element fetch index marks its attribute indexed.
+                for index in fetchIndexes where index.elements.count == 1 {
+                    (properties.first { $0.name == index.elements[0].propertyName } as? AttributeDescription)?.isIndexed = true
+                }
                 entity.properties = properties
+                entity.indexes = fetchIndexes
                 entity.uniquenessConstraints = constraints
                 entities.append(entity)
             }
@@ -168,6 +208,13 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
         "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date, "Binary": .binaryData, "UUID": .uuid,
         "URI": .uri, "Transformable": .transformable, "ObjectID": .objectID,
     ]
+
+    /// The model compiler turns a derivation written as `path.@count` into the function form
+    /// `count:(path)`, which is what Core Data hashes; other derivations are kept as written.
+    private static func compiledExpression(_ text: String) -> String {
+        guard text.hasSuffix(".@count") else { return text }
+        return "count:(" + text.dropLast(".@count".count) + ")"
+    }
 
     private static func defaultValue(_ text: String, _ type: AttributeType) -> Any? {
         switch type {

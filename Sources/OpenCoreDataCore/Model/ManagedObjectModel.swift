@@ -20,6 +20,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     }
     /// Version identifiers (`NSStoreModelVersionIdentifiers`); empty for models built in code.
     public var versionIdentifiers: Set<String> = []
+    /// Named subsets of the entities (Xcode's configurations): configuration name → entity names.
+    public var configurations: [String: [String]] = [:]
     /// What a model file held that is not supported yet (composite and derived attributes,
     /// fetched properties), one line each; empty for models built in code.
     public internal(set) var unsupportedFeatures: [String] = []
@@ -63,6 +65,23 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// Each entity's version hash, as stored in a store's metadata (`NSStoreModelVersionHashes`).
     public var entityVersionHashesByName: [String: Data] {
         Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The entities of a configuration; all entities for `nil` or an unknown name (as Core Data's
+    /// default configuration).
+    public func entities(forConfigurationName name: String?) -> [EntityDescription] {
+        guard let name, let names = configurations[name] else { return entities }
+        let wanted = Set(names)
+        return entities.filter { wanted.contains($0.name) }
+    }
+
+    /// Whether a store whose metadata is `metadata` can be opened with the configuration `name`
+    /// of this model unchanged: its entities' version hashes equal the store's
+    /// `NSStoreModelVersionHashes`. Mirrors Core Data's method of the same name.
+    public func isConfiguration(withName name: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+        guard let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] else { return false }
+        let current = Dictionary(entities(forConfigurationName: name).map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+        return stored == current
     }
 
     /// The entity whose objects are instances of `type`, if the model has one.

@@ -1,0 +1,2 @@
+// zlib, for the raw DEFLATE around Core Data's Z_MODELCACHE.
+#include <zlib.h>

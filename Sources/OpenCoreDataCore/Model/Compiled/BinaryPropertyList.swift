@@ -1,0 +1,184 @@
+import Foundation
+
+/// A value of a binary property list (`bplist00`), as NSKeyedArchiver writes them: the plain
+/// plist types plus UIDs (references between archived objects).
+package enum PropertyListValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case real(Double)
+    /// Seconds since 2001-01-01 00:00:00 UTC.
+    case date(Double)
+    case data(Data)
+    case string(String)
+    /// A reference to `$objects[n]` of a keyed archive.
+    case uid(Int)
+    case array([PropertyListValue])
+    case dictionary([String: PropertyListValue])
+
+    package var string: String? { if case .string(let value) = self { value } else { nil } }
+    package var integer: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .bool(let value): value ? 1 : 0
+        default: nil
+        }
+    }
+    package var bool: Bool? {
+        switch self {
+        case .bool(let value): value
+        case .integer(let value): value != 0
+        default: nil
+        }
+    }
+    package var uid: Int? { if case .uid(let value) = self { value } else { nil } }
+    package var array: [PropertyListValue]? { if case .array(let value) = self { value } else { nil } }
+    package var dictionary: [String: PropertyListValue]? { if case .dictionary(let value) = self { value } else { nil } }
+}
+
+/// Reads binary property lists, keeping UIDs (Foundation's reader on Linux does not expose
+/// them, and keyed archives are made of them).
+///
+/// Layout: the `bplist00` header, the objects, an offset table, and a 32-byte trailer (offset
+/// size, reference size, object count, top object, offset-table position).
+package struct BinaryPropertyListReader {
+    private let bytes: [UInt8]
+    private let offsetSize: Int
+    private let referenceSize: Int
+    private let offsets: [Int]
+    private let top: Int
+
+    package init(_ data: Data) throws(CoreDataError) {
+        bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist00".utf8)) else {
+            throw Self.malformed("it does not start with bplist00")
+        }
+        let trailer = bytes.count - 32
+        offsetSize = Int(bytes[trailer + 6])
+        referenceSize = Int(bytes[trailer + 7])
+        let count = Self.unsigned(bytes, trailer + 8, 8)
+        top = Self.unsigned(bytes, trailer + 16, 8)
+        let table = Self.unsigned(bytes, trailer + 24, 8)
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), count > 0, top < count,
+              table >= 8, table + count * offsetSize <= trailer else {
+            throw Self.malformed("its trailer is inconsistent")
+        }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(count)
+        for index in 0..<count {
+            let offset = Self.unsigned(bytes, table + index * offsetSize, offsetSize)
+            guard offset >= 8, offset < table else { throw Self.malformed("object \(index) lies outside the object area") }
+            offsets.append(offset)
+        }
+        self.offsets = offsets
+    }
+
+    /// The top object, decoded with everything it contains.
+    package func root() throws(CoreDataError) -> PropertyListValue {
+        var visiting = Set<Int>()
+        return try value(at: top, visiting: &visiting)
+    }
+
+    private func value(at index: Int, visiting: inout Set<Int>) throws(CoreDataError) -> PropertyListValue {
+        guard index < offsets.count else { throw Self.malformed("a reference points past the last object") }
+        // Plain plists are trees; a cycle means a corrupt file.
+        guard visiting.insert(index).inserted else { throw Self.malformed("object \(index) contains itself") }
+        defer { visiting.remove(index) }
+        var position = offsets[index]
+        let marker = bytes[position]
+        let high = marker >> 4, low = Int(marker & 0x0f)
+        position += 1
+        switch high {
+        case 0x0:
+            switch low {
+            case 0x8: return .bool(false)
+            case 0x9: return .bool(true)
+            default: return .null
+            }
+        case 0x1:
+            let size = 1 << low
+            try need(position, size)
+            return .integer(Self.signed(bytes, position, size))
+        case 0x2:
+            let size = 1 << low
+            try need(position, size)
+            let raw = UInt64(Self.unsigned(bytes, position, size))
+            return .real(size == 4 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
+        case 0x3:
+            try need(position, 8)
+            return .date(Double(bitPattern: UInt64(Self.unsigned(bytes, position, 8))))
+        case 0x4:
+            let count = try length(low, &position)
+            try need(position, count)
+            return .data(Data(bytes[position..<position + count]))
+        case 0x5:
+            let count = try length(low, &position)
+            try need(position, count)
+            return .string(String(decoding: bytes[position..<position + count], as: UTF8.self))
+        case 0x6:
+            let count = try length(low, &position)
+            try need(position, count * 2)
+            var units: [UInt16] = []
+            units.reserveCapacity(count)
+            for unit in 0..<count { units.append(UInt16(bytes[position + 2 * unit]) << 8 | UInt16(bytes[position + 2 * unit + 1])) }
+            return .string(String(decoding: units, as: UTF16.self))
+        case 0x8:
+            try need(position, low + 1)
+            return .uid(Self.unsigned(bytes, position, low + 1))
+        case 0xA, 0xC:
+            let count = try length(low, &position)
+            try need(position, count * referenceSize)
+            var items: [PropertyListValue] = []
+            items.reserveCapacity(count)
+            for item in 0..<count {
+                items.append(try value(at: Self.unsigned(bytes, position + item * referenceSize, referenceSize), visiting: &visiting))
+            }
+            return .array(items)
+        case 0xD:
+            let count = try length(low, &position)
+            try need(position, 2 * count * referenceSize)
+            var entries: [String: PropertyListValue] = [:]
+            for entry in 0..<count {
+                let key = try value(at: Self.unsigned(bytes, position + entry * referenceSize, referenceSize), visiting: &visiting)
+                guard let name = key.string else { throw Self.malformed("a dictionary key is not a string") }
+                entries[name] = try value(at: Self.unsigned(bytes, position + (count + entry) * referenceSize, referenceSize), visiting: &visiting)
+            }
+            return .dictionary(entries)
+        default:
+            throw Self.malformed("object \(index) has the unknown marker 0x\(String(marker, radix: 16))")
+        }
+    }
+
+    /// A collection's length: in the marker's low nibble, or (nibble 0xF) in a following integer.
+    private func length(_ low: Int, _ position: inout Int) throws(CoreDataError) -> Int {
+        guard low == 0xf else { return low }
+        try need(position, 1)
+        let marker = bytes[position]
+        guard marker >> 4 == 0x1 else { throw Self.malformed("a length is not an integer") }
+        let size = 1 << Int(marker & 0x0f)
+        try need(position + 1, size)
+        let value = Self.unsigned(bytes, position + 1, size)
+        position += 1 + size
+        return value
+    }
+
+    private func need(_ position: Int, _ count: Int) throws(CoreDataError) {
+        guard count >= 0, position + count <= bytes.count - 32 else { throw Self.malformed("an object runs past the end") }
+    }
+
+    private static func unsigned(_ bytes: [UInt8], _ position: Int, _ size: Int) -> Int {
+        var value = 0
+        for index in 0..<size { value = value << 8 | Int(bytes[position + index]) }
+        return value
+    }
+
+    private static func signed(_ bytes: [UInt8], _ position: Int, _ size: Int) -> Int64 {
+        var value: UInt64 = 0
+        for index in 0..<size { value = value << 8 | UInt64(bytes[position + index]) }
+        return size >= 8 ? Int64(bitPattern: value) : Int64(value)
+    }
+
+    private static func malformed(_ reason: String) -> CoreDataError {
+        CoreDataError(.coreData, "The data is not a readable binary property list: \(reason).")
+    }
+}

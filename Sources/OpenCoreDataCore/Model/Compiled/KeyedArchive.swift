@@ -1,0 +1,96 @@
+import Foundation
+
+/// An NSKeyedArchiver archive (a binary plist with `$objects`, `$top`, `$archiver`): the form of
+/// compiled models (`.mom`), of `Z_MODELCACHE` and of mapping models (`.cdm`).
+///
+/// Objects are addressed by their index in `$objects`; UID 0 is nil. The object graph may be
+/// cyclic (model ↔ entity, relationship ↔ inverse), so readers memoise by index.
+package struct KeyedArchive {
+    private let objects: [PropertyListValue]
+    /// The index of the root object (`$top.root`).
+    package let root: Int
+
+    package init(_ data: Data) throws(CoreDataError) {
+        guard case .dictionary(let top) = try BinaryPropertyListReader(data).root(),
+              top["$archiver"]?.string == "NSKeyedArchiver", let objects = top["$objects"]?.array,
+              let root = top["$top"]?.dictionary?["root"]?.uid, root < objects.count else {
+            throw CoreDataError(.coreData, "The data is not an NSKeyedArchiver archive (no $archiver, $objects or $top.root).")
+        }
+        self.objects = objects
+        self.root = root
+    }
+
+    /// The archived object at `index`: its class chain and its fields.
+    package func object(_ index: Int) -> ArchivedObject? {
+        guard index > 0, index < objects.count, case .dictionary(let fields) = objects[index],
+              let classIndex = fields["$class"]?.uid, classIndex < objects.count,
+              case .dictionary(let classInfo) = objects[classIndex] else { return nil }
+        let classes = classInfo["$classes"]?.array?.compactMap(\.string) ?? []
+        return ArchivedObject(index: index, className: classInfo["$classname"]?.string ?? classes.first ?? "", classes: classes, fields: fields)
+    }
+
+    /// The object a field refers to (nil for UID 0 or a missing key).
+    package func object(_ field: PropertyListValue?) -> ArchivedObject? {
+        field?.uid.flatMap(object)
+    }
+
+    /// The plain value a field refers to: a string, number, data, or the plain value of a
+    /// Foundation object (`NSMutableString`, `NSData`, `NSDate`, `NSUUID`, `NSURL`).
+    package func value(_ field: PropertyListValue?) -> PropertyListValue? {
+        guard let field else { return nil }
+        guard let index = field.uid else { return field }
+        guard index > 0, index < objects.count else { return nil }
+        if let object = object(index) {
+            if let string = object.fields["NS.string"] { return value(string) }
+            if let bytes = object.fields["NS.bytes"] ?? object.fields["NS.data"] { return value(bytes) }
+            if let time = object.fields["NS.time"], case .real(let seconds) = time { return .date(seconds) }
+            if let uuid = object.fields["NS.uuidbytes"] { return value(uuid) }
+            if object.className == "NSURL", let relative = object.fields["NS.relative"] { return value(relative) }
+            return nil
+        }
+        return objects[index]
+    }
+
+    /// A string field (`NSString` or `NSMutableString`).
+    package func string(_ field: PropertyListValue?) -> String? { value(field)?.string }
+
+    /// The member indexes of an archived `NSArray`/`NSSet` (and their mutable kinds).
+    package func members(_ field: PropertyListValue?) -> [Int] {
+        object(field)?.fields["NS.objects"]?.array?.compactMap(\.uid) ?? []
+    }
+
+    /// The entries of an archived dictionary: `NSDictionary` (`NS.keys`/`NS.objects`) or
+    /// `NSKnownKeysDictionary1` (keys in its search mapping, values parallel to them, empty slots
+    /// marked by its empty token). Values are object indexes.
+    package func entries(_ field: PropertyListValue?) -> [(key: String, value: Int)] {
+        guard let dictionary = object(field) else { return [] }
+        if let keys = dictionary.fields["NS.keys"]?.array, let values = dictionary.fields["NS.objects"]?.array {
+            return zip(keys, values).compactMap { key, value in
+                guard let name = string(key), let index = value.uid else { return nil }
+                return (name, index)
+            }
+        }
+        guard let mapping = object(dictionary.fields["searchMapping"]) else { return [] }
+        let keys = members(mapping.fields["keys"]).compactMap { string(.uid($0)) }
+        let values = members(dictionary.fields["values"])
+        let empty = string(dictionary.fields["emptyToken"])
+        return zip(keys, values).compactMap { key, value in
+            if let empty, string(.uid(value)) == empty { return nil }
+            return (key, value)
+        }
+    }
+}
+
+/// One archived object: its class (most derived first) and its fields, whose object values are
+/// UIDs and whose `encodeInt`/`encodeBool` values are inline.
+package struct ArchivedObject {
+    package let index: Int
+    package let className: String
+    package let classes: [String]
+    package let fields: [String: PropertyListValue]
+
+    package subscript(_ key: String) -> PropertyListValue? { fields[key] }
+
+    /// Whether the object is of `name` or one of its subclasses.
+    package func isKind(of name: String) -> Bool { classes.contains(name) || className == name }
+}
