@@ -30,7 +30,7 @@ extension ManagedObjectContext {
             for (key, value) in update.propertiesToUpdate ?? [:] {
                 let slot = try entity.slot(forKey: key)
                 let attribute = entity.storedAttributes[slot]
-                guard let stored = ManagedValue(converting: value, to: attribute.attributeType), !(stored.isNull && !attribute.isOptional) else {
+                guard let stored = attribute.storedValue(value), !(stored.isNull && !attribute.isOptional) else {
                     throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to \(value), which does not fit its type \(attribute.attributeType)\(attribute.isOptional ? "" : " (and it is mandatory)").", key: key)
                 }
                 values.append((slot, stored))
@@ -88,7 +88,7 @@ extension ManagedObjectContext {
                     throw CoreDataError(.coreData, "Row \(index) of the batch insert has the key '\(key)', which the entity \(entity.name) does not have.", key: key)
                 }
                 let attribute = entity.storedAttributes[slot]
-                guard let stored = ManagedValue(converting: value, to: attribute.attributeType) else {
+                guard let stored = attribute.storedValue(value) else {
                     throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which is of type \(attribute.attributeType).", key: key)
                 }
                 values[slot] = stored

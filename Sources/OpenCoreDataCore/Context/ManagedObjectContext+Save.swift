@@ -191,7 +191,7 @@ extension EntityDescription {
     package func dictionary(from values: [ManagedValue]) -> [String: Any] {
         var result: [String: Any] = [:]
         for (slot, attribute) in storedAttributes.enumerated() where slot < values.count {
-            result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+            result[attribute.name] = attribute.appValue(values[slot]) ?? NSNull()
         }
         return result
     }

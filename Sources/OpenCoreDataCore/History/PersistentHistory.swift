@@ -67,7 +67,7 @@ public final class PersistentHistoryChange: Sendable, CustomStringConvertible {
         guard let storedTombstone else { return nil }
         let entity = changedObjectID.entity
         return storedTombstone.reduce(into: [:]) { result, pair in
-            result[pair.key] = pair.value.anyValue(for: entity.attributesByName[pair.key]?.attributeType ?? .binaryData) ?? NSNull()
+            result[pair.key] = (entity.attributesByName[pair.key].map { $0.appValue(pair.value) } ?? pair.value.anyValue(for: .binaryData)) ?? NSNull()
         }
     }
 

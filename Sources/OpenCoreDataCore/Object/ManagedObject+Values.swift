@@ -62,7 +62,7 @@ extension ManagedObject {
         }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
-        return values[slot].anyValue(for: entity.storedAttributes[slot].attributeType)
+        return entity.storedAttributes[slot].appValue(values[slot])
     }
 
     /// Sets the value of an attribute; throws a ``CoreDataError`` (1550) when the key is
@@ -74,7 +74,7 @@ extension ManagedObject {
         }
         let slot = try entity.slot(forKey: key)
         let attribute = entity.storedAttributes[slot]
-        guard let stored = ManagedValue(converting: value, to: attribute.attributeType) else {
+        guard let stored = attribute.storedValue(value) else {
             let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
             throw CoreDataError(
                 .managedObjectValidation,
@@ -96,7 +96,7 @@ extension ManagedObject {
         for slot in dirty.slots {
             if slot < attributes {
                 let attribute = entity.storedAttributes[slot]
-                result[attribute.name] = values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+                result[attribute.name] = attribute.appValue(values[slot]) ?? NSNull()
             } else if slot < entity.valueSlotCount {
                 let name = entity.toOneRelationships[slot - attributes].name
                 result[name] = managedToOne(forKey: name, as: ManagedObject.self) ?? NSNull()
@@ -140,7 +140,7 @@ extension ManagedObject {
         guard let snapshot else { return [:] }
         var result: [String: Any] = [:]
         for (slot, attribute) in entity.storedAttributes.enumerated() where keys?.contains(attribute.name) ?? true {
-            result[attribute.name] = snapshot.values[slot].anyValue(for: attribute.attributeType) ?? NSNull()
+            result[attribute.name] = attribute.appValue(snapshot.values[slot]) ?? NSNull()
         }
         return result
     }
