@@ -5,9 +5,13 @@ import OpenCoreDataSQLite
 extension PersistentStoreCoordinator {
     /// Opens a store and adds it. Mirrors `addPersistentStore(type:configuration:at:options:)`.
     ///
-    /// `.sqlite` needs a file URL (created when missing); `.inMemory` ignores `url`. Throws
-    /// 134100 when an existing store was written with a different model, 134000 for an unknown
-    /// type or a file that is not a store.
+    /// `.sqlite` needs a file URL (created when missing); `.inMemory` ignores `url`. A store
+    /// written with another version of the model is migrated first when both
+    /// `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
+    /// are on (a container's descriptions turn them on; see docs/Migration.md). Throws 134100 when
+    /// an existing store was written with a different model and is not migrated, 134110–134190
+    /// when a migration fails (the store is then unchanged), 134000 for an unknown type or a file
+    /// that is not a store.
     @discardableResult
     public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil, options: [String: any Sendable] = [:]) throws -> PersistentStore {
         let engine: any StoreEngine
@@ -17,6 +21,10 @@ extension PersistentStoreCoordinator {
                 throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
             }
             let readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+            if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options),
+               PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
+                try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
+            }
             engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         case .inMemory:
             engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))

@@ -276,6 +276,11 @@ final class SQLiteLayout: @unchecked Sendable {
         return storage
     }
 
+    /// The `Z_FOK_<NAME>` column of a to-one whose inverse is ordered.
+    func orderColumn(ofToOne relationship: RelationshipDescription) -> String? {
+        orderColumns[ObjectIdentifier(relationship)]
+    }
+
     /// The `Z_ENT` of an entity in this store.
     func entityNumber(of entity: EntityDescription) -> Int {
         numbersByEntity[ObjectIdentifier(entity)] ?? entity.entityNumber

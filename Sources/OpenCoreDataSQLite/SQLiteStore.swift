@@ -109,7 +109,7 @@ package final class SQLiteStore: StoreEngine {
                 stored[name] == nil ? "\(name) (not in the store)" : current[name] == nil ? "\(name) (not in the model)" : "\(name) (changed)"
             }
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
-                                "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or migrate (not supported yet).")
+                                "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
         }
         var numbers: [String: Int] = [:]
         let statement = try db.cachedStatement("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")

@@ -49,6 +49,15 @@ public let NSInvalidatedObjectsKey = "invalidated"
 public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 /// Store option: post `.NSPersistentStoreRemoteChange` notifications.
 public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
+/// Store option: migrate a store written with an older model when it is added.
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+/// Store option: infer the mapping between the store's model and the current one.
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// Store option (`[ManagedObjectModel]`): the models a store may have been written with, for
+/// stores that carry no model of their own (see ``ManagedObjectModel/versions(contentsOf:)``).
+public let MigrationSourceModelsOption = "OCDMigrationSourceModelsOption"
+/// Store option (`@Sendable (MigrationProgress) -> Void`): called as a migration copies rows.
+public let MigrationProgressHandlerOption = "OCDMigrationProgressHandlerOption"
 /// Store option: open the store read-only.
 public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
 /// Metadata key: the store's UUID.

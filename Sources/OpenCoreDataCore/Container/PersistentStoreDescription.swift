@@ -17,6 +17,8 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
         var options: [String: any Sendable] = [:]
         var isReadOnly = false
         var shouldAddStoreAsynchronously = false
+        var shouldMigrateStoreAutomatically = true
+        var shouldInferMappingModelAutomatically = true
     }
     private let state: Locked<State>
 
@@ -60,6 +62,19 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
     public var shouldAddStoreAsynchronously: Bool {
         get { state.withLock { $0.shouldAddStoreAsynchronously } }
         set { state.withLock { $0.shouldAddStoreAsynchronously = newValue } }
+    }
+
+    /// Whether a store written with an older model is migrated when it is added (default true,
+    /// as in Core Data). Sets `NSMigratePersistentStoresAutomaticallyOption`.
+    public var shouldMigrateStoreAutomatically: Bool {
+        get { state.withLock { $0.shouldMigrateStoreAutomatically } }
+        set { state.withLock { $0.shouldMigrateStoreAutomatically = newValue } }
+    }
+    /// Whether the migration infers its mapping (default true). Sets
+    /// `NSInferMappingModelAutomaticallyOption`.
+    public var shouldInferMappingModelAutomatically: Bool {
+        get { state.withLock { $0.shouldInferMappingModelAutomatically } }
+        set { state.withLock { $0.shouldInferMappingModelAutomatically = newValue } }
     }
 
     public var description: String { "<PersistentStoreDescription \(type.rawValue) \(url?.path ?? "-")>" }

@@ -77,6 +77,16 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         public static let persistentStoreTimeout = Code(rawValue: 134090)
         /// 134100: the store was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
         public static let persistentStoreIncompatibleVersionHash = Code(rawValue: 134100)
+        /// 134110: migrating a store failed (`NSMigrationError`).
+        public static let migration = Code(rawValue: 134110)
+        /// 134130: the model a store was written with is not among the models at hand
+        /// (`NSMigrationMissingSourceModelError`).
+        public static let migrationMissingSourceModel = Code(rawValue: 134130)
+        /// 134140: a migration step needs a mapping model that cannot be used
+        /// (`NSMigrationMissingMappingModelError`).
+        public static let migrationMissingMappingModel = Code(rawValue: 134140)
+        /// 134190: no mapping can be inferred between two models (`NSInferredMappingModelError`).
+        public static let inferredMappingModel = Code(rawValue: 134190)
         /// 134180: SQLite reported an error (`NSSQLiteError`).
         public static let sqlite = Code(rawValue: 134180)
         /// 134301: the history token refers to deleted history (`NSPersistentHistoryTokenExpiredError`).
