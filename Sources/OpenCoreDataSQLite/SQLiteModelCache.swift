@@ -18,6 +18,41 @@ enum SQLiteModelCache {
         return try inflate(compressed)
     }
 
+    /// Writes `model` into the cache (one row, replacing any), as Core Data does when it creates
+    /// or migrates a store.
+    static func write(_ model: ManagedObjectModel, in db: SQLiteConnection) throws {
+        let content = try deflate(CompiledModelWriter.archive(model))
+        try db.execute("DELETE FROM Z_MODELCACHE")
+        let insert = try db.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
+        defer { insert.finalize() }
+        try insert.bind([.data(content)])
+        try insert.run()
+    }
+
+    /// Compresses data as raw DEFLATE (RFC 1951, no zlib header), the cache's encoding.
+    static func deflate(_ data: Data) throws(CoreDataError) -> Data {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw CoreDataError(.coreData, "zlib could not start compressing the model cache.")
+        }
+        defer { deflateEnd(&stream) }
+        var input = [UInt8](data)
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 16)
+        let status = input.withUnsafeMutableBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { target in
+                stream.next_in = source.baseAddress
+                stream.avail_in = uInt(source.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = uInt(target.count)
+                return CZlib.deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else {
+            throw CoreDataError(.coreData, "zlib could not compress the model cache (status \(status)).")
+        }
+        return Data(output.prefix(Int(stream.total_out)))
+    }
+
     /// Inflates raw DEFLATE data (RFC 1951).
     static func inflate(_ data: Data) throws(CoreDataError) -> Data {
         var stream = z_stream()

@@ -85,6 +85,7 @@ package final class SQLiteStore: StoreEngine {
             try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
             try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
             try db.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+            try SQLiteModelCache.write(model, in: db)
             let insertKey = try db.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
             defer { insertKey.finalize() }
             for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {

@@ -86,8 +86,8 @@ import Testing
         let transactions = try #require(try db.rows("SELECT COUNT(*) FROM ATRANSACTION").first?.first as? Int64)
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws in
-            let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as? PersistentHistoryResult
-            let history = try #require(result?.result as? [PersistentHistoryTransaction])
+            let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?))
+            let history = try #require(result.result as? [PersistentHistoryTransaction])
             #expect(history.count == Int(transactions))
             #expect(history.reduce(0) { $0 + ($1.changes?.count ?? 0) } == Int(changes))
             #expect(history.allSatisfy { $0.changes?.allSatisfy { $0.changedObjectID.entity.managedObjectModel === container.managedObjectModel } ?? false })

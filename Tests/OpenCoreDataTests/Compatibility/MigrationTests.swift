@@ -93,4 +93,158 @@ import Testing
         #expect(moods.map { ($0.value(forKey: "date") as? Date)?.timeIntervalSinceReferenceDate } == before.map { $0[0] as? Double })
         #expect(moods.map { $0.value(forKey: "colors") as? Data } == before.map { $0[1] as? Data })
     }
+
+    // MARK: - DuckDuckGo's bookmarks
+
+    static let bookmarks = "ddg-bsk/Sources/Bookmarks/BookmarksModel.xcdatamodeld"
+
+    @Test(arguments: [(1, "BookmarksModel 2"), (2, "BookmarksModel 3"), (3, "BookmarksModel 4"), (4, "BookmarksModel 5"), (5, "BookmarksModel 6"), (1, "BookmarksModel 6")])
+    func bookmarksKeepTheirTreeAndOrder(store: Int, version: String) throws {
+        let directory = TemporaryDirectory()
+        let path = "ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V\(store).sqlite"
+        let (container, _) = try Self.open(path, bundle: Self.bookmarks, version: version, in: directory)
+        let children = try Self.original(path, "SELECT p.ZUUID, c.ZUUID FROM ZBOOKMARKENTITY c JOIN ZBOOKMARKENTITY p ON c.ZPARENT = p.Z_PK ORDER BY p.ZUUID, c.Z_FOK_PARENT")
+        let expected = Dictionary(grouping: children, by: { $0[0] as! String }).mapValues { $0.map { $0[1] as? String } }
+        let all = try Self.objects("BookmarkEntity", in: container)
+        #expect(all.count == (try Self.original(path, "SELECT COUNT(*) FROM ZBOOKMARKENTITY")[0][0] as! Int64).asInt)
+        try container.viewContext.performAndWait {
+            for folder in all where expected[folder.value(forKey: "uuid") as! String] != nil {
+                let members = try #require(folder.value(forKey: "children") as? [ManagedObject])
+                #expect(members.map { $0.value(forKey: "uuid") as? String } == expected[folder.value(forKey: "uuid") as! String], "children keep their order")
+            }
+        }
+    }
+
+    @Test func aToOneBecomesAManyToManyWithItsOrder() throws {
+        // Version 4 turned favoriteFolder (to-one) into favoriteFolders (to-many, renamed), so
+        // favorites became an ordered many-to-many in a join table.
+        let directory = TemporaryDirectory()
+        let path = "ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite"
+        let favorites = try Self.original(path, "SELECT f.ZUUID, b.ZUUID FROM ZBOOKMARKENTITY b JOIN ZBOOKMARKENTITY f ON b.ZFAVORITEFOLDER = f.Z_PK ORDER BY f.ZUUID, b.Z_FOK_FAVORITEFOLDER")
+        #expect(!favorites.isEmpty)
+        let (container, url) = try Self.open(path, bundle: Self.bookmarks, version: "BookmarksModel 4", in: directory)
+        let expected = Dictionary(grouping: favorites, by: { $0[0] as! String }).mapValues { $0.map { $0[1] as? String } }
+        try container.viewContext.performAndWait {
+            for folder in try Self.objects("BookmarkEntity", in: container) {
+                let uuid = folder.value(forKey: "uuid") as! String
+                let members = try #require(folder.value(forKey: "favorites") as? [ManagedObject])
+                #expect(members.map { $0.value(forKey: "uuid") as? String } == expected[uuid] ?? [], "\(uuid)")
+                for member in members {
+                    let folders = try #require(member.value(forKey: "favoriteFolders") as? Set<ManagedObject>)
+                    #expect(folders.contains(folder))
+                }
+            }
+        }
+        #expect(try RawSQLite(url).rows("SELECT COUNT(*) FROM Z_1FAVORITES")[0][0] as? Int64 == Int64(favorites.count))
+    }
+
+    // MARK: - CoreDataPlus
+
+    @Test func aRenamedSubentityKeepsItsRows() throws {
+        // SampleModel 2 renames ExpensiveSportCar to LuxuryCar, drops and adds attributes; Apple
+        // migrated the same store into SampleModel_V2.sqlite, which is what we must get.
+        let directory = TemporaryDirectory()
+        let (container, _) = try Self.open("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
+                                           bundle: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel2", in: directory)
+        let apple = "coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite"
+        for (entity, number) in [("Car", 1), ("SportCar", 2), ("LuxuryCar", 3)] {
+            let request = FetchRequest<ManagedObject>(entityName: entity)
+            request.includesSubentities = false
+            request.sortDescriptors = [NSSortDescriptor(key: "numberPlate", ascending: true)]
+            let ours = try container.viewContext.performAndWait { try container.viewContext.fetch(request) }
+            let theirs = try Self.original(apple, "SELECT ZNUMBERPLATE, ZMAKER, ZMODEL FROM ZCAR WHERE Z_ENT = \(number) ORDER BY ZNUMBERPLATE")
+            let limited = try Self.original("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "SELECT ZISLIMITEDEDITION FROM ZCAR WHERE Z_ENT = 3 ORDER BY ZNUMBERPLATE").map { ($0[0] as? Int64).map { $0 != 0 } }
+            let owners = try Self.original(apple, "SELECT p.ZFIRSTNAME FROM ZCAR c LEFT JOIN ZPERSON p ON c.ZOWNER = p.Z_PK WHERE c.Z_ENT = \(number) ORDER BY c.ZNUMBERPLATE").map { $0[0] as? String }
+            #expect(ours.count == theirs.count, "\(entity)")
+            container.viewContext.performAndWait {
+                #expect(ours.map { $0.value(forKey: "numberPlate") as? String } == theirs.map { $0[0] as? String })
+                #expect(ours.map { $0.value(forKey: "maker") as? String } == theirs.map { $0[1] as? String })
+                #expect(ours.map { ($0.value(forKey: "owner") as? ManagedObject)?.value(forKey: "firstName") as? String } == owners)
+                if entity == "LuxuryCar" { #expect(ours.map { $0.value(forKey: "isLimitedEdition") as? Bool } == limited, "kept from ExpensiveSportCar") }
+            }
+        }
+    }
+
+    @Test(arguments: ["SampleModel3_v2", "SampleModel3_v3"])
+    func anAddedEntityAndARemovedAttribute(version: String) throws {
+        let directory = TemporaryDirectory()
+        let path = "coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"
+        let (container, _) = try Self.open(path, bundle: "coredataplus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", version: version, in: directory)
+        let users = try Self.objects("User", in: container, sortedBy: "name")
+        let expected = try Self.original(path, "SELECT ZNAME FROM ZUSER ORDER BY ZNAME").map { $0[0] as? String }
+        #expect(container.viewContext.performAndWait { users.map { $0.value(forKey: "name") as? String } } == expected)
+        #expect(try Self.objects("Pet", in: container).isEmpty)
+    }
+
+    // MARK: - Stores without a model, failures
+
+    @Test func aStoreWithoutACacheMigratesFromTheVersionsGiven() throws {
+        let directory = TemporaryDirectory()
+        let bundle = Self.fixtures.appendingPathComponent("bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld")
+        let path = "bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite"
+        let versions = try ManagedObjectModel.versions(contentsOf: bundle)
+        #expect(versions.count == 3)
+        // Without the older versions there is nothing to migrate from.
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try Self.open(path, bundle: "bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld", version: "Model2", in: TemporaryDirectory())
+        }
+        #expect(error.code == .migrationMissingSourceModel)
+        let (container, _) = try Self.open(path, bundle: "bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld", version: "Model2", in: directory) {
+            $0.setOption(versions, forKey: MigrationSourceModelsOption)
+        }
+        let books = try Self.objects("Book", in: container, sortedBy: "title")
+        let expected = try Self.original(path, "SELECT ZTITLE FROM ZBOOK ORDER BY ZTITLE").map { $0[0] as? String }
+        #expect(container.viewContext.performAndWait { books.map { $0.value(forKey: "title") as? String } } == expected)
+    }
+
+    @Test func aMandatoryAttributeWithoutDefaultFailsAndLeavesTheStoreAsItWas() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Notes.sqlite")
+        func model(extra: Bool) -> ManagedObjectModel {
+            var properties: [PropertyDescription] = [AttributeDescription(name: "title", type: .string)]
+            if extra { properties.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false)) }
+            return ManagedObjectModel(entities: [EntityDescription(name: "Note", properties: properties)])
+        }
+        let first = PersistentContainer(name: "Notes", managedObjectModel: model(extra: false))
+        first.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try first.loadPersistentStores()
+        try first.viewContext.performAndWait {
+            let note = ManagedObject(entity: first.managedObjectModel.entitiesByName["Note"]!, insertInto: first.viewContext)
+            note.setValue("kept", forKey: "title")
+            try first.viewContext.save()
+        }
+        try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
+        let before = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data]
+
+        let second = PersistentContainer(name: "Notes", managedObjectModel: model(extra: true))
+        second.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        let error = try #require(throws: CoreDataError.self) { try second.loadPersistentStores() }
+        #expect(error.code == .migration)
+        #expect(error.message.contains("Note.rank"))
+        #expect(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data] == before)
+        #expect(try RawSQLite(url).rows("SELECT ZTITLE FROM ZNOTE").map { $0[0] as? String } == ["kept"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") }.isEmpty)
+
+        // With migration turned off the store is refused instead (134100).
+        let third = PersistentContainer(name: "Notes", managedObjectModel: model(extra: true))
+        let description = PersistentStoreDescription(url: url)
+        description.shouldMigrateStoreAutomatically = false
+        third.persistentStoreDescriptions = [description]
+        #expect(throws: CoreDataError.self) { try third.loadPersistentStores() }
+    }
+
+    @Test func progressIsReportedUpToEveryRow() throws {
+        let directory = TemporaryDirectory()
+        let reports = Locked<[MigrationProgress]>([])
+        let handler: @Sendable (MigrationProgress) -> Void = { progress in reports.withLock { $0.append(progress) } }
+        _ = try Self.open("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld",
+                          version: "SampleModel2", in: directory) { $0.setOption(handler, forKey: MigrationProgressHandlerOption) }
+        let last = try #require(reports.withLock { $0.last })
+        #expect(last.completedRows == 145)   // 125 cars and 20 people
+        #expect(last.fractionCompleted == 1)
+    }
+}
+
+extension Int64 {
+    var asInt: Int { Int(self) }
 }

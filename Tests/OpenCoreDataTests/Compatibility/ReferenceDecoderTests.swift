@@ -152,3 +152,41 @@ import Testing
         #expect(error.message.contains("carries no model"))
     }
 }
+
+/// The model a store we create carries in `Z_MODELCACHE`: the reference decoder's layout, and
+/// the same model back.
+@Suite struct ModelCacheTests {
+    @Test(arguments: ReferenceDecoderTests.withModels)
+    func aStoreWeCreateCarriesItsModel(_ reference: ReferenceDecoderTests.Reference) throws {
+        let model = try reference.loadModel()
+        let directory = TemporaryDirectory()
+        let url = directory.file("Cached.sqlite")
+        let container = PersistentContainer(name: "Cached", managedObjectModel: model)
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let db = try RawSQLite(url)
+        let content = try #require(try db.rows("SELECT Z_CONTENT FROM Z_MODELCACHE").first?.first as? Data)
+        #expect(!content.starts(with: Array("bplist00".utf8)), "the archive is deflated")
+        let cached = try ManagedObjectModel(cachedInStoreAt: url)
+        #expect(cached.entityVersionHashesByName == model.entityVersionHashesByName)
+        for entity in model.entities {
+            let twin = try #require(cached.entitiesByName[entity.name])
+            #expect(twin.managedObjectClassName == entity.managedObjectClassName)
+            #expect(twin.superentity?.name == entity.superentity?.name)
+            #expect(twin.renamingIdentifier == entity.renamingIdentifier)
+            #expect(Set(twin.indexes.map(\.name)).isSuperset(of: entity.indexes.map(\.name)))
+            for property in entity.properties {
+                let other = try #require(twin.propertiesByName[property.name])
+                #expect(other.isOptional == property.isOptional && other.isTransient == property.isTransient)
+                if let attribute = property as? AttributeDescription, let other = other as? AttributeDescription, attribute.derivationExpression == nil {
+                    #expect(other.attributeType == attribute.attributeType)
+                    #expect(other.storedDefault == attribute.storedDefault || attribute.attributeType == .decimal, "\(entity.name).\(property.name)")
+                    #expect(other.valueTransformerName == attribute.valueTransformerName)
+                }
+                if let relationship = property as? RelationshipDescription, let other = other as? RelationshipDescription {
+                    #expect(other.inverseName == relationship.inverseName && other.deleteRule == relationship.deleteRule && other.isOrdered == relationship.isOrdered)
+                }
+            }
+        }
+    }
+}

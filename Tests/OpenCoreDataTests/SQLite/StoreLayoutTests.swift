@@ -123,12 +123,12 @@ import Testing
         }
     }
 
-    @Test func openingAStoreWithAnotherModelIs134100NamingTheEntities() throws {
+    @Test func openingAStoreWithAnotherModelWithoutMigrationIs134100NamingTheEntities() throws {
         let directory = TemporaryDirectory()
         _ = try TestStack(.sqlite, directory: directory)
         let changed = EntityDescription(name: "Note", properties: [AttributeDescription(name: "id", type: .integer64)])
         let error = #expect(throws: CoreDataError.self) {
-            try TestStack(.sqlite, model: ManagedObjectModel(entities: [changed]), directory: directory)
+            try TestStack(.sqlite, model: ManagedObjectModel(entities: [changed]), directory: directory, options: [NSMigratePersistentStoresAutomaticallyOption: false])
         }
         #expect(error?.code == .persistentStoreIncompatibleVersionHash)
         #expect(error?.code.rawValue == 134100)
