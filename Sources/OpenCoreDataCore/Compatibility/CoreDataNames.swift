@@ -56,6 +56,9 @@ public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomati
 /// Store option (`[ManagedObjectModel]`): the models a store may have been written with, for
 /// stores that carry no model of their own (see ``ManagedObjectModel/versions(contentsOf:)``).
 public let MigrationSourceModelsOption = "OCDMigrationSourceModelsOption"
+/// Store option (`[MappingModel]`): mapping models a migration follows when one matches the
+/// store's version and the current one.
+public let MappingModelsOption = "OCDMappingModelsOption"
 /// Store option (`@Sendable (MigrationProgress) -> Void`): called as a migration copies rows.
 public let MigrationProgressHandlerOption = "OCDMigrationProgressHandlerOption"
 /// Store option: open the store read-only.

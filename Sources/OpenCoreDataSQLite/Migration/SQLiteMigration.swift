@@ -12,7 +12,8 @@ import OpenCoreDataCore
 package enum SQLiteMigration {
     /// Migrates the store at `url` to `model` when it was written with another model. Returns
     /// whether it migrated. The store's model is its `Z_MODELCACHE`, or one of
-    /// `MigrationSourceModelsOption` whose hashes match its metadata.
+    /// `MigrationSourceModelsOption` whose hashes match its metadata; a mapping model under
+    /// `MappingModelsOption` between the store's version and `model` is followed.
     @discardableResult
     package static func migrateIfNeeded(at url: URL, to model: ManagedObjectModel, options: [String: any Sendable]) throws -> Bool {
         guard FileManager.default.fileExists(atPath: url.path) else { return false }
@@ -27,10 +28,14 @@ package enum SQLiteMigration {
             let cached = try SQLiteModelCache.archive(in: db).flatMap { try? ManagedObjectModel(archive: $0) }
             candidates = (options[MigrationSourceModelsOption] as? [ManagedObjectModel] ?? []) + (cached.map { [$0] } ?? [])
         }
-        guard let source = candidates.first(where: { $0.entityVersionHashesByName == stored }) else {
+        let current = model.entityVersionHashesByName
+        let mappingModel = (options[MappingModelsOption] as? [MappingModel] ?? []).first {
+            $0.sourceModel.entityVersionHashesByName == stored && $0.destinationModel.entityVersionHashesByName == current
+        }
+        guard let source = mappingModel?.sourceModel ?? candidates.first(where: { $0.entityVersionHashesByName == stored }) else {
             throw CoreDataError(.migrationMissingSourceModel, "The store at \(url.path) was written with a model that is not at hand (it has no usable model cache, and none of the \(candidates.count) models given under MigrationSourceModelsOption has its version hashes). Pass the older model versions, e.g. ManagedObjectModel.versions(contentsOf:) of the .xcdatamodeld.")
         }
-        let mapping = try InferredMapping(source: source.frozenCopy(), destination: model)
+        let mapping = try InferredMapping(source: source.frozenCopy(), destination: model, mappingModel: mappingModel)
         let progress = options[MigrationProgressHandlerOption] as? @Sendable (MigrationProgress) -> Void
         try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), progress: progress).run()
         return true
@@ -182,8 +187,17 @@ private final class Migrator {
                 var values: [ManagedValue] = [.integer(newKey), .integer(Int64(targetLayout.entityNumber(of: entity))), .integer(select.isNull(at: 2) ? 1 : select.int64(at: 2))]
                 for attribute in entity.storedAttributes {
                     var value = ManagedValue.null
-                    if let old = mapping.source(of: attribute, in: entity) as? AttributeDescription, let slot = sourceEntity.slotByName[old.name] {
-                        value = Self.convert(select.value(at: Int32(3 + sourceMapping.tableIndexes[slot]), type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
+                    switch mapping.source(of: attribute, in: entity) {
+                    case .property(let old as AttributeDescription)?:
+                        if let slot = sourceEntity.slotByName[old.name] {
+                            value = Self.convert(select.value(at: Int32(3 + sourceMapping.tableIndexes[slot]), type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
+                        }
+                    case .keyPath(let path)?:
+                        value = try follow(path, from: sourceEntity, row: (table.name, oldKey), to: attribute)
+                    case .constant(let constant)?:
+                        value = constant
+                    default:
+                        break
                     }
                     if value.isNull { value = attribute.storedDefault }
                     if value.isNull && !attribute.isOptional {
@@ -303,11 +317,11 @@ private final class Migrator {
     private func members(of relationship: RelationshipDescription, in entity: EntityDescription, owner: (table: String, key: Int64)) throws -> [(key: Int64, entity: EntityDescription)] {
         let wanted = relationship.destinationEntity
         var found: [(table: String, key: Int64)] = []
-        if let old = mapping.source(of: relationship, in: entity) as? RelationshipDescription, let destination = old.destinationEntity {
+        if let old = mapping.sourceProperty(of: relationship, in: entity) as? RelationshipDescription, let destination = old.destinationEntity {
             let table = try sourceLayout.mapping(for: destination).table
             found = try oldMembers(of: old)[owner.key, default: []].map { (table, $0) }
         } else if let inverse = relationship.inverseRelationship, let inverseOwner = inverse.entity,
-                  let old = mapping.source(of: inverse, in: inverseOwner) as? RelationshipDescription, let oldOwner = old.entity {
+                  let old = mapping.sourceProperty(of: inverse, in: inverseOwner) as? RelationshipDescription, let oldOwner = old.entity {
             let table = try sourceLayout.mapping(for: oldOwner).table
             found = try transposedMembers(of: old)[owner.key, default: []].map { (table, $0) }
         }
@@ -315,6 +329,29 @@ private final class Migrator {
             guard let moved = keys[member.table]?[member.key], wanted.map({ moved.entity.isKindOf(entity: $0) }) ?? true else { return nil }
             return moved
         }
+    }
+
+    /// The value at the end of a key path from an old row (`continent.numericISO3166Code`):
+    /// to-one relationships of the old model, then an attribute; nil where a step is empty.
+    private func follow(_ path: [String], from entity: EntityDescription, row: (table: String, key: Int64), to attribute: AttributeDescription) throws -> ManagedValue {
+        var entity = entity, key = row.key
+        for step in path.dropLast() {
+            guard let relationship = entity.relationshipsByName[step], !relationship.isToMany, let destination = relationship.destinationEntity else {
+                throw CoreDataError(.migrationMissingMappingModel, "The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not follow to-one relationships of \(entity.name) in the store's model.")
+            }
+            guard let next = try oldMembers(of: relationship)[key]?.first else { return .null }
+            entity = destination
+            key = next
+        }
+        guard let last = path.last, let old = entity.attributesByName[last], let slot = entity.slotByName[last] else {
+            throw CoreDataError(.migrationMissingMappingModel, "The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not end at an attribute of \(entity.name) in the store's model.")
+        }
+        let entityMapping = try sourceLayout.mapping(for: entity)
+        let statement = try source.cachedStatement("SELECT \(entityMapping.columns[slot]) FROM \(entityMapping.table) WHERE Z_PK = ?")
+        defer { statement.reset() }
+        try statement.bind([.integer(key)])
+        guard try statement.step() else { return .null }
+        return Self.convert(statement.value(at: 0, type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
     }
 
     /// The position of `member` among the members `inverse` (an ordered to-many of the new

@@ -243,6 +243,62 @@ import Testing
         #expect(last.completedRows == 145)   // 125 cars and 20 people
         #expect(last.fractionCompleted == 1)
     }
+
+    // MARK: - Mapping models
+
+    static func mapping(_ name: String) throws -> MappingModel {
+        try MappingModel(contentsOf: fixtures.appendingPathComponent("objcio-moody/Migrations/Migrations/\(name).xcmappingmodel"), models: fixtures.appendingPathComponent(moody))
+    }
+
+    @Test func aMappingModelsKeyPathFillsTheNewAttribute() throws {
+        // Moody 4 → 5 drops Continent; the mapping model keeps each country's continent code in
+        // isoContinent = $source.continent.numericISO3166Code.
+        let mapping = try Self.mapping("Moody 4-Moody 5")
+        #expect(mapping.entityMappings.first { $0.destinationEntityName == "Country" }?.valueExpressions["isoContinent"] == "$source.continent.numericISO3166Code")
+        let path = "objcio-moody/Migrations/MigrationsTests/Moody 4.moody"
+        let expected = try Self.original(path, "SELECT c.ZNUMERICISO3166CODE, k.ZNUMERICISO3166CODE FROM ZCOUNTRY c LEFT JOIN ZCONTINENT k ON c.ZCONTINENT = k.Z_PK ORDER BY c.ZNUMERICISO3166CODE")
+        #expect(expected.contains { $0[1] != nil })
+        let directory = TemporaryDirectory()
+        let (container, _) = try Self.open(path, bundle: Self.moody, version: "Moody 5", in: directory) { $0.setOption([mapping], forKey: MappingModelsOption) }
+        let countries = try Self.objects("Country", in: container, sortedBy: "numericISO3166Code")
+        container.viewContext.performAndWait {
+            #expect(countries.map { ($0.value(forKey: "isoContinent") as? Int16).map(Int64.init) } == expected.map { ($0[1] as? Int64) ?? 0 })
+        }
+        // Without it, inference leaves the default (0).
+        let other = TemporaryDirectory()
+        let (inferred, _) = try Self.open(path, bundle: Self.moody, version: "Moody 5", in: other)
+        let plain = try Self.objects("Country", in: inferred)
+        inferred.viewContext.performAndWait { #expect(plain.allSatisfy { $0.value(forKey: "isoContinent") as? Int16 == 0 }) }
+    }
+
+    @Test func aStepThatNeedsAppCodeIsRefusedNamingIt() throws {
+        let mapping = try Self.mapping("Moody 5-Moody 6")
+        let directory = TemporaryDirectory()
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try Self.open("objcio-moody/Migrations/MigrationsTests/Moody 5.moody", bundle: Self.moody, version: "Moody 6", in: directory) {
+                $0.setOption([mapping], forKey: MappingModelsOption)
+            }
+        }
+        #expect(error.code == .migrationMissingMappingModel)
+        #expect(error.message.contains("Moody 5-Moody 6") && error.message.contains("Country5ToCountry6Policy"))
+        // The store is as it was: it still opens with version 5.
+        let url = directory.file("Moody 5.moody")
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
+        #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data]
+                == (try ManagedObjectModel(contentsOf: Self.fixtures.appendingPathComponent(Self.moody), version: "Moody 5")).entityVersionHashesByName)
+    }
+
+    @Test func functionExpressionsAreRefusedToo() throws {
+        let mapping = try MappingModel(contentsOf: Self.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel"),
+                                       models: Self.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"))
+        #expect(mapping.entityMappings.contains { $0.valueExpressions["previousOwners"]?.hasPrefix("FUNCTION($manager") == true })
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try Self.open("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", bundle: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld",
+                              version: "SampleModel3", in: TemporaryDirectory()) { $0.setOption([mapping], forKey: MappingModelsOption) }
+        }
+        #expect(error.code == .migrationMissingMappingModel)
+        #expect(error.message.contains("V2toV3"))
+    }
 }
 
 extension Int64 {

@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// A mapping model made in Xcode (`.xcmappingmodel`): how the entities and properties of one
+/// model version become those of the next, where inference alone would not do. Mirrors
+/// `NSMappingModel`; pass it under ``MappingModelsOption`` and a migration between its two
+/// versions follows it.
+///
+/// What can be followed: entity mappings that rename or add entities, and property values
+/// given as a key path from the source object (`$source.continent.numericISO3166Code`) or as
+/// a constant. Mappings that run app code — a custom `NSEntityMigrationPolicy` subclass or a
+/// `FUNCTION($manager, …)` expression — cannot run here: a migration that needs them fails
+/// with 134140 naming the step and what it needs.
+// @unchecked Sendable: immutable after init (the models it holds are frozen on first use).
+public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
+    /// How the objects of one destination entity are made.
+    public struct EntityMapping: Sendable {
+        /// The source entity (nil for an entity the migration adds empty).
+        public var sourceEntityName: String?
+        /// The destination entity.
+        public var destinationEntityName: String
+        /// The custom `NSEntityMigrationPolicy` subclass, if the mapping names one.
+        public var migrationPolicyClassName: String?
+        /// Value expressions of destination properties, in predicate format (`$source.date`,
+        /// `YES`); properties not listed are inferred (same name or renaming identifier).
+        public var valueExpressions: [String: String]
+    }
+
+    /// The mapping model's name (its file name without extension).
+    public let name: String
+    /// The version it migrates from.
+    public let sourceModel: ManagedObjectModel
+    /// The version it migrates to.
+    public let destinationModel: ManagedObjectModel
+    /// One per destination entity the mapping lists.
+    public let entityMappings: [EntityMapping]
+
+    /// Reads `url` (an `.xcmappingmodel` folder or its `xcmapping.xml`); its source and
+    /// destination versions are loaded from `models` (the `.xcdatamodeld` they belong to), by
+    /// the version names the mapping records.
+    public init(contentsOf url: URL, models: URL) throws {
+        let file = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
+        let name = url.pathExtension == "xcmappingmodel" ? url.deletingPathExtension().lastPathComponent : url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
+        self.name = name
+        guard let data = try? Data(contentsOf: file) else {
+            throw CoreDataError(.coreData, "Could not read the mapping model at \(file.path). Pass an .xcmappingmodel folder.")
+        }
+        let reader = MappingXMLReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        guard parser.parse() else {
+            throw CoreDataError(.coreData, "The mapping model at \(file.path) is not valid Core Data mapping XML.")
+        }
+        func version(_ key: String) throws -> ManagedObjectModel {
+            guard let path = reader.model[key] else {
+                throw CoreDataError(.coreData, "The mapping model \(name) does not name its \(key == "sourcemodelpath" ? "source" : "destination") model version.")
+            }
+            let version = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            return try ManagedObjectModel(contentsOf: models, version: version)
+        }
+        sourceModel = try version("sourcemodelpath")
+        destinationModel = try version("destinationmodelpath")
+        entityMappings = reader.entityMappings()
+    }
+
+    public var description: String { "MappingModel(\(name))" }
+}
+
+/// Reads `xcmapping.xml`: Core Data's XML store of Xcode's mapping objects
+/// (`XDDEVENTITYMAPPING`, `XDDEVATTRIBUTEMAPPING`, `XDDEVRELATIONSHIPMAPPING`,
+/// `XDDEVMAPPINGMODEL`), whose value expressions are archived `NSExpression`s.
+// Used on one thread, by one parse.
+private final class MappingXMLReader: NSObject, XMLParserDelegate {
+    private struct Object {
+        var type: String
+        var attributes: [String: String] = [:]
+        var references: [String: String] = [:]
+    }
+    private var objects: [String: Object] = [:]
+    private var current: (id: String, object: Object)?
+    private var attribute: String?
+    private var text = ""
+    var model: [String: String] = [:]
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        switch name {
+        case "object":
+            if let id = attributes["id"], let type = attributes["type"] { current = (id, Object(type: type)) }
+        case "attribute":
+            attribute = attributes["name"]
+            text = ""
+        case "relationship":
+            if let relationship = attributes["name"], let target = attributes["idrefs"] { current?.object.references[relationship] = target }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if attribute != nil { text += string }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        switch name {
+        case "attribute":
+            if let attribute { current?.object.attributes[attribute] = text }
+            attribute = nil
+        case "object":
+            if let current {
+                objects[current.id] = current.object
+                if current.object.type == "XDDEVMAPPINGMODEL" { model = current.object.attributes }
+            }
+            current = nil
+        default:
+            break
+        }
+    }
+
+    func entityMappings() -> [MappingModel.EntityMapping] {
+        var mappings: [String: MappingModel.EntityMapping] = [:]
+        for (id, object) in objects where object.type == "XDDEVENTITYMAPPING" {
+            guard let destination = object.attributes["destinationname"] else { continue }
+            let policy = object.attributes["migrationpolicyclassname"].flatMap { $0.isEmpty || $0 == "NSEntityMigrationPolicy" ? nil : $0 }
+            mappings[id] = .init(sourceEntityName: object.attributes["sourcename"].flatMap { $0.isEmpty ? nil : $0 },
+                                 destinationEntityName: destination, migrationPolicyClassName: policy, valueExpressions: [:])
+        }
+        for object in objects.values where object.type == "XDDEVATTRIBUTEMAPPING" || object.type == "XDDEVRELATIONSHIPMAPPING" {
+            guard let owner = object.references["entitymapping"], let property = object.attributes["name"],
+                  let encoded = object.attributes["valueexpressiondata"],
+                  let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters),
+                  let archive = try? KeyedArchive(data) else { continue }
+            mappings[owner]?.valueExpressions[property] = archive.expressionText(.uid(archive.root))
+        }
+        return mappings.values.sorted { $0.destinationEntityName < $1.destinationEntityName }
+    }
+}
