@@ -126,8 +126,9 @@ package final class SQLiteStore: StoreEngine {
     /// The binary property list Core Data keeps in `Z_METADATA.Z_PLIST`.
     static func metadataPlist(model: ManagedObjectModel) throws -> Data {
         let hashes = model.entityVersionHashesByName
-        let checksum = hashes.sorted { Array($0.key.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.key.unicodeScalars.map(\.value)) }
-            .reduce(into: [UInt8]()) { $0 += Array($1.value) }
+        let ordered = hashes.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
+        let checksum = ordered.reduce(into: [UInt8]()) { $0 += Array($1.value) }
+        let digest = ordered.reduce(into: [UInt8]()) { $0 += Array($1.key.utf8) + Array($1.value) }
         let plist: [String: Any] = [
             "NSStoreType": "SQLite",
             "NSStoreModelVersionHashes": hashes,
@@ -136,6 +137,7 @@ package final class SQLiteStore: StoreEngine {
             "NSPersistenceFrameworkVersion": frameworkVersion,
             "_NSAutoVacuumLevel": "2",
             "NSStoreModelVersionChecksumKey": Data(SHA256.hash(checksum)).base64EncodedString(),
+            "NSStoreModelVersionHashesDigest": Data(SHA512.hash(digest)).base64EncodedString(),
         ]
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
