@@ -54,6 +54,53 @@ import Testing
         #expect(total == rows, "\(fixture): every row materialised once")
     }
 
+    @Test(arguments: stores)
+    func aChangeSavesReopensAndKeepsTheLayout(_ fixture: String) throws {
+        let directory = TemporaryDirectory()
+        let url = try CoreDataFixtureTests.copy(fixture, into: directory)
+        let model = try Self.model(for: url, fixture: fixture)
+        let schema = { () throws -> [String] in
+            try RawSQLite(url).rows("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").map { "\($0[0] ?? "") \($0[1] ?? "") \($0[2] ?? "")" }
+        }
+        let before = try schema()
+        func open() throws -> PersistentContainer {
+            let container = PersistentContainer(name: "Fixture", managedObjectModel: model)
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+            try container.loadPersistentStores()
+            return container
+        }
+        // The first object with an optional string attribute gets a new value.
+        let container = try open()
+        let context = container.newBackgroundContext()
+        let changed: (id: URL, key: String)? = try context.performAndWait {
+            for entity in model.entities where !entity.isAbstract {
+                guard let attribute = entity.storedAttributes.first(where: { $0.attributeType == .string && $0.isOptional && $0.derivationExpression == nil }) else { continue }
+                let request = FetchRequest<ManagedObject>(entityName: entity.name)
+                request.fetchLimit = 1
+                guard let object = try context.fetch(request).first else { continue }
+                object.setValue("changed on Linux", forKey: attribute.name)
+                try context.save()
+                return (object.objectID.uriRepresentation(), attribute.name)
+            }
+            return nil
+        }
+        try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+        if changed == nil {
+            // Only a store with no such object changes nothing (bnr's TestModel.sqlite is empty).
+            #expect(try StoreInspection(storeAt: url).entities.allSatisfy { $0.rowCount == 0 }, "\(fixture)")
+        }
+        if let changed {
+            let reopened = try open()
+            let check = reopened.newBackgroundContext()
+            try check.performAndWait { () throws in
+                let id = try #require(reopened.persistentStoreCoordinator.managedObjectID(forURIRepresentation: changed.id))
+                #expect(try check.existingObject(with: id).value(forKey: changed.key) as? String == "changed on Linux")
+            }
+            try reopened.persistentStoreCoordinator.remove(reopened.persistentStoreCoordinator.persistentStores[0])
+        }
+        #expect(try schema() == before, "saving leaves the schema as Core Data made it")
+    }
+
     @Test func orderedRelationshipsKeepTheirOrderFromTheCache() throws {
         let directory = TemporaryDirectory()
         let url = try CoreDataFixtureTests.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", into: directory)

@@ -299,6 +299,108 @@ import Testing
         #expect(error.code == .migrationMissingMappingModel)
         #expect(error.message.contains("V2toV3"))
     }
+
+    // MARK: - Changes made in code
+
+    /// Saves objects with `fill` in a store of `old`, then opens it with `new` (migrating).
+    static func migrate(from old: ManagedObjectModel, to new: ManagedObjectModel, in directory: TemporaryDirectory,
+                        fill: (ManagedObjectContext, ManagedObjectModel) throws -> Void) throws -> PersistentContainer {
+        let url = directory.file("Code.sqlite")
+        let first = PersistentContainer(name: "Code", managedObjectModel: old)
+        first.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try first.loadPersistentStores()
+        try first.viewContext.performAndWait {
+            try fill(first.viewContext, old)
+            try first.viewContext.save()
+        }
+        try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
+        let second = PersistentContainer(name: "Code", managedObjectModel: new)
+        second.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try second.loadPersistentStores()
+        return second
+    }
+
+    @Test func typeChangesConvertWhereTheMeaningIsKept() throws {
+        func model(_ count: AttributeType, _ code: AttributeType, rankOptional: Bool) -> ManagedObjectModel {
+            let rank = AttributeDescription(name: "rank", type: .integer32, isOptional: rankOptional, defaultValue: rankOptional ? nil : 7)
+            return ManagedObjectModel(entities: [EntityDescription(name: "Item", properties: [
+                AttributeDescription(name: "count", type: count), AttributeDescription(name: "code", type: code), rank,
+            ])])
+        }
+        let directory = TemporaryDirectory()
+        let container = try Self.migrate(from: model(.integer16, .string, rankOptional: true), to: model(.string, .integer64, rankOptional: false), in: directory) { context, old in
+            for (count, code, rank) in [(3, "42", 1), (5, "x", nil)] as [(Int16, String, Int32?)] {
+                let item = ManagedObject(entity: old.entitiesByName["Item"]!, insertInto: context)
+                item.setValue(count, forKey: "count")
+                item.setValue(code, forKey: "code")
+                item.setValue(rank, forKey: "rank")
+            }
+        }
+        let items = try Self.objects("Item", in: container, sortedBy: "count")
+        container.viewContext.performAndWait {
+            #expect(items.map { $0.value(forKey: "count") as? String } == ["3", "5"])
+            #expect(items.map { $0.value(forKey: "code") as? Int64 } == [42, nil], "a string that is no number becomes nil")
+            #expect(items.map { $0.value(forKey: "rank") as? Int32 } == [1, 7], "optional to mandatory: nil takes the default")
+        }
+    }
+
+    @Test func rootsThatJoinAHierarchyAreRenumberedAndTheirReferencesFollow() throws {
+        // Dog and Cat were two roots; now both inherit from Animal and share ZANIMAL, so their
+        // keys clash and are numbered anew; the owners' relationships must follow.
+        func model(merged: Bool) -> ManagedObjectModel {
+            let owner = EntityDescription(name: "Owner", properties: [
+                AttributeDescription(name: "name", type: .string),
+                RelationshipDescription(name: "dog", destination: "Dog", inverse: "owner"),
+                RelationshipDescription(name: "cats", destination: "Cat", toMany: true, inverse: "owner"),
+            ])
+            let dog = EntityDescription(name: "Dog", properties: [AttributeDescription(name: "name", type: .string), RelationshipDescription(name: "owner", destination: "Owner", inverse: "dog")])
+            let cat = EntityDescription(name: "Cat", properties: [AttributeDescription(name: "name", type: .string), RelationshipDescription(name: "owner", destination: "Owner", inverse: "cats")])
+            guard merged else { return ManagedObjectModel(entities: [owner, dog, cat]) }
+            let animal = EntityDescription(name: "Animal", properties: [AttributeDescription(name: "legs", type: .integer16, defaultValue: 4)])
+            animal.isAbstract = true
+            animal.subentities = [dog, cat]
+            return ManagedObjectModel(entities: [owner, animal, dog, cat])
+        }
+        let directory = TemporaryDirectory()
+        let container = try Self.migrate(from: model(merged: false), to: model(merged: true), in: directory) { context, old in
+            for index in 1...3 {
+                let owner = ManagedObject(entity: old.entitiesByName["Owner"]!, insertInto: context)
+                owner.setValue("owner \(index)", forKey: "name")
+                let dog = ManagedObject(entity: old.entitiesByName["Dog"]!, insertInto: context)
+                dog.setValue("dog \(index)", forKey: "name")
+                owner.setValue(dog, forKey: "dog")
+                for kitten in 1...index {
+                    let cat = ManagedObject(entity: old.entitiesByName["Cat"]!, insertInto: context)
+                    cat.setValue("cat \(index).\(kitten)", forKey: "name")
+                    cat.setValue(owner, forKey: "owner")
+                }
+            }
+        }
+        let owners = try Self.objects("Owner", in: container, sortedBy: "name")
+        container.viewContext.performAndWait {
+            for (index, owner) in owners.enumerated() {
+                #expect((owner.value(forKey: "dog") as? ManagedObject)?.value(forKey: "name") as? String == "dog \(index + 1)")
+                let cats = (owner.value(forKey: "cats") as? Set<ManagedObject> ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
+                #expect(cats == (1...(index + 1)).map { "cat \(index + 1).\($0)" })
+            }
+        }
+        let animals = try Self.objects("Animal", in: container)
+        #expect(animals.count == 9)
+        #expect(Set(animals.map(\.objectID)).count == 9, "no two animals share a key")
+        container.viewContext.performAndWait { #expect(animals.allSatisfy { $0.value(forKey: "legs") as? Int16 == 4 }) }
+    }
+
+    @Test func configurationsAreComparedWithStoreMetadata() throws {
+        let directory = TemporaryDirectory()
+        let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
+        let model = try ManagedObjectModel(cachedInStoreAt: url)
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
+        #expect(model.configurations["SampleConfigurationV1"]?.count == 6)
+        #expect(model.isConfiguration(withName: "SampleConfigurationV1", compatibleWithStoreMetadata: metadata))
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let other = try ManagedObjectModel(cachedInStoreAt: try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", into: directory))
+        #expect(!other.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+    }
 }
 
 extension Int64 {
