@@ -61,6 +61,7 @@ extension ManagedObjectModel {
             parentEntity.subentities.append(childEntity)
         }
         configurations = reader.configurations
+        fetchRequestTemplatesByName = reader.templates
         unsupportedFeatures = reader.unsupported
     }
 }
@@ -72,7 +73,9 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
     var parents: [(String, String)] = []
     var unsupported: [String] = []
     var configurations: [String: [String]] = [:]
+    var templates: [String: FetchRequestTemplate] = [:]
     var failure: String?
+    private var fetchedProperty: (name: String, optional: Bool)?
     private var configuration: String?
     private var fetchIndex: FetchIndexDescription?
     private var fetchIndexes: [FetchIndexDescription] = []
@@ -141,9 +144,16 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             properties.append(relationship)
             property = relationship
         case "fetchRequest":
-            unsupported.append("stored fetch request \(attributes["name"] ?? "?") on \(attributes["entity"] ?? "?"): not loaded")
+            guard let target = attributes["entity"] else { return }
+            if let fetchedProperty, entity != nil {
+                let property = FetchedPropertyDescription(name: fetchedProperty.name, entityName: target, predicate: attributes["predicateString"])
+                properties.append(property)
+                self.property = property
+            } else if let name = attributes["name"] {
+                templates[name] = FetchRequestTemplate(entityName: target, predicateFormat: attributes["predicateString"])
+            }
         case "fetchedProperty":
-            if let entity { unsupported.append("\(entity.name).\(attributes["name"] ?? "?"): fetched property (left out)") }
+            if let name = attributes["name"] { fetchedProperty = (name, yes("optional")) }
         case "fetchIndex":
             fetchIndex = FetchIndexDescription(name: attributes["name"] ?? "", elements: [])
         case "fetchIndexElement":
@@ -175,6 +185,9 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
         switch name {
         case "attribute", "relationship":
+            property = nil
+        case "fetchedProperty":
+            fetchedProperty = nil
             property = nil
         case "uniquenessConstraint":
             if let constraint { constraints.append(constraint) }

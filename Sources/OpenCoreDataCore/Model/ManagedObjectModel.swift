@@ -20,6 +20,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     }
     /// Version identifiers (`NSStoreModelVersionIdentifiers`); empty for models built in code.
     public var versionIdentifiers: Set<String> = []
+    /// Stored fetch requests by name (see ``fetchRequestFromTemplate(withName:substitutionVariables:)``).
+    public var fetchRequestTemplatesByName: [String: FetchRequestTemplate] = [:]
     /// Named subsets of the entities (Xcode's configurations): configuration name → entity names.
     public var configurations: [String: [String]] = [:]
     /// What a model file held that is not supported yet (composite and derived attributes,

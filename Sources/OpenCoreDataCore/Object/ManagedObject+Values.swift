@@ -60,6 +60,9 @@ extension ManagedObject {
             if relationship.isToMany { return Set(managedMembers(forKey: key)) }
             return managedToOne(forKey: key, as: ManagedObject.self)
         }
+        if entity.slotByName[key] == nil, let fetched = entity.allProperties.first(where: { $0.name == key }) as? FetchedPropertyDescription {
+            return try fetchedValue(of: fetched)
+        }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
         return entity.storedAttributes[slot].appValue(values[slot])

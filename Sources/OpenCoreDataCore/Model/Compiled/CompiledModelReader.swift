@@ -119,8 +119,14 @@ package struct CompiledModelReader {
             readValidation(archived, into: attribute, of: entityName)
             property = attribute
         } else if archived.isKind(of: "NSFetchedPropertyDescription") {
-            unsupported.append("\(entityName).\(name): fetched property, left out")
-            return nil
+            let request = archive.object(archived["NSFetchRequest"])
+            let target = archive.string(archived["_NSFetchRequestEntityName"])
+                ?? request.flatMap { archive.object($0["NSEntity"]) }.flatMap { archive.string($0["NSEntityName"]) } ?? ""
+            let sortKeys: [(key: String, ascending: Bool)] = archive.members(request?["NSSortDescriptors"]).compactMap { index in
+                guard let descriptor = archive.object(.uid(index)), let key = archive.string(descriptor["NSKey"]) else { return nil }
+                return (key, descriptor["NSAscending"]?.bool ?? true)
+            }
+            property = FetchedPropertyDescription(name: name, entityName: target, predicate: archive.predicateText(request?["NSPredicate"]), sortKeys: sortKeys)
         } else {
             unsupported.append("\(entityName).\(name): \(archived.className), left out")
             return nil

@@ -9,7 +9,7 @@ import Foundation
 /// defaults, transformer names, indexing, storage flags) and relationships (destinations,
 /// inverses, counts, delete rules, order), derived attributes whose expression is a key path or
 /// a function of key paths (`count:(pages)`). Not written: validation predicates (bounds and
-/// patterns), which would need archived predicates.
+/// patterns) and fetched properties, which would need archived predicates.
 package struct CompiledModelWriter {
     private var objects: [PropertyListValue] = [.string("$null")]
     private var classIndexes: [String: Int] = [:]
@@ -35,7 +35,7 @@ package struct CompiledModelWriter {
         let index = reserve()
         for entity in model.entities { entityIndexes[ObjectIdentifier(entity)] = reserve() }
         for entity in model.entities {
-            for property in entity.properties { propertyIndexes[ObjectIdentifier(property)] = reserve() }
+            for property in Self.archived(entity) { propertyIndexes[ObjectIdentifier(property)] = reserve() }
         }
         for entity in model.entities { encode(entity, model: index) }
         var fields: [String: PropertyListValue] = [
@@ -54,11 +54,11 @@ package struct CompiledModelWriter {
 
     private mutating func encode(_ entity: EntityDescription, model: Int) {
         guard let index = entityIndexes[ObjectIdentifier(entity)] else { return }
-        for property in entity.properties { encode(property, entity: index) }
+        for property in Self.archived(entity) { encode(property, entity: index) }
         var fields: [String: PropertyListValue] = [
             "NSEntityName": string(entity.name),
             "NSManagedObjectModel": .uid(model),
-            "NSProperties": dictionary(entity.properties.map { ($0.name, .uid(propertyIndexes[ObjectIdentifier($0)]!)) }, mutable: true),
+            "NSProperties": dictionary(Self.archived(entity).map { ($0.name, .uid(propertyIndexes[ObjectIdentifier($0)]!)) }, mutable: true),
             "NSSubentities": dictionary(entity.subentities.compactMap { sub in entityIndexes[ObjectIdentifier(sub)].map { (sub.name, .uid($0)) } }),
             "NSRenamingIdentifier": string(entity.renamingIdentifier ?? entity.name),
             "NSUserInfo": userInfo(entity.userInfo),
@@ -80,6 +80,12 @@ package struct CompiledModelWriter {
             if !compound.isEmpty { fields["NSCompoundIndexes"] = collection("NSArray", compound.map { collection("NSArray", $0.elements.map { string($0.propertyName) }) }) }
         }
         set(index, ["NSEntityDescription"], fields)
+    }
+
+    /// The properties written: attributes and relationships (fetched properties would need
+    /// archived fetch requests; they do not enter the hashes).
+    private static func archived(_ entity: EntityDescription) -> [PropertyDescription] {
+        entity.properties.filter { $0 is AttributeDescription || $0 is RelationshipDescription }
     }
 
     private mutating func encode(_ index: FetchIndexDescription, entity: Int) -> Int {
