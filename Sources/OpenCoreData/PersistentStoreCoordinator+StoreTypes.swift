@@ -8,7 +8,7 @@ extension PersistentStoreCoordinator {
     /// `.sqlite` needs a file URL (created when missing); `.inMemory` ignores `url`. A store
     /// written with another version of the model is migrated first when both
     /// `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
-    /// are on (a container's descriptions turn them on; see docs/Migration.md). Throws 134100 when
+    /// are on (a container's descriptions turn them on; see docs/Compatibility.md). Throws 134100 when
     /// an existing store was written with a different model and is not migrated, 134110–134190
     /// when a migration fails (the store is then unchanged), 134000 for an unknown type or a file
     /// that is not a store.

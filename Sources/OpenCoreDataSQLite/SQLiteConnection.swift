@@ -81,6 +81,16 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// The column names of a table, in order (empty for a missing table).
+    func columns(of table: String) throws -> [String] {
+        let statement = try prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+        defer { statement.finalize() }
+        try statement.bind([.string(table)])
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(at: 0)) }
+        return names
+    }
+
     /// Whether a table exists.
     func tableExists(_ name: String) throws -> Bool {
         let statement = try cachedStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")

@@ -20,7 +20,8 @@ extension SQLiteStore {
                 try db.execute("CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(extra) )")
                 try db.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
             } else {
-                for index in 0..<tombstones where try !columnExists(db, table: "ACHANGE", column: "ZTOMBSTONE\(index)") {
+                let existing = Set(try db.columns(of: "ACHANGE"))
+                for index in 0..<tombstones where !existing.contains("ZTOMBSTONE\(index)") {
                     try db.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(index) BLOB")
                 }
             }
@@ -42,13 +43,6 @@ extension SQLiteStore {
                 try keys.run()
             }
         }
-    }
-
-    private func columnExists(_ db: SQLiteConnection, table: String, column: String) throws -> Bool {
-        let statement = try db.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?")
-        defer { statement.finalize() }
-        try statement.bind([.string(table), .string(column)])
-        return try statement.step()
     }
 
     /// One change to record.

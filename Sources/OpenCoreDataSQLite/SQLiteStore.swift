@@ -112,15 +112,22 @@ package final class SQLiteStore: StoreEngine {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
                                 "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
         }
-        var numbers: [String: Int] = [:]
-        let statement = try db.cachedStatement("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
-        defer { statement.reset() }
+        let numbers = try Self.storedEntityNumbers(db, model: model)
+        return Loaded(layout: SQLiteLayout(model: model, entityNumbers: numbers), entityNumbers: numbers, metadata: metadata)
+    }
+
+    /// The `Z_ENT` of each entity as the store's `Z_PRIMARYKEY` lists it, matched by name or by
+    /// renaming identifier (a migrated store keeps an entity's old name there, FORMAT.md §8).
+    static func storedEntityNumbers(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> [String: Int] {
+        let statement = try db.prepare("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+        defer { statement.finalize() }
         var byName: [String: Int] = [:]
         while try statement.step() { byName[statement.string(at: 1)] = Int(statement.int64(at: 0)) }
+        var numbers: [String: Int] = [:]
         for entity in model.entities {
             numbers[entity.name] = byName[entity.name] ?? entity.renamingIdentifier.flatMap { byName[$0] } ?? entity.entityNumber
         }
-        return Loaded(layout: SQLiteLayout(model: model, entityNumbers: numbers), entityNumbers: numbers, metadata: metadata)
+        return numbers
     }
 
     /// The binary property list Core Data keeps in `Z_METADATA.Z_PLIST`.

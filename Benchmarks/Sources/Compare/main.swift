@@ -1,8 +1,13 @@
 import Foundation
 
-// `Compare [--quick] [--memory] [--json PATH]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration] [--json PATH]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
+if arguments.contains("--migration") {
+    // Only the migration scenario.
+    printTable([try MigrationScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000)])
+    exit(0)
+}
 if arguments.contains("--history") {
     // Only the Earthquakes scenarios.
     printTable(try HistoryScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000))
@@ -14,7 +19,7 @@ let n = quick ? 10_000 : 100_000
 var results = [try MemoryScenario.run(count: quick ? 100_000 : 1_000_000)]
 if !arguments.contains("--memory") {
     results = try Scenarios(n: n, runs: quick ? 3 : 5).all() + [try IndexedScenario.run(n: n, runs: quick ? 3 : 5),
-        try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + (try HistoryScenario.run(n: n)) + results
+        try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + (try HistoryScenario.run(n: n)) + [try MigrationScenario.run(n: n)] + results
 }
 printTable(results)
 let jsonPath = arguments.firstIndex(of: "--json").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }

@@ -92,7 +92,7 @@ private final class Migrator {
         source = try SQLiteConnection(path: url.path, readOnly: false)
         try? source.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let hasHistory = try source.tableExists("ACHANGE") && source.tableExists("ATRANSACTION")
-        sourceLayout = SQLiteLayout(model: mapping.source, entityNumbers: try storedEntityNumbers())
+        sourceLayout = SQLiteLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
 
         // The new store: our own schema, metadata and key table for the current model.
         let created = try SQLiteStore(url: temporary, tracksHistory: tracksHistory || hasHistory)
@@ -119,19 +119,6 @@ private final class Migrator {
     }
 
     // MARK: - Steps
-
-    /// `Z_PRIMARYKEY` of the old store, matched by name or by the current renaming identifier.
-    private func storedEntityNumbers() throws -> [String: Int] {
-        let statement = try source.prepare("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
-        defer { statement.finalize() }
-        var byName: [String: Int] = [:]
-        while try statement.step() { byName[statement.string(at: 1)] = Int(statement.int64(at: 0)) }
-        var numbers: [String: Int] = [:]
-        for entity in mapping.source.entities {
-            numbers[entity.name] = byName[entity.name] ?? entity.renamingIdentifier.flatMap { byName[$0] } ?? entity.entityNumber
-        }
-        return numbers
-    }
 
     /// New keys: kept when a new table is fed by one old table, numbered anew otherwise.
     private func assignKeys() throws {
@@ -258,8 +245,8 @@ private final class Migrator {
     /// History rows come along; changes follow their objects' new entity numbers and keys.
     private func copyHistory() throws {
         for table in ["ATRANSACTIONSTRING", "ATRANSACTION", "ACHANGE"] where try source.tableExists(table) {
-            let columns = Set(try columnNames(source, table)).intersection(try columnNames(target, table))
-            let ordered = try columnNames(source, table).filter { columns.contains($0) }
+            let columns = Set(try target.columns(of: table))
+            let ordered = try source.columns(of: table).filter { columns.contains($0) }
             let select = try source.prepare("SELECT \(ordered.joined(separator: ", ")) FROM \(table)")
             defer { select.finalize() }
             let insert = try target.prepare("INSERT INTO \(table) (\(ordered.joined(separator: ", "))) VALUES (\(ordered.map { _ in "?" }.joined(separator: ", ")))")
@@ -431,14 +418,6 @@ private final class Migrator {
         case SQLITE_BLOB: .data(statement.data(at: column))
         default: .null
         }
-    }
-
-    private func columnNames(_ db: SQLiteConnection, _ table: String) throws -> [String] {
-        let statement = try db.prepare("PRAGMA table_info(\(table))")
-        defer { statement.finalize() }
-        var names: [String] = []
-        while try statement.step() { names.append(statement.string(at: 1)) }
-        return names
     }
 }
 

@@ -1,0 +1,76 @@
+import CSQLitePeer
+import Foundation
+import OpenCoreData
+
+/// Lightweight migration of a store of `n` quakes to a version that renames `place` to
+/// `location` (renaming identifier) and adds a mandatory `felt` with a default: ours (opening
+/// the store with the new model) against raw SQLite rebuilding the same table the same way
+/// (new table, `INSERT … SELECT`, drop, rename, unique index) — the least work the change needs.
+enum MigrationScenario {
+    static func run(n: Int) throws -> Result {
+        var ours: [Double] = [], raw: [Double] = []
+        for _ in 0..<3 {
+            let url = scratchFile("migrate.sqlite")
+            try fill(url, n: n)
+            ours.append(try measure {
+                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
+                container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+                try container.loadPersistentStores()
+            })
+            let rawURL = scratchFile("migrate-raw.sqlite")
+            try fill(rawURL, n: n)
+            raw.append(rawMigration(path: rawURL.path))
+        }
+        let oursMS = median(ours), rawMS = median(raw)
+        return Result(scenario: "migrate N rows (rename + new mandatory attribute)", n: n, ours: oursMS, raw: rawMS, grdb: nil,
+                      extra: ["ours_rows_per_s": Double(n) / oursMS * 1000])
+    }
+
+    /// The first version's store, filled with a batch insert.
+    private static func fill(_ url: URL, n: Int) throws {
+        let container = PersistentContainer(name: "Migrate", managedObjectModel: ManagedObjectModel(BenchQuake.self))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let entity = container.managedObjectModel.entitiesByName["BenchQuake"]!
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let rows: [[String: Any]] = (0..<n).map { index in
+                ["code": "q\(index)", "magnitude": Double(index % 70) / 10, "place": "place \(index % 1000)",
+                 "time": Date(timeIntervalSinceReferenceDate: Double(index)), "latitude": 0.0, "longitude": 0.0, "depth": 1.0]
+            }
+            _ = try context.execute(BatchInsertRequest(entity: entity, objects: rows))
+        }
+        try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+    }
+
+    private static func version2() -> ManagedObjectModel {
+        let old = BenchQuake.makeEntityDescription()
+        var properties = old.properties.compactMap { $0 as? AttributeDescription }.map { attribute -> AttributeDescription in
+            let copy = AttributeDescription(name: attribute.name == "place" ? "location" : attribute.name, type: attribute.attributeType,
+                                            isOptional: attribute.isOptional, defaultValue: attribute.defaultValue)
+            if attribute.name == "place" { copy.renamingIdentifier = "place" }
+            return copy
+        }
+        properties.append(AttributeDescription(name: "felt", type: .integer16, isOptional: false, defaultValue: 0))
+        let entity = EntityDescription(name: "BenchQuake", properties: properties)
+        entity.uniquenessConstraints = old.uniquenessConstraints
+        return ManagedObjectModel(entities: [entity])
+    }
+
+    private static func rawMigration(path: String) -> Double {
+        var db: OpaquePointer?
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        defer { sqlite3_close_v2(db) }
+        return measure {
+            sqlite3_exec(db, """
+                BEGIN IMMEDIATE;
+                CREATE TABLE ZNEW (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFELT INTEGER, ZDEPTH FLOAT, ZLATITUDE FLOAT, ZLONGITUDE FLOAT, ZMAGNITUDE FLOAT, ZTIME TIMESTAMP, ZCODE VARCHAR, ZLOCATION VARCHAR);
+                INSERT INTO ZNEW SELECT Z_PK, Z_ENT, Z_OPT, 0, ZDEPTH, ZLATITUDE, ZLONGITUDE, ZMAGNITUDE, ZTIME, ZCODE, ZPLACE FROM ZBENCHQUAKE;
+                DROP TABLE ZBENCHQUAKE;
+                ALTER TABLE ZNEW RENAME TO ZBENCHQUAKE;
+                CREATE UNIQUE INDEX Z_BenchQuake_UNIQUE_code ON ZBENCHQUAKE (ZCODE COLLATE BINARY ASC);
+                COMMIT;
+                """, nil, nil, nil)
+        }
+    }
+}
