@@ -195,6 +195,17 @@ import Testing
         let books = try Self.objects("Book", in: container, sortedBy: "title")
         let expected = try Self.original(path, "SELECT ZTITLE FROM ZBOOK ORDER BY ZTITLE").map { $0[0] as? String }
         #expect(container.viewContext.performAndWait { books.map { $0.value(forKey: "title") as? String } } == expected)
+
+        // The migrated store carries its model now, and goes on to version 3 without help.
+        let url = directory.file("Model1.sqlite")
+        try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+        #expect(try ManagedObjectModel(cachedInStoreAt: url).entityVersionHashesByName == container.managedObjectModel.entityVersionHashesByName)
+        let third = PersistentContainer(name: "Model3", managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "Model3"))
+        third.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try third.loadPersistentStores()
+        let again = try Self.objects("Book", in: third, sortedBy: "title")
+        #expect(third.viewContext.performAndWait { again.map { $0.value(forKey: "title") as? String } } == expected)
+        #expect(try Self.objects("User", in: third).count == 3)
     }
 
     @Test func aMandatoryAttributeWithoutDefaultFailsAndLeavesTheStoreAsItWas() throws {
