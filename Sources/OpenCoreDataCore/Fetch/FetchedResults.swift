@@ -16,6 +16,10 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     private var batch: [Element] = []
     /// Results that did not come from the store in batches (pending changes applied).
     private let loaded: [Element]?
+    /// The error of the last batch that could not be read (its objects are then faults, which
+    /// load their row when used). A subscript cannot throw; check this after iterating when the
+    /// store may fail underneath (a removed store, a locked file). Nil when every batch loaded.
+    public private(set) var loadError: CoreDataError?
 
     init(context: ManagedObjectContext, entity: EntityDescription, storeIdentifier: String, keys: [Int64], batchSize: Int) {
         self.context = context
@@ -50,7 +54,12 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     private func load(batch number: Int) {
         let range = (number * batchSize)..<Swift.min(keys.count, (number + 1) * batchSize)
         let batchKeys = Array(keys[range])
-        let rows = (try? context.loadRows(entity: entity, keys: batchKeys)) ?? [:]
+        var rows: [Int64: RowSnapshot] = [:]
+        do {
+            rows = try context.loadRows(entity: entity, keys: batchKeys)
+        } catch {
+            loadError = error as? CoreDataError ?? CoreDataError(.persistentStoreOperation, "Loading a batch of \(entity.name) failed: \(error)")
+        }
         batch = batchKeys.map { key in
             let id = ManagedObjectID.permanent(entity, store: storeIdentifier, primaryKey: key)
             let object = rows[key].map { context.registeredObject(for: id, snapshot: $0, refresh: false) } ?? context.object(with: id)

@@ -35,6 +35,22 @@ import Testing
         _ = stack
     }
 
+    @Test func aBatchThatCannotBeReadIsReportedNotSwallowed() throws {
+        let (stack, context) = try seeded(.sqlite, count: 300)
+        let coordinator = stack.container.persistentStoreCoordinator
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.fetchBatchSize = 100
+            let results = try context.fetchBatched(request)
+            _ = results[0]
+            #expect(results.loadError == nil)
+            try coordinator.remove(coordinator.persistentStores[0])
+            let fault = results[250]   // the third batch: the store is gone
+            #expect(fault.isFault)
+            #expect(results.loadError != nil)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func batchedResultsIncludePendingChanges(kind: StoreKind) throws {
         let (stack, context) = try seeded(kind, count: 20)
