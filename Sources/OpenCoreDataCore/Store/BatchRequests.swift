@@ -52,6 +52,11 @@ public final class BatchInsertRequest: PersistentStoreRequest {
         super.init(entityName: entityName)
     }
 
+    /// Inserts the given rows into `entity`. Mirrors `NSBatchInsertRequest(entity:objects:)`.
+    public convenience init(entity: EntityDescription, objects: [[String: Any]]) {
+        self.init(entityName: entity.name, objects: objects)
+    }
+
     /// Inserts rows produced one at a time: the handler fills the dictionary and returns `true`
     /// when there are no more rows (that last dictionary is not inserted).
     public init(entity: EntityDescription, dictionaryHandler: @escaping (NSMutableDictionary) -> Bool) {

@@ -99,6 +99,10 @@ private final class Migrator {
         try created.load(model: mapping.destination)
         created.close()
         target = try SQLiteConnection(path: temporary.path, readOnly: false)
+        // The new file is scratch until it replaces the store: no journal while filling it (a
+        // crash leaves a file that is thrown away), WAL again before it takes the store's place.
+        try target.execute("PRAGMA journal_mode = OFF")
+        try target.execute("PRAGMA synchronous = OFF")
         targetLayout = SQLiteLayout(model: mapping.destination, entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
 
         try target.transaction {
@@ -108,9 +112,13 @@ private final class Migrator {
             if hasHistory { try copyHistory() }
             try finishMetadata()
         }
-        try target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try target.execute("PRAGMA journal_mode = WAL")
         target = nil
         source = nil
+        // Written without syncs: make the new file durable before it replaces the store.
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.synchronize()
+        try handle.close()
         // Replace the store: rename is atomic; the old sidecars are empty after the checkpoint.
         guard rename(temporary.path, url.path) == 0 else {
             throw CoreDataError(.migration, "The migrated store could not replace \(url.path) (error \(errno)). The original store is unchanged.")
@@ -161,29 +169,27 @@ private final class Migrator {
             defer { select.finalize() }
             var inserts: [ObjectIdentifier: (statement: SQLiteStatement, writer: RowWriter)] = [:]
             defer { for insert in inserts.values { insert.statement.finalize() } }
+            let tableKeys = keys[table.name] ?? [:]
             while try select.step() {
                 let oldKey = select.int64(at: 0)
                 guard let sourceEntity = sourceLayout.entitiesByNumber[Int(select.int64(at: 1))],
-                      let (newKey, entity) = keys[table.name]?[oldKey] else { continue }
+                      let (newKey, entity) = tableKeys[oldKey] else { continue }
                 if inserts[ObjectIdentifier(entity)] == nil {
-                    let writer = try RowWriter(entity: entity, layout: targetLayout)
+                    let writer = try RowWriter(entity: entity, layout: targetLayout, from: sourceEntity, layout: sourceLayout, mapping: mapping)
                     inserts[ObjectIdentifier(entity)] = (try target.prepare(writer.sql), writer)
                 }
                 guard let (insert, writer) = inserts[ObjectIdentifier(entity)] else { continue }
-                let sourceMapping = try sourceLayout.mapping(for: sourceEntity)
                 var values: [ManagedValue] = [.integer(newKey), .integer(Int64(targetLayout.entityNumber(of: entity))), .integer(select.isNull(at: 2) ? 1 : select.int64(at: 2))]
-                for attribute in entity.storedAttributes {
+                for (attribute, source) in zip(entity.storedAttributes, writer.attributeSources) {
                     var value = ManagedValue.null
-                    switch mapping.source(of: attribute, in: entity) {
-                    case .property(let old as AttributeDescription)?:
-                        if let slot = sourceEntity.slotByName[old.name] {
-                            value = Self.convert(select.value(at: Int32(3 + sourceMapping.tableIndexes[slot]), type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
-                        }
-                    case .keyPath(let path)?:
+                    switch source {
+                    case .column(let column, let old):
+                        value = Self.convert(select.value(at: column, type: old), from: old, to: attribute.attributeType)
+                    case .keyPath(let path):
                         value = try follow(path, from: sourceEntity, row: (table.name, oldKey), to: attribute)
-                    case .constant(let constant)?:
+                    case .constant(let constant):
                         value = constant
-                    default:
+                    case .none:
                         break
                     }
                     if value.isNull { value = attribute.storedDefault }
@@ -422,13 +428,35 @@ private final class Migrator {
 }
 
 /// The insert of one entity's rows into the new store: keys, attributes, to-one keys, then the
-/// `Z<n>_` entity columns and `Z_FOK_` order columns of its to-ones.
+/// `Z<n>_` entity columns and `Z_FOK_` order columns of its to-ones; and where each attribute's
+/// value comes from in the old rows (worked out once per entity, not per row).
 private struct RowWriter {
+    enum AttributeSource {
+        /// A column of the old row (its position in the select) of the old attribute's type.
+        case column(Int32, AttributeType)
+        case keyPath([String])
+        case constant(ManagedValue)
+        case none
+    }
+
     let sql: String
     let entityColumnRelationships: Set<String>
     let orderColumnRelationships: Set<String>
+    /// Per stored attribute of the new entity, in slot order.
+    let attributeSources: [AttributeSource]
 
-    init(entity: EntityDescription, layout: SQLiteLayout) throws {
+    init(entity: EntityDescription, layout: SQLiteLayout, from sourceEntity: EntityDescription, layout sourceLayout: SQLiteLayout, mapping: InferredMapping) throws {
+        let sourceMapping = try sourceLayout.mapping(for: sourceEntity)
+        attributeSources = entity.storedAttributes.map { attribute in
+            switch mapping.source(of: attribute, in: entity) {
+            case .property(let old as AttributeDescription)?:
+                guard let slot = sourceEntity.slotByName[old.name] else { return .none }
+                return .column(Int32(3 + sourceMapping.tableIndexes[slot]), old.attributeType)
+            case .keyPath(let path)?: return .keyPath(path)
+            case .constant(let value)?: return .constant(value)
+            default: return .none
+            }
+        }
         let mapping = try layout.mapping(for: entity)
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
         var withEntity = Set<String>(), withOrder = Set<String>()
