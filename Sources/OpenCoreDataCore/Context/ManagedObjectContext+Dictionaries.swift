@@ -7,6 +7,8 @@ extension ManagedObjectContext {
         var slot: Int
         var function: String?
         var type: AttributeType
+        /// The attribute a plain column shows (its values go through its transformer).
+        var attribute: AttributeDescription? = nil
     }
 
     /// Dictionary results: projection, grouping, aggregates, distinct, having, then the window.
@@ -51,7 +53,7 @@ extension ManagedObjectContext {
         return rows.map { row in
             let dictionary = NSMutableDictionary()
             for (column, value) in zip(columns, row) {
-                if let any = value.anyValue(for: column.type) { dictionary[column.name] = any }
+                if let any = column.attribute.map({ $0.appValue(value) }) ?? value.anyValue(for: column.type) { dictionary[column.name] = any }
             }
             return dictionary
         }
@@ -59,14 +61,14 @@ extension ManagedObjectContext {
 
     private func resultColumns<T: FetchRequestResult>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ResultColumn] {
         guard let properties = request.propertiesToFetch else {
-            return entity.storedAttributes.enumerated().map { ResultColumn(name: $1.name, slot: $0, function: nil, type: $1.attributeType) }
+            return entity.storedAttributes.enumerated().map { ResultColumn(name: $1.name, slot: $0, function: nil, type: $1.attributeType, attribute: $1) }
         }
         return try properties.map { property in
             if let expression = property as? ExpressionDescription {
                 let slot = try slot(of: expression.keyPath, in: entity, role: "an expression")
                 let source = entity.storedAttributes[slot].attributeType
                 guard let function = expression.function else {
-                    return ResultColumn(name: expression.name, slot: slot, function: nil, type: source)
+                    return ResultColumn(name: expression.name, slot: slot, function: nil, type: source, attribute: entity.storedAttributes[slot])
                 }
                 let type: AttributeType
                 switch function {
@@ -84,7 +86,7 @@ extension ManagedObjectContext {
             }
             let slot = try slot(of: property, in: entity, role: "propertiesToFetch")
             let attribute = entity.storedAttributes[slot]
-            return ResultColumn(name: attribute.name, slot: slot, function: nil, type: attribute.attributeType)
+            return ResultColumn(name: attribute.name, slot: slot, function: nil, type: attribute.attributeType, attribute: attribute)
         }
     }
 

@@ -54,6 +54,10 @@ final class FixtureContent: NSObject, NSSecureCoding {
         try check.performAndWait { () throws in
             let item = try #require(try check.fetch(FetchRequest<ManagedObject>(entityName: "Item")).first)
             #expect(item.value(forKey: "tags") as? [String] == ["swift", "linux"])
+            // Dictionary results show the app's value too.
+            let rows = FetchRequest<NSDictionary>(entityName: "Item")
+            rows.resultType = .dictionaryResultType
+            #expect(try check.fetch(rows).first?["tags"] as? [String] == ["swift", "linux"])
         }
     }
 
