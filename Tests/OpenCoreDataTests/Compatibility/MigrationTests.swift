@@ -412,6 +412,45 @@ import Testing
         let other = try ManagedObjectModel(cachedInStoreAt: try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", into: directory))
         #expect(!other.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
+
+    @Test func historyComesAlongWithTheObjectsItNames() throws {
+        func model(_ extra: Bool) -> ManagedObjectModel {
+            var properties: [PropertyDescription] = [AttributeDescription(name: "title", type: .string)]
+            if extra { properties.append(AttributeDescription(name: "pinned", type: .boolean, isOptional: false, defaultValue: false)) }
+            return ManagedObjectModel(entities: [EntityDescription(name: "Note", properties: properties)])
+        }
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        func open(_ extra: Bool) throws -> PersistentContainer {
+            let container = PersistentContainer(name: "History", managedObjectModel: model(extra))
+            let description = PersistentStoreDescription(url: url)
+            description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+            container.persistentStoreDescriptions = [description]
+            try container.loadPersistentStores()
+            return container
+        }
+        let first = try open(false)
+        try first.viewContext.performAndWait {
+            for round in 1...3 {
+                let note = ManagedObject(entity: first.managedObjectModel.entitiesByName["Note"]!, insertInto: first.viewContext)
+                note.setValue("note \(round)", forKey: "title")
+                try first.viewContext.save()
+            }
+        }
+        try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
+        let second = try open(true)
+        try second.viewContext.performAndWait {
+            let history = try second.viewContext.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
+            #expect(history.count == 3)
+            let changed = history.compactMap { $0.changes?.first?.changedObjectID }
+            #expect(changed.count == 3)
+            for id in changed {
+                let note = try second.viewContext.existingObject(with: id)
+                #expect((note.value(forKey: "title") as? String)?.hasPrefix("note ") == true, "history names the migrated objects")
+                #expect(note.value(forKey: "pinned") as? Bool == false)
+            }
+        }
+    }
 }
 
 extension Int64 {
