@@ -96,6 +96,17 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// depth-first over the inheritance forest, siblings in case-insensitive name order).
     package func freeze() throws(CoreDataError) {
         guard !isFrozen else { return }
+        // Inheritance cycles first: everything below walks superentities.
+        for entity in entities {
+            var ancestor = entity.superentity, steps = 0
+            while let current = ancestor {
+                steps += 1
+                guard steps <= entities.count, current !== entity else {
+                    throw CoreDataError(.coreData, "The entity \(entity.name) inherits from itself (through \(current.name)). Inheritance must form a tree; check the model file.")
+                }
+                ancestor = current.superentity
+            }
+        }
         var seen = Set<String>()
         for entity in entities {
             guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }

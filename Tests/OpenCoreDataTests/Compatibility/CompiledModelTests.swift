@@ -126,3 +126,71 @@ import Testing
         }
     }
 }
+
+/// Model files are input: a damaged one is an error, never a crash.
+@Suite struct DamagedModelTests {
+    @Test func damagedCompiledModelsAreErrorsNotCrashes() throws {
+        let original = try Data(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3.mom"))
+        let directory = TemporaryDirectory()
+        var generator = SplitMix(seed: 0x0CD8)
+        var failures = 0
+        for round in 0..<300 {
+            var bytes = [UInt8](original)
+            if round % 3 == 0 {
+                bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))   // truncated
+            } else {
+                for _ in 0..<(1 + Int(generator.next() % 8)) {   // a few bytes changed, the trailer included
+                    bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
+                }
+            }
+            let file = directory.file("damaged-\(round).mom")
+            try Data(bytes).write(to: file)
+            do {
+                // A model that loads must also be usable or refused by a coordinator.
+                let model = try ManagedObjectModel(contentsOf: file)
+                let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+                _ = try? coordinator.addPersistentStore(type: .inMemory)
+            } catch is CoreDataError { failures += 1 }
+        }
+        #expect(failures > 100, "most damaged files are refused (\(failures) of 300)")
+    }
+
+    @Test func anInheritanceCycleIsRefused() throws {
+        let a = EntityDescription(name: "A"), b = EntityDescription(name: "B")
+        a.subentities = [b]
+        b.subentities = [a]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [a, b]))
+        let error = try #require(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .inMemory) }
+        #expect(error.message.contains("inherits from itself"))
+    }
+
+    @Test func negativeNumbersAndDatesSurviveTheArchive() throws {
+        let entity = EntityDescription(name: "Reading", properties: [
+            AttributeDescription(name: "offset", type: .double, defaultValue: -2.5),
+            AttributeDescription(name: "delta", type: .integer64, defaultValue: Int64(-7)),
+            AttributeDescription(name: "since", type: .date, defaultValue: Date(timeIntervalSinceReferenceDate: -86_400)),
+        ])
+        let directory = TemporaryDirectory()
+        let url = directory.file("Readings.sqlite")
+        let container = PersistentContainer(name: "Readings", managedObjectModel: ManagedObjectModel(entities: [entity]))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let cached = try #require(try ManagedObjectModel(cachedInStoreAt: url).entitiesByName["Reading"])
+        #expect(cached.attributesByName["offset"]?.defaultValue as? Double == -2.5)
+        #expect(cached.attributesByName["delta"]?.defaultValue as? Int64 == -7)
+        #expect(cached.attributesByName["since"]?.defaultValue as? Date == Date(timeIntervalSinceReferenceDate: -86_400))
+    }
+}
+
+/// A small deterministic generator for the damaged-file test.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

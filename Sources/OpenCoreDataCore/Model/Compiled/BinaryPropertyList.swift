@@ -59,8 +59,8 @@ package struct BinaryPropertyListReader {
         let count = Self.unsigned(bytes, trailer + 8, 8)
         top = Self.unsigned(bytes, trailer + 16, 8)
         let table = Self.unsigned(bytes, trailer + 24, 8)
-        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), count > 0, top < count,
-              table >= 8, table + count * offsetSize <= trailer else {
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), count > 0, count <= bytes.count, top < count,
+              table >= 8, table <= trailer, count * offsetSize <= trailer - table else {
             throw Self.malformed("its trailer is inconsistent")
         }
         var offsets: [Int] = []
@@ -96,17 +96,20 @@ package struct BinaryPropertyListReader {
             default: return .null
             }
         case 0x1:
+            guard low <= 4 else { throw Self.malformed("an integer is wider than 128 bits") }
             let size = 1 << low
             try need(position, size)
-            return .integer(Self.signed(bytes, position, size))
+            // 16-byte integers hold a 64-bit value in their low half.
+            return .integer(size == 16 ? Int64(bitPattern: Self.bits(bytes, position + 8, 8)) : Self.signed(bytes, position, size))
         case 0x2:
+            guard low == 2 || low == 3 else { throw Self.malformed("a real is neither 4 nor 8 bytes") }
             let size = 1 << low
             try need(position, size)
-            let raw = UInt64(Self.unsigned(bytes, position, size))
-            return .real(size == 4 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
+            let raw = Self.bits(bytes, position, size)
+            return .real(size == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: raw))
         case 0x3:
             try need(position, 8)
-            return .date(Double(bitPattern: UInt64(Self.unsigned(bytes, position, 8))))
+            return .date(Double(bitPattern: Self.bits(bytes, position, 8)))
         case 0x4:
             let count = try length(low, &position)
             try need(position, count)
@@ -123,6 +126,7 @@ package struct BinaryPropertyListReader {
             for unit in 0..<count { units.append(UInt16(bytes[position + 2 * unit]) << 8 | UInt16(bytes[position + 2 * unit + 1])) }
             return .string(String(decoding: units, as: UTF16.self))
         case 0x8:
+            guard low < 4 else { throw Self.malformed("a UID is wider than 32 bits") }
             try need(position, low + 1)
             return .uid(Self.unsigned(bytes, position, low + 1))
         case 0xA, 0xC:
@@ -154,27 +158,36 @@ package struct BinaryPropertyListReader {
         guard low == 0xf else { return low }
         try need(position, 1)
         let marker = bytes[position]
-        guard marker >> 4 == 0x1 else { throw Self.malformed("a length is not an integer") }
+        guard marker >> 4 == 0x1, marker & 0x0f <= 3 else { throw Self.malformed("a length is not an integer") }
         let size = 1 << Int(marker & 0x0f)
         try need(position + 1, size)
         let value = Self.unsigned(bytes, position + 1, size)
+        // No collection or string can be longer than the file (this also keeps the products
+        // computed from the length from overflowing).
+        guard value >= 0, value <= bytes.count else { throw Self.malformed("a length is larger than the file") }
         position += 1 + size
         return value
     }
 
     private func need(_ position: Int, _ count: Int) throws(CoreDataError) {
-        guard count >= 0, position + count <= bytes.count - 32 else { throw Self.malformed("an object runs past the end") }
+        guard count >= 0, position <= bytes.count - 32, count <= bytes.count - 32 - position else { throw Self.malformed("an object runs past the end") }
     }
 
-    private static func unsigned(_ bytes: [UInt8], _ position: Int, _ size: Int) -> Int {
-        var value = 0
-        for index in 0..<size { value = value << 8 | Int(bytes[position + index]) }
+    /// A big-endian number of `size` ≤ 8 bytes as bits.
+    private static func bits(_ bytes: [UInt8], _ position: Int, _ size: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<size { value = value << 8 | UInt64(bytes[position + index]) }
         return value
     }
 
+    /// Offsets, references, counts: unsigned, and never negative as an `Int` (a value with the
+    /// top bit set cannot be a position in the file and fails the range checks).
+    private static func unsigned(_ bytes: [UInt8], _ position: Int, _ size: Int) -> Int {
+        Int(truncatingIfNeeded: bits(bytes, position, size) & UInt64(Int.max))
+    }
+
     private static func signed(_ bytes: [UInt8], _ position: Int, _ size: Int) -> Int64 {
-        var value: UInt64 = 0
-        for index in 0..<size { value = value << 8 | UInt64(bytes[position + index]) }
+        let value = bits(bytes, position, size)
         return size >= 8 ? Int64(bitPattern: value) : Int64(value)
     }
 

@@ -93,11 +93,11 @@ package struct CompiledModelReader {
                                                        inverse: archive.string(archived["_NSInverseRelationshipName"]))
             relationship.maxCount = Int(archived["NSMaxCount"]?.integer ?? 1)
             relationship.minCount = Int(archived["NSMinCount"]?.integer ?? 0)
-            relationship.deleteRule = DeleteRule(rawValue: UInt(archived["NSDeleteRule"]?.integer ?? 1)) ?? .nullify
+            relationship.deleteRule = archived["NSDeleteRule"]?.integer.flatMap { UInt(exactly: $0) }.flatMap(DeleteRule.init(rawValue:)) ?? .nullify
             property = relationship
         } else if archived.isKind(of: "NSAttributeDescription") {
-            let code = UInt(archived["NSAttributeType"]?.integer ?? 0)
-            guard let type = AttributeType(rawValue: code) else {
+            let code = archived["NSAttributeType"]?.integer ?? 0
+            guard let type = UInt(exactly: code).flatMap(AttributeType.init(rawValue:)) else {
                 unsupported.append("\(entityName).\(name): attribute type \(code) (\(archived.className)), left out")
                 return nil
             }
