@@ -154,15 +154,15 @@ package struct CompiledModelReader {
     /// (`length >= 3`, `SELF <= 10`, `SELF MATCHES "…"`); they are read back into the bounds.
     private mutating func readValidation(_ archived: ArchivedObject, into attribute: AttributeDescription, of entityName: String) {
         var comparisons: [ArchivedObject] = []
-        func collect(_ index: Int) {
-            guard let predicate = archive.object(.uid(index)) else { return }
+        func collect(_ index: Int, depth: Int) {
+            guard depth < 16, let predicate = archive.object(.uid(index)) else { return }   // bounded: a damaged archive may contain itself
             if predicate.className == "NSCompoundPredicate", predicate["NSCompoundPredicateType"]?.integer == 1 {
-                archive.members(predicate["NSSubpredicates"]).forEach(collect)
+                archive.members(predicate["NSSubpredicates"]).forEach { collect($0, depth: depth + 1) }
             } else {
                 comparisons.append(predicate)
             }
         }
-        archive.members(archived["NSValidationPredicates"]).forEach(collect)
+        archive.members(archived["NSValidationPredicates"]).forEach { collect($0, depth: 0) }
         for predicate in comparisons {
             let text = archive.predicateText(.uid(predicate.index)) ?? ""
             let comparison = archive.object(predicate["NSPredicateOperator"])

@@ -11,7 +11,22 @@ extension KeyedArchive {
 
     /// The predicate-format text of an archived predicate, or nil when the field is nil.
     package func predicateText(_ field: PropertyListValue?) -> String? {
+        predicateText(field, depth: 0)
+    }
+
+    /// The predicate-format text of an archived expression.
+    package func expressionText(_ field: PropertyListValue?) -> String {
+        expressionText(field, depth: 0)
+    }
+
+    // Depth-limited: a damaged archive may contain itself.
+    private static let maximumDepth = 64
+
+    private func predicateText(_ field: PropertyListValue?, depth: Int) -> String? {
+        guard depth < Self.maximumDepth else { return "<too deep>" }
         guard let predicate = object(field) else { return nil }
+        let predicateText = { (field: PropertyListValue?) in self.predicateText(field, depth: depth + 1) }
+        let expressionText = { (field: PropertyListValue?) in self.expressionText(field, depth: depth + 1) }
         switch predicate.className {
         case "NSTruePredicate": return "TRUEPREDICATE"
         case "NSFalsePredicate": return "FALSEPREDICATE"
@@ -35,9 +50,10 @@ extension KeyedArchive {
         }
     }
 
-    /// The predicate-format text of an archived expression.
-    package func expressionText(_ field: PropertyListValue?) -> String {
+    private func expressionText(_ field: PropertyListValue?, depth: Int) -> String {
+        guard depth < Self.maximumDepth else { return "<too deep>" }
         guard let expression = object(field) else { return value(field).map(Self.constantText) ?? "nil" }
+        let expressionText = { (field: PropertyListValue?) in self.expressionText(field, depth: depth + 1) }
         let type = expression["NSExpressionType"]?.integer
         switch (expression.className, type) {
         case ("NSSelfExpression", _), (_, 1):

@@ -37,15 +37,21 @@ package struct KeyedArchive {
     /// The plain value a field refers to: a string, number, data, or the plain value of a
     /// Foundation object (`NSMutableString`, `NSData`, `NSDate`, `NSUUID`, `NSURL`).
     package func value(_ field: PropertyListValue?) -> PropertyListValue? {
-        guard let field else { return nil }
+        value(field, depth: 0)
+    }
+
+    // A damaged archive may refer an object to itself; four levels are more than any
+    // Foundation value needs.
+    private func value(_ field: PropertyListValue?, depth: Int) -> PropertyListValue? {
+        guard let field, depth < 4 else { return nil }
         guard let index = field.uid else { return field }
         guard index > 0, index < objects.count else { return nil }
         if let object = object(index) {
-            if let string = object.fields["NS.string"] { return value(string) }
-            if let bytes = object.fields["NS.bytes"] ?? object.fields["NS.data"] { return value(bytes) }
+            if let string = object.fields["NS.string"] { return value(string, depth: depth + 1) }
+            if let bytes = object.fields["NS.bytes"] ?? object.fields["NS.data"] { return value(bytes, depth: depth + 1) }
             if let time = object.fields["NS.time"], case .real(let seconds) = time { return .date(seconds) }
-            if let uuid = object.fields["NS.uuidbytes"] { return value(uuid) }
-            if object.className == "NSURL", let relative = object.fields["NS.relative"] { return value(relative) }
+            if let uuid = object.fields["NS.uuidbytes"] { return value(uuid, depth: depth + 1) }
+            if object.className == "NSURL", let relative = object.fields["NS.relative"] { return value(relative, depth: depth + 1) }
             return nil
         }
         return objects[index]
