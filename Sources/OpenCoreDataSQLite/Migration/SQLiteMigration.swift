@@ -65,6 +65,8 @@ private final class Migrator {
     private var keys: [String: [Int64: (key: Int64, entity: EntityDescription)]] = [:]
     /// Per destination entity, the rows that become its objects (source table, old key).
     private var rows: [ObjectIdentifier: [(table: String, key: Int64)]] = [:]
+    /// Old tables whose rows keep their keys (they alone feed their new table).
+    private var keptSourceTables: Set<String> = []
     /// Per destination entity, the old row of each new key.
     private var origins: [ObjectIdentifier: [Int64: (table: String, key: Int64)]] = [:]
     /// Per new ordered relationship and owner's new key: each member's position, by new key.
@@ -105,13 +107,20 @@ private final class Migrator {
         try target.execute("PRAGMA synchronous = OFF")
         targetLayout = SQLiteLayout(model: mapping.destination, entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
 
+        // The old file, attached, is what straight copies read (ATTACH cannot run in a transaction).
+        let attach = try target.prepare("ATTACH DATABASE ? AS migration_source")
+        try attach.bind([.string(url.path)])
+        try attach.run()
+        attach.finalize()
         try target.transaction {
             try assignKeys()
-            try copyRows()
+            let copied = try copyStraight()
+            try copyRows(skipping: copied)
             try copyJoinTables()
             if hasHistory { try copyHistory() }
             try finishMetadata()
         }
+        try target.execute("DETACH DATABASE migration_source")
         try target.execute("PRAGMA journal_mode = WAL")
         target = nil
         source = nil
@@ -148,6 +157,7 @@ private final class Migrator {
                 let newKey: Int64
                 if feeders[targetTable]?.count == 1 {
                     newKey = key
+                    keptSourceTables.insert(table.name)
                 } else {
                     newKey = (next[targetTable] ?? 0) + 1
                     next[targetTable] = newKey
@@ -160,9 +170,9 @@ private final class Migrator {
         }
     }
 
-    private func copyRows() throws {
+    private func copyRows(skipping copied: Set<ObjectIdentifier>) throws {
         let total = rows.values.reduce(0) { $0 + $1.count }
-        var done = 0
+        var done = copied.reduce(0) { $0 + (rows[$1]?.count ?? 0) }
         for table in sourceLayout.tables {
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)
             let select = try source.prepare("SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY Z_PK")
@@ -173,7 +183,7 @@ private final class Migrator {
             while try select.step() {
                 let oldKey = select.int64(at: 0)
                 guard let sourceEntity = sourceLayout.entitiesByNumber[Int(select.int64(at: 1))],
-                      let (newKey, entity) = tableKeys[oldKey] else { continue }
+                      let (newKey, entity) = tableKeys[oldKey], !copied.contains(ObjectIdentifier(entity)) else { continue }
                 if inserts[ObjectIdentifier(entity)] == nil {
                     let writer = try RowWriter(entity: entity, layout: targetLayout, from: sourceEntity, layout: sourceLayout, mapping: mapping)
                     inserts[ObjectIdentifier(entity)] = (try target.prepare(writer.sql), writer)
@@ -216,6 +226,94 @@ private final class Migrator {
                 if done % 1000 == 0 || done == total { progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total)) }
             }
         }
+    }
+
+    /// Entities whose rows are a straight copy — keys kept, attributes of unchanged types or
+    /// defaults, foreign keys into tables whose keys are kept, no entity or order columns to
+    /// work out — are copied by SQLite itself (`INSERT … SELECT` from the attached old file).
+    /// Returns them; `copyRows` does the others row by row.
+    private func copyStraight() throws -> Set<ObjectIdentifier> {
+        let total = rows.values.reduce(0) { $0 + $1.count }
+        var done = 0
+        var copied = Set<ObjectIdentifier>()
+        for entity in mapping.destination.entities where !entity.isAbstract {
+            guard let sourceEntity = mapping.source(of: entity), let rowCount = rows[ObjectIdentifier(entity)]?.count, rowCount > 0,
+                  let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
+            let statement = try target.prepare(plan.sql)
+            defer { statement.finalize() }
+            try statement.bind(plan.values)
+            try statement.run()
+            copied.insert(ObjectIdentifier(entity))
+            done += rowCount
+            progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total))
+        }
+        return copied
+    }
+
+    /// The `INSERT … SELECT` of one entity, or nil when its rows need the row-by-row copy.
+    private func straightCopy(of entity: EntityDescription, from sourceEntity: EntityDescription) throws -> (sql: String, values: [ManagedValue])? {
+        let targetMapping = try targetLayout.mapping(for: entity), sourceMapping = try sourceLayout.mapping(for: sourceEntity)
+        guard keptSourceTables.contains(sourceMapping.table), targetMapping.entityColumns.isEmpty,
+              !entity.toOneRelationships.contains(where: { targetLayout.orderColumn(ofToOne: $0) != nil }) else { return nil }
+        var expressions: [String] = []
+        var values: [ManagedValue] = [.integer(Int64(targetLayout.entityNumber(of: entity)))]
+        for attribute in entity.storedAttributes {
+            // A mandatory attribute left without a value goes the row-by-row way, which reports it.
+            let fallback = attribute.storedDefault
+            switch mapping.source(of: attribute, in: entity) {
+            case .property(let old as AttributeDescription)? where old.attributeType == attribute.attributeType:
+                guard let slot = sourceEntity.slotByName[old.name] else { return nil }
+                let column = sourceMapping.columns[slot]
+                if !fallback.isNull {
+                    expressions.append("COALESCE(\(column), ?)")
+                    values.append(fallback)
+                } else if try attribute.isOptional || !hasNull(column, in: sourceMapping.table, entity: sourceEntity) {
+                    expressions.append(column)
+                } else {
+                    return nil
+                }
+            case .constant(let constant)?:
+                let value = constant.isNull ? fallback : constant
+                if value.isNull && !attribute.isOptional { return nil }
+                expressions.append("?")
+                values.append(value)
+            case nil:
+                if fallback.isNull && !attribute.isOptional { return nil }
+                expressions.append("?")
+                values.append(fallback)
+            default:
+                return nil
+            }
+        }
+        for relationship in entity.toOneRelationships {
+            guard let old = mapping.sourceProperty(of: relationship, in: entity) as? RelationshipDescription else {
+                expressions.append("NULL")
+                continue
+            }
+            // The old key is the new key only when the destination's table keeps its keys and
+            // every row the key may point at still exists, as a kind of the new destination.
+            guard !old.isToMany, let oldDestination = old.destinationEntity, let newDestination = relationship.destinationEntity,
+                  let slot = sourceEntity.toOneSlotByName[old.name],
+                  keptSourceTables.contains(try sourceLayout.mapping(for: oldDestination).table),
+                  mapping.source.entities.filter({ $0.isKindOf(entity: oldDestination) }).allSatisfy({ candidate in
+                      // An abstract old entity has no rows of its own; every other one must keep its rows.
+                      candidate.isAbstract || (mapping.destination(of: candidate).map { !$0.isAbstract && $0.isKindOf(entity: newDestination) } ?? false)
+                  }) else { return nil }
+            expressions.append(sourceMapping.columns[slot])
+        }
+        values.append(.integer(Int64(sourceLayout.entityNumber(of: sourceEntity))))
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + targetMapping.columns
+        let sql = "INSERT INTO main.\(targetMapping.table) (\(columns.joined(separator: ", "))) SELECT Z_PK, ?, COALESCE(Z_OPT, 1)"
+            + expressions.map { ", " + $0 }.joined() + " FROM migration_source.\(sourceMapping.table) WHERE Z_ENT = ?"
+        return (sql, values)
+    }
+
+    /// Whether some old row of `entity` has NULL in `column`.
+    private func hasNull(_ column: String, in table: String, entity: EntityDescription) throws -> Bool {
+        let statement = try source.prepare("SELECT 1 FROM \(table) WHERE Z_ENT = ? AND \(column) IS NULL LIMIT 1")
+        defer { statement.finalize() }
+        try statement.bind([.integer(Int64(sourceLayout.entityNumber(of: entity)))])
+        return try statement.step()
     }
 
     /// Many-to-many relationships of the new model, filled from whichever side the old model had.
