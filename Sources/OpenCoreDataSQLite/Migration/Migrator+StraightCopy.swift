@@ -1,0 +1,93 @@
+import Foundation
+import OpenCoreDataCore
+
+extension Migrator {
+
+    /// Entities whose rows are a straight copy — keys kept, attributes of unchanged types or
+    /// defaults, foreign keys into tables whose keys are kept, no entity or order columns to
+    /// work out — are copied by SQLite itself (`INSERT … SELECT` from the attached old file).
+    /// Returns them; `copyRows` does the others row by row.
+    func copyStraight() throws -> Set<ObjectIdentifier> {
+        let total = rows.values.reduce(0) { $0 + $1.count }
+        var done = 0
+        var copied = Set<ObjectIdentifier>()
+        for entity in mapping.destination.entities where !entity.isAbstract {
+            guard let sourceEntity = mapping.source(of: entity), let rowCount = rows[ObjectIdentifier(entity)]?.count, rowCount > 0,
+                  let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
+            let statement = try target.prepare(plan.sql)
+            defer { statement.finalize() }
+            try statement.bind(plan.values)
+            try statement.run()
+            copied.insert(ObjectIdentifier(entity))
+            done += rowCount
+            progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total))
+        }
+        return copied
+    }
+
+    /// The `INSERT … SELECT` of one entity, or nil when its rows need the row-by-row copy.
+    func straightCopy(of entity: EntityDescription, from sourceEntity: EntityDescription) throws -> (sql: String, values: [ManagedValue])? {
+        let targetMapping = try targetLayout.mapping(for: entity), sourceMapping = try sourceLayout.mapping(for: sourceEntity)
+        guard keptSourceTables.contains(sourceMapping.table), targetMapping.entityColumns.isEmpty,
+              !entity.toOneRelationships.contains(where: { targetLayout.orderColumn(ofToOne: $0) != nil }) else { return nil }
+        var expressions: [String] = []
+        var values: [ManagedValue] = [.integer(Int64(targetLayout.entityNumber(of: entity)))]
+        for attribute in entity.storedAttributes {
+            // A mandatory attribute left without a value goes the row-by-row way, which reports it.
+            let fallback = attribute.storedDefault
+            switch mapping.source(of: attribute, in: entity) {
+            case .property(let old as AttributeDescription)? where old.attributeType == attribute.attributeType:
+                guard let slot = sourceEntity.slotByName[old.name] else { return nil }
+                let column = sourceMapping.columns[slot]
+                if !fallback.isNull {
+                    expressions.append("COALESCE(\(column), ?)")
+                    values.append(fallback)
+                } else if try attribute.isOptional || !hasNull(column, in: sourceMapping.table, entity: sourceEntity) {
+                    expressions.append(column)
+                } else {
+                    return nil
+                }
+            case .constant(let constant)?:
+                let value = constant.isNull ? fallback : constant
+                if value.isNull && !attribute.isOptional { return nil }
+                expressions.append("?")
+                values.append(value)
+            case nil:
+                if fallback.isNull && !attribute.isOptional { return nil }
+                expressions.append("?")
+                values.append(fallback)
+            default:
+                return nil
+            }
+        }
+        for relationship in entity.toOneRelationships {
+            guard let old = mapping.sourceProperty(of: relationship, in: entity) as? RelationshipDescription else {
+                expressions.append("NULL")
+                continue
+            }
+            // The old key is the new key only when the destination's table keeps its keys and
+            // every row the key may point at still exists, as a kind of the new destination.
+            guard !old.isToMany, let oldDestination = old.destinationEntity, let newDestination = relationship.destinationEntity,
+                  let slot = sourceEntity.toOneSlotByName[old.name],
+                  keptSourceTables.contains(try sourceLayout.mapping(for: oldDestination).table),
+                  mapping.source.entities.filter({ $0.isKindOf(entity: oldDestination) }).allSatisfy({ candidate in
+                      // An abstract old entity has no rows of its own; every other one must keep its rows.
+                      candidate.isAbstract || (mapping.destination(of: candidate).map { !$0.isAbstract && $0.isKindOf(entity: newDestination) } ?? false)
+                  }) else { return nil }
+            expressions.append(sourceMapping.columns[slot])
+        }
+        values.append(.integer(Int64(sourceLayout.entityNumber(of: sourceEntity))))
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + targetMapping.columns
+        let sql = "INSERT INTO main.\(targetMapping.table) (\(columns.joined(separator: ", "))) SELECT Z_PK, ?, COALESCE(Z_OPT, 1)"
+            + expressions.map { ", " + $0 }.joined() + " FROM migration_source.\(sourceMapping.table) WHERE Z_ENT = ?"
+        return (sql, values)
+    }
+
+    /// Whether some old row of `entity` has NULL in `column`.
+    func hasNull(_ column: String, in table: String, entity: EntityDescription) throws -> Bool {
+        let statement = try source.prepare("SELECT 1 FROM \(table) WHERE Z_ENT = ? AND \(column) IS NULL LIMIT 1")
+        defer { statement.finalize() }
+        try statement.bind([.integer(Int64(sourceLayout.entityNumber(of: entity)))])
+        return try statement.step()
+    }
+}

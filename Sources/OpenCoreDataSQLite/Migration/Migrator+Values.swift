@@ -1,0 +1,33 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
+
+extension Migrator {
+    /// A value of an old attribute as a value of the new attribute's type: kept when the type
+    /// is the same; numbers, strings and dates converted where the meaning is kept; otherwise
+    /// nil (the new attribute's default applies).
+    static func convert(_ value: ManagedValue, from old: AttributeType, to new: AttributeType) -> ManagedValue {
+        guard !value.isNull, old != new, let any = value.anyValue(for: old) else { return value }
+        if let converted = ManagedValue(converting: any, to: new) { return converted }
+        switch (any, new) {
+        case (_, .string): return .string("\(any)")
+        case (let text as String, .integer16), (let text as String, .integer32), (let text as String, .integer64):
+            return Int64(text).flatMap { ManagedValue(converting: $0, to: new) } ?? .null
+        case (let text as String, .double), (let text as String, .float):
+            return Double(text).map { .double($0) } ?? .null
+        case (let number as Double, .integer16), (let number as Double, .integer32), (let number as Double, .integer64):
+            return ManagedValue(converting: Int64(number), to: new) ?? .null
+        default: return .null
+        }
+    }
+
+    static func raw(_ statement: SQLiteStatement, _ column: Int32) -> ManagedValue {
+        switch sqlite3_column_type(statement.handle, column) {
+        case SQLITE_INTEGER: .integer(statement.int64(at: column))
+        case SQLITE_FLOAT: .double(sqlite3_column_double(statement.handle, column))
+        case SQLITE_TEXT: .string(statement.string(at: column))
+        case SQLITE_BLOB: .data(statement.data(at: column))
+        default: .null
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import OpenCoreDataCore
+
+/// One migration run: creates the new file, copies the rows (straight where it can, row by row
+/// otherwise), join tables and history, then replaces the store. Used on one thread.
+final class Migrator {
+    let url: URL
+    let mapping: InferredMapping
+    let tracksHistory: Bool
+    let progress: (@Sendable (MigrationProgress) -> Void)?
+
+    var source: SQLiteConnection!
+    var target: SQLiteConnection!
+    var sourceLayout: SQLiteLayout!
+    var targetLayout: SQLiteLayout!
+    /// Per source table, per old key: the row's new key and entity.
+    var keys: [String: [Int64: (key: Int64, entity: EntityDescription)]] = [:]
+    /// Per destination entity, the rows that become its objects (source table, old key).
+    var rows: [ObjectIdentifier: [(table: String, key: Int64)]] = [:]
+    /// Old tables whose rows keep their keys (they alone feed their new table).
+    var keptSourceTables: Set<String> = []
+    /// Per destination entity, the old row of each new key.
+    var origins: [ObjectIdentifier: [Int64: (table: String, key: Int64)]] = [:]
+    /// Per new ordered relationship and owner's new key: each member's position, by new key.
+    var positions: [ObjectIdentifier: [Int64: [Int64: Int]]] = [:]
+    /// Members of source relationships by owner's old key, in order.
+    var memberCache: [ObjectIdentifier: [Int64: [Int64]]] = [:]
+    var transposedCache: [ObjectIdentifier: [Int64: [Int64]]] = [:]
+
+    init(url: URL, mapping: InferredMapping, tracksHistory: Bool, progress: (@Sendable (MigrationProgress) -> Void)?) {
+        self.url = url
+        self.mapping = mapping
+        self.tracksHistory = tracksHistory
+        self.progress = progress
+    }
+
+    func run() throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrating-\(UUID().uuidString)")
+        let sidecars = { (file: URL) in ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: file.path + $0) } }
+        defer {
+            source = nil
+            target = nil
+            for file in [temporary] + sidecars(temporary) { try? FileManager.default.removeItem(at: file) }
+        }
+        // Fold the old store's WAL into its file, so the copy and the replaced file agree.
+        source = try SQLiteConnection(path: url.path, readOnly: false)
+        try? source.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let hasHistory = try source.tableExists("ACHANGE") && source.tableExists("ATRANSACTION")
+        sourceLayout = SQLiteLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
+
+        // The new store: our own schema, metadata and key table for the current model.
+        let created = try SQLiteStore(url: temporary, tracksHistory: tracksHistory || hasHistory)
+        try created.load(model: mapping.destination)
+        created.close()
+        target = try SQLiteConnection(path: temporary.path, readOnly: false)
+        // The new file is scratch until it replaces the store: no journal while filling it (a
+        // crash leaves a file that is thrown away), WAL again before it takes the store's place.
+        try target.execute("PRAGMA journal_mode = OFF")
+        try target.execute("PRAGMA synchronous = OFF")
+        targetLayout = SQLiteLayout(model: mapping.destination, entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
+
+        // The old file, attached, is what straight copies read (ATTACH cannot run in a transaction).
+        let attach = try target.prepare("ATTACH DATABASE ? AS migration_source")
+        try attach.bind([.string(url.path)])
+        try attach.run()
+        attach.finalize()
+        try target.transaction {
+            try assignKeys()
+            let copied = try copyStraight()
+            try copyRows(skipping: copied)
+            try copyJoinTables()
+            if hasHistory { try copyHistory() }
+            try finishMetadata()
+        }
+        try target.execute("DETACH DATABASE migration_source")
+        try target.execute("PRAGMA journal_mode = WAL")
+        target = nil
+        source = nil
+        // Written without syncs: make the new file durable before it replaces the store.
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.synchronize()
+        try handle.close()
+        // Replace the store: rename is atomic; the old sidecars are empty after the checkpoint.
+        guard rename(temporary.path, url.path) == 0 else {
+            throw CoreDataError(.migration, "The migrated store could not replace \(url.path) (error \(errno)). The original store is unchanged.")
+        }
+        for file in sidecars(url) { try? FileManager.default.removeItem(at: file) }
+    }
+
+    // MARK: - Steps
+
+    /// New keys: kept when a new table is fed by one old table, numbered anew otherwise.
+    func assignKeys() throws {
+        var feeders: [String: Set<String>] = [:]
+        for entity in mapping.source.entities {
+            guard let destination = mapping.destination(of: entity) else { continue }
+            feeders[try targetLayout.mapping(for: destination).table, default: []].insert(try sourceLayout.mapping(for: entity).table)
+        }
+        var next: [String: Int64] = [:]
+        for table in sourceLayout.tables {
+            let statement = try source.prepare("SELECT Z_PK, Z_ENT FROM \(table.name) ORDER BY Z_PK")
+            defer { statement.finalize() }
+            var tableKeys: [Int64: (key: Int64, entity: EntityDescription)] = [:]
+            while try statement.step() {
+                let key = statement.int64(at: 0)
+                guard let entity = sourceLayout.entitiesByNumber[Int(statement.int64(at: 1))], let destination = mapping.destination(of: entity),
+                      !destination.isAbstract else { continue }
+                let targetTable = try targetLayout.mapping(for: destination).table
+                let newKey: Int64
+                if feeders[targetTable]?.count == 1 {
+                    newKey = key
+                    keptSourceTables.insert(table.name)
+                } else {
+                    newKey = (next[targetTable] ?? 0) + 1
+                    next[targetTable] = newKey
+                }
+                tableKeys[key] = (newKey, destination)
+                rows[ObjectIdentifier(destination), default: []].append((table.name, key))
+                origins[ObjectIdentifier(destination), default: [:]][newKey] = (table.name, key)
+            }
+            keys[table.name] = tableKeys
+        }
+    }
+
+    func copyRows(skipping copied: Set<ObjectIdentifier>) throws {
+        let total = rows.values.reduce(0) { $0 + $1.count }
+        var done = copied.reduce(0) { $0 + (rows[$1]?.count ?? 0) }
+        for table in sourceLayout.tables {
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)
+            let select = try source.prepare("SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY Z_PK")
+            defer { select.finalize() }
+            var inserts: [ObjectIdentifier: (statement: SQLiteStatement, writer: RowWriter)] = [:]
+            defer { for insert in inserts.values { insert.statement.finalize() } }
+            let tableKeys = keys[table.name] ?? [:]
+            while try select.step() {
+                let oldKey = select.int64(at: 0)
+                guard let sourceEntity = sourceLayout.entitiesByNumber[Int(select.int64(at: 1))],
+                      let (newKey, entity) = tableKeys[oldKey], !copied.contains(ObjectIdentifier(entity)) else { continue }
+                if inserts[ObjectIdentifier(entity)] == nil {
+                    let writer = try RowWriter(entity: entity, layout: targetLayout, from: sourceEntity, layout: sourceLayout, mapping: mapping)
+                    inserts[ObjectIdentifier(entity)] = (try target.prepare(writer.sql), writer)
+                }
+                guard let (insert, writer) = inserts[ObjectIdentifier(entity)] else { continue }
+                var values: [ManagedValue] = [.integer(newKey), .integer(Int64(targetLayout.entityNumber(of: entity))), .integer(select.isNull(at: 2) ? 1 : select.int64(at: 2))]
+                for (attribute, source) in zip(entity.storedAttributes, writer.attributeSources) {
+                    var value = ManagedValue.null
+                    switch source {
+                    case .column(let column, let old):
+                        value = Self.convert(select.value(at: column, type: old), from: old, to: attribute.attributeType)
+                    case .keyPath(let path):
+                        value = try follow(path, from: sourceEntity, row: (table.name, oldKey), to: attribute)
+                    case .constant(let constant):
+                        value = constant
+                    case .none:
+                        break
+                    }
+                    if value.isNull { value = attribute.storedDefault }
+                    if value.isNull && !attribute.isOptional {
+                        throw CoreDataError(.migration, "Cannot migrate \(url.lastPathComponent): the mandatory attribute \(entity.name).\(attribute.name) has no value for a row of the old store and no default value. Give it a default value in the model, or make it optional.", key: attribute.name)
+                    }
+                    values.append(value)
+                }
+                var entityValues: [ManagedValue] = []
+                var orderValues: [ManagedValue] = []
+                for relationship in entity.toOneRelationships {
+                    let target = try members(of: relationship, in: entity, owner: (table.name, oldKey)).first
+                    values.append(target.map { .integer($0.key) } ?? .null)
+                    if writer.entityColumnRelationships.contains(relationship.name) {
+                        entityValues.append(target.map { .integer(Int64(targetLayout.entityNumber(of: $0.entity))) } ?? .null)
+                    }
+                    if writer.orderColumnRelationships.contains(relationship.name) {
+                        orderValues.append(try position(of: (table.name, oldKey), in: relationship.inverseRelationship, owner: target).map { .integer(SQLiteLayout.orderValue($0)) } ?? .null)
+                    }
+                }
+                try insert.bind(values + entityValues + orderValues)
+                try insert.run()
+                done += 1
+                if done % 1000 == 0 || done == total { progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total)) }
+            }
+        }
+    }
+
+    /// Key counters of the new tables, and the old store's UUID (object IDs stay valid).
+    func finishMetadata() throws {
+        for table in targetLayout.tables {
+            let maximum = try target.prepare("SELECT MAX(Z_PK) FROM \(table.name)")
+            defer { maximum.finalize() }
+            guard try maximum.step(), !maximum.isNull(at: 0) else { continue }
+            let update = try target.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
+            defer { update.finalize() }
+            try update.bind([.integer(maximum.int64(at: 0)), .integer(Int64(targetLayout.entityNumber(of: table.root)))])
+            try update.run()
+        }
+        let uuid = try source.prepare("SELECT Z_UUID FROM Z_METADATA WHERE Z_VERSION = 1")
+        defer { uuid.finalize() }
+        if try uuid.step(), !uuid.isNull(at: 0) {
+            let update = try target.prepare("UPDATE Z_METADATA SET Z_UUID = ? WHERE Z_VERSION = 1")
+            defer { update.finalize() }
+            try update.bind([.string(uuid.string(at: 0))])
+            try update.run()
+        }
+    }
+
+}
