@@ -198,12 +198,7 @@ final class SQLiteLayout: @unchecked Sendable {
                 // them). A single-element index on a to-one is covered by the FK index; indexes
                 // over to-manys have no columns.
                 let properties = Dictionary(entity.allProperties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-                var fetchIndexes = entity.indexes
-                for attribute in entity.properties.compactMap({ $0 as? AttributeDescription })
-                where attribute.isIndexed && !attribute.isTransient && !fetchIndexes.contains(where: { $0.name == attribute.name }) {
-                    fetchIndexes.append(FetchIndexDescription(name: attribute.name, elements: [.init(property: attribute.name)]))
-                }
-                for index in fetchIndexes where !index.elements.isEmpty {
+                for index in entity.fetchIndexesWithIndexedAttributes where !index.elements.isEmpty {
                     let described = index.elements.map { properties[$0.propertyName] }
                     guard described.allSatisfy({ $0 != nil && !$0!.isTransient && !(($0 as? RelationshipDescription)?.isToMany ?? false) }),
                           !(described.count == 1 && described[0] is RelationshipDescription) else { continue }

@@ -169,6 +169,18 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return Data(SHA256.hash(bytes))
     }
 
+    /// The indexes the store makes for this entity's own properties: its fetch indexes, plus one
+    /// named after each indexed stored attribute that has none of that name (Core Data adds
+    /// those when it loads a model).
+    package var fetchIndexesWithIndexedAttributes: [FetchIndexDescription] {
+        var result = indexes
+        for attribute in properties.compactMap({ $0 as? AttributeDescription })
+        where attribute.isIndexed && !attribute.isTransient && !result.contains(where: { $0.name == attribute.name }) {
+            result.append(FetchIndexDescription(name: attribute.name, elements: [.init(property: attribute.name)]))
+        }
+        return result
+    }
+
     /// Inherited properties first, then this entity's own.
     package var allProperties: [PropertyDescription] {
         (superentity?.allProperties ?? []) + properties

@@ -70,10 +70,7 @@ package struct CompiledModelWriter {
         if !entity.uniquenessConstraints.isEmpty {
             fields["NSUniqueTuples"] = collection("NSArray", entity.uniquenessConstraints.map { collection("NSArray", $0.map { string($0) }) })
         }
-        var indexes = entity.indexes
-        for attribute in entity.properties.compactMap({ $0 as? AttributeDescription }) where attribute.isIndexed && !indexes.contains(where: { $0.name == attribute.name }) {
-            indexes.append(FetchIndexDescription(name: attribute.name, elements: [.init(property: attribute.name)]))
-        }
+        let indexes = entity.fetchIndexesWithIndexedAttributes
         if !indexes.isEmpty {
             fields["NSFetchIndexDescriptions"] = collection("NSArray", indexes.map { .uid(encode($0, entity: index)) })
             let compound = entity.indexes.filter { $0.elements.count > 1 }
