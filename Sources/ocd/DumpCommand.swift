@@ -26,7 +26,7 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         let url = URL(fileURLWithPath: store)
-        let (loaded, source) = InspectCommand.model(file: model, store: url, hasCache: (try? StoreInspection(storeAt: url).hasModelCache) ?? false)
+        let (loaded, source) = InspectCommand.model(file: model, store: url)
         guard let loaded else { throw ValidationError("No model to read the store with: \(source).") }
         guard loaded.entitiesByName[entity] != nil else {
             throw ValidationError("The model has no entity \(entity). Its entities: \(loaded.entities.map(\.name).sorted().joined(separator: ", ")).")

@@ -26,7 +26,7 @@ struct InspectCommand: ParsableCommand {
             print("  UUID \(metadata[NSStoreUUIDKey] as? String ?? "-"), framework version \(metadata["NSPersistenceFrameworkVersion"].map { "\($0)" } ?? "-"), model versions \(Self.versions(metadata["NSStoreModelVersionIdentifiers"]))")
         }
 
-        let (loaded, source) = Self.model(file: model, store: url, hasCache: inspection.hasModelCache)
+        let (loaded, source) = Self.model(file: model, store: url)
         print("  model: \(source)")
         if let loaded {
             let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
@@ -70,14 +70,14 @@ struct InspectCommand: ParsableCommand {
     }
 
     /// The model to describe the store with: the file given, else the store's own cache.
-    static func model(file: String?, store: URL, hasCache: Bool) -> (ManagedObjectModel?, String) {
+    static func model(file: String?, store: URL) -> (ManagedObjectModel?, String) {
         if let file {
             do { return (try ManagedObjectModel(contentsOf: URL(fileURLWithPath: file)), "from \(file)") }
             catch { return (nil, "could not load \(file): \(error)") }
         }
-        guard hasCache else { return (nil, "none (the store carries no model cache; pass --model with the app's model file)") }
         do { return (try ManagedObjectModel(cachedInStoreAt: store), "from the store's cache (Z_MODELCACHE)") }
-        catch { return (nil, "the store's cache could not be read: \(error)") }
+        catch let error as CoreDataError { return (nil, "none (\(error.message)); pass --model with the app's model file") }
+        catch { return (nil, "none (\(error)); pass --model with the app's model file") }
     }
 }
 
