@@ -85,8 +85,8 @@ public struct StoreInspection: Sendable {
             defer { timestamps.finalize() }
             var first: Date?, last: Date?
             if try timestamps.step(), !timestamps.isNull(at: 0) {
-                first = Date(timeIntervalSinceReferenceDate: timestamps.value(at: 0, type: .double).anyValue(for: .double) as? Double ?? 0)
-                last = Date(timeIntervalSinceReferenceDate: timestamps.value(at: 1, type: .double).anyValue(for: .double) as? Double ?? 0)
+                first = timestamps.value(at: 0, type: .date).anyValue(for: .date) as? Date
+                last = timestamps.value(at: 1, type: .date).anyValue(for: .date) as? Date
             }
             history = History(transactionCount: try Self.count(db, "SELECT COUNT(*) FROM ATRANSACTION"),
                               changeCount: try Self.count(db, "SELECT COUNT(*) FROM ACHANGE"),

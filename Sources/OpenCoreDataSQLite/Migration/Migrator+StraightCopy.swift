@@ -8,7 +8,6 @@ extension Migrator {
     /// work out — are copied by SQLite itself (`INSERT … SELECT` from the attached old file).
     /// Returns them; `copyRows` does the others row by row.
     func copyStraight() throws -> Set<ObjectIdentifier> {
-        let total = rows.values.reduce(0) { $0 + $1.count }
         var done = 0
         var copied = Set<ObjectIdentifier>()
         for entity in mapping.destination.entities where !entity.isAbstract {
@@ -20,7 +19,7 @@ extension Migrator {
             try statement.run()
             copied.insert(ObjectIdentifier(entity))
             done += rowCount
-            progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total))
+            progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
         }
         return copied
     }

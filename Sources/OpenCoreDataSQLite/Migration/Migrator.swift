@@ -17,6 +17,8 @@ final class Migrator {
     var keys: [String: [Int64: (key: Int64, entity: EntityDescription)]] = [:]
     /// Per destination entity, the rows that become its objects (source table, old key).
     var rows: [ObjectIdentifier: [(table: String, key: Int64)]] = [:]
+    /// Rows the migration copies in all (for progress reports).
+    var totalRows = 0
     /// Old tables whose rows keep their keys (they alone feed their new table).
     var keptSourceTables: Set<String> = []
     /// Per destination entity, the old row of each new key.
@@ -117,13 +119,13 @@ final class Migrator {
                 tableKeys[key] = (newKey, destination)
                 rows[ObjectIdentifier(destination), default: []].append((table.name, key))
                 origins[ObjectIdentifier(destination), default: [:]][newKey] = (table.name, key)
+                totalRows += 1
             }
             keys[table.name] = tableKeys
         }
     }
 
     func copyRows(skipping copied: Set<ObjectIdentifier>) throws {
-        let total = rows.values.reduce(0) { $0 + $1.count }
         var done = copied.reduce(0) { $0 + (rows[$1]?.count ?? 0) }
         for table in sourceLayout.tables {
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)
@@ -175,7 +177,7 @@ final class Migrator {
                 try insert.bind(values + entityValues + orderValues)
                 try insert.run()
                 done += 1
-                if done % 1000 == 0 || done == total { progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: total)) }
+                if done % 1000 == 0 || done == totalRows { progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows)) }
             }
         }
     }
