@@ -107,9 +107,7 @@ import Testing
         let fetched = try #require(model.entitiesByName["Author"]?.propertiesByName["favFeedbacks"] as? FetchedPropertyDescription)
         #expect(fetched.entityName == "Feedback")
         #expect(fetched.userInfo["search"] == "great")
-        let container = PersistentContainer(name: "SampleModel2", managedObjectModel: model)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        let container = try PersistentContainer.loaded(at: url, model: model)
         let db = try RawSQLite(url)
         let context = container.viewContext
         let authors = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Author")) }
@@ -132,7 +130,7 @@ import Testing
     @Test func damagedCompiledModelsAreErrorsNotCrashes() throws {
         let original = try Data(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3.mom"))
         let directory = TemporaryDirectory()
-        var generator = SplitMix(seed: 0x0CD8)
+        var generator = SeededGenerator(seed: 0x0CD8)
         var failures = 0
         for round in 0..<300 {
             var bytes = [UInt8](original)
@@ -172,25 +170,10 @@ import Testing
         ])
         let directory = TemporaryDirectory()
         let url = directory.file("Readings.sqlite")
-        let container = PersistentContainer(name: "Readings", managedObjectModel: ManagedObjectModel(entities: [entity]))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        _ = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(entities: [entity]))
         let cached = try #require(try ManagedObjectModel(cachedInStoreAt: url).entitiesByName["Reading"])
         #expect(cached.attributesByName["offset"]?.defaultValue as? Double == -2.5)
         #expect(cached.attributesByName["delta"]?.defaultValue as? Int64 == -7)
         #expect(cached.attributesByName["since"]?.defaultValue as? Date == Date(timeIntervalSinceReferenceDate: -86_400))
-    }
-}
-
-/// A small deterministic generator for the damaged-file test.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

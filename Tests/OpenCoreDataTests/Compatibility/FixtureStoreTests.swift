@@ -20,9 +20,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = try CoreDataFixtureTests.copy(fixture, into: directory)
         let model = try Self.model(for: url, fixture: fixture)
-        let container = PersistentContainer(name: "Fixture", managedObjectModel: model)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        let container = try PersistentContainer.loaded(at: url, model: model)
         let db = try RawSQLite(url)
         let numbers = Dictionary(uniqueKeysWithValues: try db.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY").map { ($0[0] as! String, $0[1] as! Int64) })
         let context = container.newBackgroundContext()
@@ -64,10 +62,7 @@ import Testing
         }
         let before = try schema()
         func open() throws -> PersistentContainer {
-            let container = PersistentContainer(name: "Fixture", managedObjectModel: model)
-            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-            try container.loadPersistentStores()
-            return container
+            return try PersistentContainer.loaded(at: url, model: model)
         }
         // The first object with an optional string attribute gets a new value.
         let container = try open()
@@ -104,9 +99,7 @@ import Testing
     @Test func orderedRelationshipsKeepTheirOrderFromTheCache() throws {
         let directory = TemporaryDirectory()
         let url = try CoreDataFixtureTests.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", into: directory)
-        let container = PersistentContainer(name: "Bookmarks", managedObjectModel: try ManagedObjectModel(cachedInStoreAt: url))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url))
         let db = try RawSQLite(url)
         let expected = try db.rows("SELECT c.ZUUID FROM ZBOOKMARKENTITY c JOIN ZBOOKMARKENTITY p ON c.ZPARENT = p.Z_PK WHERE p.ZUUID = 'bookmarks_root' ORDER BY c.Z_FOK_PARENT").map { $0[0] as? String }
         #expect(expected.count > 1)
@@ -123,11 +116,9 @@ import Testing
     @Test func historyInAnAppleStoreReadsAsHistory() throws {
         let directory = TemporaryDirectory()
         let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
-        let container = PersistentContainer(name: "SampleModel2", managedObjectModel: try ManagedObjectModel(cachedInStoreAt: url))
-        let description = PersistentStoreDescription(url: url)
-        description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
-        container.persistentStoreDescriptions = [description]
-        try container.loadPersistentStores()
+        let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url)) {
+            $0.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+        }
         let db = try RawSQLite(url)
         let changes = try #require(try db.rows("SELECT COUNT(*) FROM ACHANGE").first?.first as? Int64)
         let transactions = try #require(try db.rows("SELECT COUNT(*) FROM ATRANSACTION").first?.first as? Int64)

@@ -13,12 +13,7 @@ import Testing
                      configure: (PersistentStoreDescription) -> Void = { _ in }) throws -> (container: PersistentContainer, url: URL) {
         let url = try CoreDataFixtureTests.copy(store, into: directory)
         let model = try ManagedObjectModel(contentsOf: fixtures.appendingPathComponent(bundle), version: version)
-        let container = PersistentContainer(name: "Migrated", managedObjectModel: model)
-        let description = PersistentStoreDescription(url: url)
-        configure(description)
-        container.persistentStoreDescriptions = [description]
-        try container.loadPersistentStores()
-        return (container, url)
+        return (try PersistentContainer.loaded(at: url, model: model, configure: configure), url)
     }
 
     /// Rows of a query against the fixture as shipped (read-only, through a copy).
@@ -200,9 +195,7 @@ import Testing
         let url = directory.file("Model1.sqlite")
         try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
         #expect(try ManagedObjectModel(cachedInStoreAt: url).entityVersionHashesByName == container.managedObjectModel.entityVersionHashesByName)
-        let third = PersistentContainer(name: "Model3", managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "Model3"))
-        third.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try third.loadPersistentStores()
+        let third = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(contentsOf: bundle, version: "Model3"))
         let again = try Self.objects("Book", in: third, sortedBy: "title")
         #expect(third.viewContext.performAndWait { again.map { $0.value(forKey: "title") as? String } } == expected)
         #expect(try Self.objects("User", in: third).count == 3)
@@ -216,9 +209,7 @@ import Testing
             if extra { properties.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false)) }
             return ManagedObjectModel(entities: [EntityDescription(name: "Note", properties: properties)])
         }
-        let first = PersistentContainer(name: "Notes", managedObjectModel: model(extra: false))
-        first.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try first.loadPersistentStores()
+        let first = try PersistentContainer.loaded(at: url, model: model(extra: false))
         try first.viewContext.performAndWait {
             let note = ManagedObject(entity: first.managedObjectModel.entitiesByName["Note"]!, insertInto: first.viewContext)
             note.setValue("kept", forKey: "title")
@@ -227,9 +218,7 @@ import Testing
         try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
         let before = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data]
 
-        let second = PersistentContainer(name: "Notes", managedObjectModel: model(extra: true))
-        second.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        let error = try #require(throws: CoreDataError.self) { try second.loadPersistentStores() }
+        let error = try #require(throws: CoreDataError.self) { try PersistentContainer.loaded(at: url, model: model(extra: true)) }
         #expect(error.code == .migration)
         #expect(error.message.contains("Note.rank"))
         #expect(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data] == before)
@@ -237,11 +226,9 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") }.isEmpty)
 
         // With migration turned off the store is refused instead (134100).
-        let third = PersistentContainer(name: "Notes", managedObjectModel: model(extra: true))
-        let description = PersistentStoreDescription(url: url)
-        description.shouldMigrateStoreAutomatically = false
-        third.persistentStoreDescriptions = [description]
-        #expect(throws: CoreDataError.self) { try third.loadPersistentStores() }
+        #expect(throws: CoreDataError.self) {
+            try PersistentContainer.loaded(at: url, model: model(extra: true)) { $0.shouldMigrateStoreAutomatically = false }
+        }
     }
 
     @Test func progressIsReportedUpToEveryRow() throws {
@@ -317,18 +304,13 @@ import Testing
     static func migrate(from old: ManagedObjectModel, to new: ManagedObjectModel, in directory: TemporaryDirectory,
                         fill: (ManagedObjectContext, ManagedObjectModel) throws -> Void) throws -> PersistentContainer {
         let url = directory.file("Code.sqlite")
-        let first = PersistentContainer(name: "Code", managedObjectModel: old)
-        first.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try first.loadPersistentStores()
+        let first = try PersistentContainer.loaded(at: url, model: old)
         try first.viewContext.performAndWait {
             try fill(first.viewContext, old)
             try first.viewContext.save()
         }
         try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
-        let second = PersistentContainer(name: "Code", managedObjectModel: new)
-        second.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try second.loadPersistentStores()
-        return second
+        return try PersistentContainer.loaded(at: url, model: new)
     }
 
     @Test func typeChangesConvertWhereTheMeaningIsKept() throws {
@@ -422,12 +404,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("History.sqlite")
         func open(_ extra: Bool) throws -> PersistentContainer {
-            let container = PersistentContainer(name: "History", managedObjectModel: model(extra))
-            let description = PersistentStoreDescription(url: url)
-            description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
-            container.persistentStoreDescriptions = [description]
-            try container.loadPersistentStores()
-            return container
+            try PersistentContainer.loaded(at: url, model: model(extra)) { $0.setOption(true, forKey: NSPersistentHistoryTrackingKey) }
         }
         let first = try open(false)
         try first.viewContext.performAndWait {

@@ -51,7 +51,8 @@ import Testing
     @Test(arguments: withModels)
     func modelsMatchTheReference(_ reference: Reference) throws {
         let model = try reference.loadModel()
-        let expected = try #require(try reference.json().model)
+        let json = try reference.json()
+        let expected = try #require(json.model)
         let entities = try #require(expected["entities"] as? [[String: Any]])
         #expect(Set(model.entities.map(\.name)) == Set(entities.compactMap { $0["name"] as? String }))
         for described in entities {
@@ -78,7 +79,7 @@ import Testing
             }
         }
         if reference.isStore {
-            let stored = try #require(try reference.json().store["metadata"] as? [String: Any])
+            let stored = try #require(json.store["metadata"] as? [String: Any])
             let hashes = try #require(stored["NSStoreModelVersionHashes"] as? [String: String])
             #expect(model.entityVersionHashesByName.mapValues(\.hex) == hashes)
         }
@@ -87,12 +88,11 @@ import Testing
     @Test(arguments: withModels)
     func aStoreWeCreateHasThePredictedSchema(_ reference: Reference) throws {
         let model = try reference.loadModel()
-        let expected = try #require(try reference.json().model)
+        let json = try reference.json()
+        let expected = try #require(json.model)
         let directory = TemporaryDirectory()
         let url = directory.file("Created.sqlite")
-        let container = PersistentContainer(name: "Created", managedObjectModel: model)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        _ = try PersistentContainer.loaded(at: url, model: model)
         let db = try RawSQLite(url)
 
         // Entity numbering.
@@ -136,7 +136,7 @@ import Testing
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
         let hashes = try #require(metadata["NSStoreModelVersionHashes"] as? [String: Data])
         if reference.isStore {
-            let stored = try #require(try reference.json().store["metadata"] as? [String: Any])
+            let stored = try #require(json.store["metadata"] as? [String: Any])
             #expect(hashes.mapValues(\.hex) == stored["NSStoreModelVersionHashes"] as? [String: String])
             // The digests Core Data adds (framework 977 and 1333 on) come out the same.
             for key in ["NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey"] {
@@ -165,9 +165,7 @@ import Testing
         let model = try reference.loadModel()
         let directory = TemporaryDirectory()
         let url = directory.file("Cached.sqlite")
-        let container = PersistentContainer(name: "Cached", managedObjectModel: model)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        _ = try PersistentContainer.loaded(at: url, model: model)
         let db = try RawSQLite(url)
         let content = try #require(try db.rows("SELECT Z_CONTENT FROM Z_MODELCACHE").first?.first as? Data)
         #expect(!content.starts(with: Array("bplist00".utf8)), "the archive is deflated")

@@ -33,10 +33,7 @@ final class FixtureContent: NSObject, NSSecureCoding {
         let url = directory.file("Tags.sqlite")
         func open() throws -> PersistentContainer {
             let entity = EntityDescription(name: "Item", properties: [AttributeDescription(name: "tags", type: .transformable)])
-            let container = PersistentContainer(name: "Tags", managedObjectModel: ManagedObjectModel(entities: [entity]))
-            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-            try container.loadPersistentStores()
-            return container
+            return try PersistentContainer.loaded(at: url, model: ManagedObjectModel(entities: [entity]))
         }
         let container = try open()
         let context = container.newBackgroundContext()
@@ -66,9 +63,7 @@ final class FixtureContent: NSObject, NSSecureCoding {
         defer { ValueTransformers.register(nil, forName: "ContentTransformer") }
         let directory = TemporaryDirectory()
         let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
-        let container = PersistentContainer(name: "SampleModel2", managedObjectModel: try ManagedObjectModel(cachedInStoreAt: url))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-        try container.loadPersistentStores()
+        let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url))
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws in
             let pages = try context.fetch(FetchRequest<ManagedObject>(entityName: "Page"))

@@ -68,3 +68,16 @@ extension TestStack {
         return context
     }
 }
+
+extension PersistentContainer {
+    /// A container whose one store is the SQLite file at `url`, loaded with `model` (migrated
+    /// first when the store needs it); `configure` sets options on the store description.
+    static func loaded(at url: URL, model: ManagedObjectModel, configure: (PersistentStoreDescription) -> Void = { _ in }) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Test", managedObjectModel: model)
+        let description = PersistentStoreDescription(url: url)
+        configure(description)
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+        return container
+    }
+}
