@@ -219,7 +219,7 @@ final class SQLiteLayout: @unchecked Sendable {
     }
 
     /// To-many relationships: through the inverse's foreign key, or (both sides to-many) a join
-    /// table named after the side whose entity has the lower `Z_ENT` (FORMAT.md §7).
+    /// table named after the side whose entity has the lower `Z_ENT` (CoreDataFormat.md §7).
     private func addToManyStorage(model: ManagedObjectModel, number: (EntityDescription) -> Int) {
         var madeTables = Set<String>()
         for entity in model.entities {
@@ -293,7 +293,7 @@ final class SQLiteLayout: @unchecked Sendable {
         [entity] + entity.subentities.sorted { $0.name.lowercased() < $1.name.lowercased() }.flatMap { subtree($0) }
     }
 
-    /// Core Data's column groups (see FORMAT.md §7).
+    /// Core Data's column groups (see CoreDataFormat.md §7).
     private static func group(_ type: AttributeType) -> Int {
         switch type {
         case .integer16, .integer32, .integer64, .boolean, .objectID: 0

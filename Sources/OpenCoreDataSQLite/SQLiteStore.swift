@@ -117,7 +117,7 @@ package final class SQLiteStore: StoreEngine {
     }
 
     /// The `Z_ENT` of each entity as the store's `Z_PRIMARYKEY` lists it, matched by name or by
-    /// renaming identifier (a migrated store keeps an entity's old name there, FORMAT.md §8).
+    /// renaming identifier (a migrated store keeps an entity's old name there, CoreDataFormat.md §8).
     static func storedEntityNumbers(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> [String: Int] {
         let statement = try db.prepare("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
         defer { statement.finalize() }

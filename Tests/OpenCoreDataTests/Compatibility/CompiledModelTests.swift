@@ -12,7 +12,7 @@ import Testing
 
     @Test(arguments: bundles.indices)
     func everyVersionOfABundleHasTheHashesOfItsVersionInfo(index: Int) throws {
-        let bundle = CoreDataFixtureTests.fixtures.appendingPathComponent(Self.bundles[index].0)
+        let bundle = Fixtures.url(Self.bundles[index].0)
         let info = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: bundle.appendingPathComponent("VersionInfo.plist")), format: nil) as? [String: Any])
         let versions = try #require(info["NSManagedObjectModel_VersionHashes"] as? [String: [String: Data]])
         #expect(versions.count == 3)
@@ -30,8 +30,8 @@ import Testing
 
     @Test(arguments: bundles.indices)
     func compiledAndSourceModelsAgree(index: Int) throws {
-        let bundle = CoreDataFixtureTests.fixtures.appendingPathComponent(Self.bundles[index].0)
-        let source = CoreDataFixtureTests.fixtures.appendingPathComponent(Self.bundles[index].1)
+        let bundle = Fixtures.url(Self.bundles[index].0)
+        let source = Fixtures.url(Self.bundles[index].1)
         for mom in try FileManager.default.contentsOfDirectory(atPath: bundle.path) where mom.hasSuffix(".mom") {
             let version = String(mom.dropLast(4))
             let compiled = try ManagedObjectModel(contentsOf: bundle, version: version)
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func everyModelFileInTheFixturesLoads() throws {
-        let fixtures = CoreDataFixtureTests.fixtures
+        let fixtures = Fixtures.root
         let enumerator = try #require(FileManager.default.enumerator(atPath: fixtures.path))
         var loaded = 0
         var reported: [String] = []
@@ -87,12 +87,12 @@ import Testing
         let error = try #require(throws: CoreDataError.self) { try ManagedObjectModel(contentsOf: bogus) }
         #expect(error.message.contains("bplist00"))
         #expect(throws: CoreDataError.self) {
-            try ManagedObjectModel(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent(Self.bundles[0].0), version: "NoSuchVersion")
+            try ManagedObjectModel(contentsOf: Fixtures.url(Self.bundles[0].0), version: "NoSuchVersion")
         }
     }
 
     @Test func fetchedPropertiesAndStoredFetchRequestsLoad() throws {
-        let mogenerator = try ManagedObjectModel(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent("mogenerator/test/test.xcdatamodel"))
+        let mogenerator = try ManagedObjectModel(contentsOf: Fixtures.url("mogenerator/test/test.xcdatamodel"))
         let template = try #require(mogenerator.fetchRequestFromTemplate(withName: "byHumanName", substitutionVariables: ["humanName": "Ada"]))
         #expect(template.entityName == "Human")
         #expect(template.predicate?.predicateFormat == "humanName == \"Ada\"")
@@ -102,7 +102,7 @@ import Testing
 
     @Test func fetchedPropertiesOfAnAppleStoreFetchWithTheirVariables() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
         let model = try ManagedObjectModel(cachedInStoreAt: url)
         let fetched = try #require(model.entitiesByName["Author"]?.propertiesByName["favFeedbacks"] as? FetchedPropertyDescription)
         #expect(fetched.entityName == "Feedback")
@@ -128,7 +128,7 @@ import Testing
 /// Model files are input: a damaged one is an error, never a crash.
 @Suite struct DamagedModelTests {
     @Test func damagedCompiledModelsAreErrorsNotCrashes() throws {
-        let original = try Data(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3.mom"))
+        let original = try Data(contentsOf: Fixtures.url("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3.mom"))
         let directory = TemporaryDirectory()
         var generator = SeededGenerator(seed: 0x0CD8)
         var failures = 0

@@ -10,7 +10,7 @@ import Testing
     /// Model1.sqlite (2013) has no cache; its model is the first version of the Xcode bundle.
     static func model(for store: URL, fixture: String) throws -> ManagedObjectModel {
         if fixture.hasSuffix("Model1.sqlite") {
-            return try ManagedObjectModel(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent("bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld"), version: "Model1")
+            return try ManagedObjectModel(contentsOf: Fixtures.url("bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld"), version: "Model1")
         }
         return try ManagedObjectModel(cachedInStoreAt: store)
     }
@@ -18,7 +18,7 @@ import Testing
     @Test(arguments: stores)
     func everyRowOfEveryEntityMaterialises(_ fixture: String) throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy(fixture, into: directory)
+        let url = try Fixtures.copy(fixture, into: directory)
         let model = try Self.model(for: url, fixture: fixture)
         let container = try PersistentContainer.loaded(at: url, model: model)
         let db = try RawSQLite(url)
@@ -55,7 +55,7 @@ import Testing
     @Test(arguments: stores)
     func aChangeSavesReopensAndKeepsTheLayout(_ fixture: String) throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy(fixture, into: directory)
+        let url = try Fixtures.copy(fixture, into: directory)
         let model = try Self.model(for: url, fixture: fixture)
         let schema = { () throws -> [String] in
             try RawSQLite(url).rows("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").map { "\($0[0] ?? "") \($0[1] ?? "") \($0[2] ?? "")" }
@@ -98,7 +98,7 @@ import Testing
 
     @Test func orderedRelationshipsKeepTheirOrderFromTheCache() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", into: directory)
+        let url = try Fixtures.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", into: directory)
         let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url))
         let db = try RawSQLite(url)
         let expected = try db.rows("SELECT c.ZUUID FROM ZBOOKMARKENTITY c JOIN ZBOOKMARKENTITY p ON c.ZPARENT = p.Z_PK WHERE p.ZUUID = 'bookmarks_root' ORDER BY c.Z_FOK_PARENT").map { $0[0] as? String }
@@ -115,7 +115,7 @@ import Testing
 
     @Test func historyInAnAppleStoreReadsAsHistory() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
         let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url)) {
             $0.setOption(true, forKey: NSPersistentHistoryTrackingKey)
         }

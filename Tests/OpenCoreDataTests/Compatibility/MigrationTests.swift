@@ -6,20 +6,19 @@ import Testing
 /// CoreDataPlus's sample models, BookMigration) migrate from each stored version to the next
 /// and to the latest, with their data.
 @Suite struct MigrationTests {
-    static let fixtures = CoreDataFixtureTests.fixtures
 
     /// Opens `store` (copied) with `version` of `bundle`; returns the container and the copy's URL.
     static func open(_ store: String, bundle: String, version: String, in directory: TemporaryDirectory,
                      configure: (PersistentStoreDescription) -> Void = { _ in }) throws -> (container: PersistentContainer, url: URL) {
-        let url = try CoreDataFixtureTests.copy(store, into: directory)
-        let model = try ManagedObjectModel(contentsOf: fixtures.appendingPathComponent(bundle), version: version)
+        let url = try Fixtures.copy(store, into: directory)
+        let model = try ManagedObjectModel(contentsOf: Fixtures.url(bundle), version: version)
         return (try PersistentContainer.loaded(at: url, model: model, configure: configure), url)
     }
 
     /// Rows of a query against the fixture as shipped (read-only, through a copy).
     static func original(_ store: String, _ sql: String) throws -> [[Any?]] {
         let directory = TemporaryDirectory()
-        return try RawSQLite(try CoreDataFixtureTests.copy(store, into: directory)).rows(sql)
+        return try RawSQLite(try Fixtures.copy(store, into: directory)).rows(sql)
     }
 
     static func objects(_ entity: String, in container: PersistentContainer, sortedBy key: String? = nil) throws -> [ManagedObject] {
@@ -175,7 +174,7 @@ import Testing
 
     @Test func aStoreWithoutACacheMigratesFromTheVersionsGiven() throws {
         let directory = TemporaryDirectory()
-        let bundle = Self.fixtures.appendingPathComponent("bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld")
+        let bundle = Fixtures.url("bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld")
         let path = "bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite"
         let versions = try ManagedObjectModel.versions(contentsOf: bundle)
         #expect(versions.count == 3)
@@ -245,7 +244,7 @@ import Testing
     // MARK: - Mapping models
 
     static func mapping(_ name: String) throws -> MappingModel {
-        try MappingModel(contentsOf: fixtures.appendingPathComponent("objcio-moody/Migrations/Migrations/\(name).xcmappingmodel"), models: fixtures.appendingPathComponent(moody))
+        try MappingModel(contentsOf: Fixtures.url("objcio-moody/Migrations/Migrations/\(name).xcmappingmodel"), models: Fixtures.url(moody))
     }
 
     @Test func aMappingModelsKeyPathFillsTheNewAttribute() throws {
@@ -283,12 +282,12 @@ import Testing
         let url = directory.file("Moody 5.moody")
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
         #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data]
-                == (try ManagedObjectModel(contentsOf: Self.fixtures.appendingPathComponent(Self.moody), version: "Moody 5")).entityVersionHashesByName)
+                == (try ManagedObjectModel(contentsOf: Fixtures.url(Self.moody), version: "Moody 5")).entityVersionHashesByName)
     }
 
     @Test func functionExpressionsAreRefusedToo() throws {
-        let mapping = try MappingModel(contentsOf: Self.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel"),
-                                       models: Self.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"))
+        let mapping = try MappingModel(contentsOf: Fixtures.url("coredataplus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel"),
+                                       models: Fixtures.url("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"))
         #expect(mapping.entityMappings.contains { $0.valueExpressions["previousOwners"]?.hasPrefix("FUNCTION($manager") == true })
         let error = try #require(throws: CoreDataError.self) {
             _ = try Self.open("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", bundle: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld",
@@ -385,13 +384,13 @@ import Testing
 
     @Test func configurationsAreComparedWithStoreMetadata() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
         let model = try ManagedObjectModel(cachedInStoreAt: url)
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
         #expect(model.configurations["SampleConfigurationV1"]?.count == 6)
         #expect(model.isConfiguration(withName: "SampleConfigurationV1", compatibleWithStoreMetadata: metadata))
         #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
-        let other = try ManagedObjectModel(cachedInStoreAt: try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", into: directory))
+        let other = try ManagedObjectModel(cachedInStoreAt: try Fixtures.copy("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", into: directory))
         #expect(!other.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 

@@ -2,11 +2,11 @@ import Foundation
 import OpenCoreData
 import Testing
 
-/// Every fixture the reference decoders in `shared/coredata-format/decoded/` describe: our model
+/// Every fixture the reference decoders' output in `Tests/Fixtures/Decoded/` describes: our model
 /// readers (compiled `.mom`, `Z_MODELCACHE`) give the same entities and hashes, and a store we
 /// create from each model has exactly the predicted schema, entity numbers and metadata hashes.
 @Suite struct ReferenceDecoderTests {
-    static let decoded = CoreDataFixtureTests.fixtures.deletingLastPathComponent().appendingPathComponent("coredata-format/decoded")
+    static let decoded = Fixtures.decoded
 
     /// A decoded reference: the fixture it describes and its predicted model and schema.
     struct Reference: CustomTestStringConvertible, Sendable {
@@ -25,7 +25,7 @@ import Testing
 
         /// The model our readers load for this fixture.
         func loadModel() throws -> ManagedObjectModel {
-            let url = CoreDataFixtureTests.fixtures.appendingPathComponent(fixture)
+            let url = Fixtures.url(fixture)
             return isStore ? try ManagedObjectModel(cachedInStoreAt: url) : try ManagedObjectModel(contentsOf: url)
         }
     }
@@ -113,7 +113,7 @@ import Testing
         // Indexes: names, uniqueness, columns.
         var indexes = try #require(expected["sqlIndexes"] as? [String: [Any]])
         // Caches written before fetch indexes (framework 637, Moody) list indexed attributes
-        // without the fetch index Core Data now adds for each (FORMAT.md §2.3); we write the
+        // without the fetch index Core Data now adds for each (CoreDataFormat.md §2.3); we write the
         // modern form.
         for entity in expected["entities"] as? [[String: Any]] ?? [] where entity["fetchIndexes"] == nil {
             let name = entity["name"] as! String
@@ -150,7 +150,7 @@ import Testing
 
     @Test func aStoreWithoutAModelCacheIsAClearError() throws {
         let directory = TemporaryDirectory()
-        let store = try CoreDataFixtureTests.copy("bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite", into: directory)
+        let store = try Fixtures.copy("bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite", into: directory)
         let error = try #require(throws: CoreDataError.self) { try ManagedObjectModel(cachedInStoreAt: store) }
         #expect(error.code == .coreData)
         #expect(error.message.contains("carries no model"))

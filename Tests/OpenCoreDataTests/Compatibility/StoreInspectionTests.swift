@@ -6,7 +6,7 @@ import Testing
 @Suite struct StoreInspectionTests {
     @Test func anAppleStoreWithHistory() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
         let inspection = try StoreInspection(storeAt: url)
         let db = try RawSQLite(url)
         #expect(inspection.metadata[NSStoreUUIDKey] as? String == "C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A")
@@ -25,7 +25,7 @@ import Testing
 
     @Test func aStoreWithoutAModelStillListsItsEntitiesAndTables() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite", into: directory)
+        let url = try Fixtures.copy("bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite", into: directory)
         let inspection = try StoreInspection(storeAt: url)
         #expect(!inspection.hasModelCache)
         #expect(inspection.entities.map { "\($0.name) \($0.rowCount)" } == ["Book 4", "User 3"])

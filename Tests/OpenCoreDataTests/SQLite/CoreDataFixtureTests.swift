@@ -1,25 +1,8 @@
 import OpenCoreData
 import Testing
 
-/// Stores written by Apple's Core Data (in `../shared/fixtures`), opened with models written in code.
+/// Stores written by Apple's Core Data (in `Tests/Fixtures`), opened with models written in code.
 @Suite struct CoreDataFixtureTests {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/fixtures")
-
-    /// Copies a store with its -wal and -shm into a temporary folder (fixtures stay unchanged).
-    static func copy(_ relative: String, into directory: TemporaryDirectory) throws -> URL {
-        let source = fixtures.appendingPathComponent(relative)
-        let target = directory.file(source.lastPathComponent)
-        for suffix in ["", "-wal", "-shm"] {
-            let from = URL(fileURLWithPath: source.path + suffix)
-            if FileManager.default.fileExists(atPath: from.path) {
-                try FileManager.default.copyItem(at: from, to: URL(fileURLWithPath: target.path + suffix))
-            }
-        }
-        return target
-    }
-
     /// DuckDuckGo's SyncMetadata model, version 3, as code.
     static func syncMetadataModel() -> ManagedObjectModel {
         let name = AttributeDescription(name: "name", type: .string, isOptional: false)
@@ -53,7 +36,7 @@ import Testing
 
     @Test func aRealCoreDataStoreOpensReadsSavesAndReopens() throws {
         let directory = TemporaryDirectory()
-        let url = try Self.copy("ddg-bsk/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite", into: directory)
+        let url = try Fixtures.copy("ddg-bsk/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite", into: directory)
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
         func open() throws -> PersistentContainer {
             let container = PersistentContainer(name: "SyncMetadata", managedObjectModel: Self.syncMetadataModel())
@@ -98,7 +81,7 @@ import Testing
 
     @Test func aNewStoreForTheSameModelHasCoreDatasSchema() throws {
         let directory = TemporaryDirectory()
-        let fixture = try RawSQLite(try Self.copy("ddg-bsk/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite", into: directory))
+        let fixture = try RawSQLite(try Fixtures.copy("ddg-bsk/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite", into: directory))
         let container = PersistentContainer(name: "Fresh", managedObjectModel: Self.syncMetadataModel())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: directory.file("Fresh.sqlite"))]
         try container.loadPersistentStores()

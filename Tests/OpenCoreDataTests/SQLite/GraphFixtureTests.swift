@@ -21,7 +21,7 @@ import Testing
 
     @Test func aManyToManyJoinTableOfCoreDataIsReadAndWritten() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("bnr-coredatastack/Sample Model/Deprecated/TestModel.sqlite", into: directory)
+        let url = try Fixtures.copy("bnr-coredatastack/Sample Model/Deprecated/TestModel.sqlite", into: directory)
         func open() throws -> PersistentContainer {
             let container = PersistentContainer(name: "TestModel", managedObjectModel: Self.bookModel())
             container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
@@ -99,7 +99,7 @@ import Testing
 
     @Test func singleTableInheritanceOfCoreDataIsReadAndWritten() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("objcio-moody/Migrations/MigrationsTests/Moody.moody", into: directory)
+        let url = try Fixtures.copy("objcio-moody/Migrations/MigrationsTests/Moody.moody", into: directory)
         func open() throws -> PersistentContainer {
             let container = PersistentContainer(name: "Moody", managedObjectModel: Self.moodyModel())
             container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
@@ -170,7 +170,7 @@ import Testing
 
     @Test func orderedChildrenOfCoreDataReadInOrderAndReorder() throws {
         let directory = TemporaryDirectory()
-        let url = try CoreDataFixtureTests.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V1.sqlite", into: directory)
+        let url = try Fixtures.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V1.sqlite", into: directory)
         // The order as stored, read independently.
         let raw = try RawSQLite(url)
         let stored = try raw.rows("""

@@ -16,8 +16,8 @@ import Testing
     func xcodeModelsHaveTheHashesCoreDataWrote(index: Int) throws {
         let pair = Self.pairs[index]
         let directory = TemporaryDirectory()
-        let store = try CoreDataFixtureTests.copy(pair.store, into: directory)
-        let model = try ManagedObjectModel(contentsOf: CoreDataFixtureTests.fixtures.appendingPathComponent(pair.model), version: pair.version)
+        let store = try Fixtures.copy(pair.store, into: directory)
+        let model = try ManagedObjectModel(contentsOf: Fixtures.url(pair.model), version: pair.version)
         let stored = try #require(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: store)["NSStoreModelVersionHashes"] as? [String: Data])
         let computed = model.entityVersionHashesByName
         #expect(Set(computed.keys) == Set(stored.keys), "\(pair.model)")
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func theCurrentVersionIsChosen() throws {
-        let bundle = CoreDataFixtureTests.fixtures.appendingPathComponent("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld")
+        let bundle = Fixtures.url("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld")
         let current = try ManagedObjectModel(contentsOf: bundle)
         let named = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel")
         #expect(current.entityVersionHashesByName == named.entityVersionHashesByName)

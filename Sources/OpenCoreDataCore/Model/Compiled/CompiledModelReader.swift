@@ -2,7 +2,7 @@ import Foundation
 
 /// Builds a ``ManagedObjectModel`` from a keyed archive of `NSManagedObjectModel`: a compiled
 /// `.mom` or the model a store caches in `Z_MODELCACHE` (see
-/// `coredata-format/FORMAT.md` §2–3 for the keys).
+/// `docs/CoreDataFormat.md` §2–3 for the keys).
 ///
 /// Cache archives repeat inherited properties in every sub-entity (as copies or proxies); only
 /// the properties an entity declares itself are kept, so both forms give the same model.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Archives a ``ManagedObjectModel`` as Core Data's compiled form (an NSKeyedArchiver archive of
-/// `NSManagedObjectModel`, the `.mom` layout of FORMAT.md §3): what a store keeps in
+/// `NSManagedObjectModel`, the `.mom` layout of CoreDataFormat.md §3): what a store keeps in
 /// `Z_MODELCACHE`, so that it opens, and migrates, without the model at hand.
 ///
 /// Written: entities (names, classes, abstract, inheritance, user info, renaming identifiers,

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The files the tests read, all inside the repository (found from this file's path, so the tests
+/// pass from any working directory):
+/// - `Tests/Fixtures/<source>/`: stores and models written by Apple's Core Data and Xcode, byte
+///   for byte from public repositories, each with its licence and the commit it came from
+///   (`Tests/Fixtures/INDEX.md`);
+/// - `Tests/Fixtures/Decoded/`: what independent reference decoders read from those files
+///   (entities, version hashes, schema, metadata), which our readers must agree with;
+/// - `Examples/`: the USGS feed the Earthquakes walkthrough imports.
+enum Fixtures {
+    /// The repository's root folder.
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // Support
+        .deletingLastPathComponent()  // OpenCoreDataTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()
+
+    /// `Tests/Fixtures`: one folder per source repository, with its original relative paths.
+    static let root = repository.appendingPathComponent("Tests/Fixtures")
+
+    /// The decoded reference files (JSON), one per store or compiled model.
+    static let decoded = root.appendingPathComponent("Decoded")
+
+    /// A fixture by its path below `Tests/Fixtures` (e.g. `"ddg-bsk/Tests/…/Bookmarks_V1.sqlite"`).
+    static func url(_ relative: String) -> URL {
+        root.appendingPathComponent(relative)
+    }
+
+    /// Copies a store with its -wal and -shm into a temporary folder (fixtures stay unchanged:
+    /// opening a store writable checkpoints its -wal into the main file).
+    static func copy(_ relative: String, into directory: TemporaryDirectory) throws -> URL {
+        let source = url(relative)
+        let target = directory.file(source.lastPathComponent)
+        for suffix in ["", "-wal", "-shm"] {
+            let from = URL(fileURLWithPath: source.path + suffix)
+            if FileManager.default.fileExists(atPath: from.path) {
+                try FileManager.default.copyItem(at: from, to: URL(fileURLWithPath: target.path + suffix))
+            }
+        }
+        return target
+    }
+}
