@@ -18,7 +18,12 @@ extension ManagedObjectContext {
     package func members(of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> [ManagedObjectID] {
         let index = try toManyIndex(of: object, relationship)
         if !object.toMany[index].isLoaded {
-            object.toMany[index].load(try committedMembers(of: object.objectID, relationship))
+            do {
+                object.toMany[index].load(try committedMembers(of: object.objectID, relationship))
+            } catch {
+                relationshipReadFailure = error
+                throw error
+            }
         }
         return object.toMany[index].members ?? []
     }

@@ -104,6 +104,8 @@ extension ManagedObjectContext {
                 unregister(object)
                 object.managedObjectContext = nil
                 object.isInsertedFlag = false
+            } else if object.isInaccessibleFlag {
+                restoreFault(object)
             } else if let snapshot = object.snapshot {
                 object.values = snapshot.values
             }
@@ -114,6 +116,7 @@ extension ManagedObjectContext {
         }
         pending.removeAll()
         unprocessed.removeAll()
+        relationshipReadFailure = nil
     }
 
     /// Forgets every registered object and every unsaved change. Objects from before the reset
@@ -125,6 +128,7 @@ extension ManagedObjectContext {
         registry.removeAll()
         pending.removeAll()
         unprocessed.removeAll()
+        relationshipReadFailure = nil
     }
 
     /// Brings the object graph up to date with the changes made since the last call: objects

@@ -14,6 +14,13 @@ extension ManagedObjectContext {
     public func save() throws {
         checkQueue("save()")
         processPendingChanges()
+        discardInaccessibleObjects()
+        if let failure = relationshipReadFailure {
+            relationshipReadFailure = nil
+            var error = failure
+            error.message = "A relationship could not be read from the store since the last save, so changes may rest on an incomplete object graph; nothing was saved. Refresh the objects involved (or roll back) and save again. The store said: \(failure.message)"
+            throw error
+        }
         guard hasPendingWork else {
             clearPending()
             return
@@ -97,6 +104,7 @@ extension ManagedObjectContext {
             guard let pk = object.objectID.primaryKey else { continue }
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
+                if object.isInaccessibleFlag { continue }   // no row to delete; discarded by the next save
                 batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0, values: object.values))
                 batch.deleted.append(object)
             } else if !object.dirty.isEmpty {

@@ -49,6 +49,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var mergePolicy: MergePolicy = .error
         var automaticallyMerges = false
         var stalenessInterval: TimeInterval = -1
+        var shouldDeleteInaccessibleFaults = true
         /// Whether some context has this one as its parent (then temporary IDs it retires are
         /// remembered, for children that still use them).
         var hasChildren = false
@@ -65,6 +66,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     package var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
     package var unprocessed: [ManagedObject] = []
+    /// A relationship that could not be read from the store since the last save (its members
+    /// read as empty): the next `save()` throws it rather than write changes made on that view.
+    package var relationshipReadFailure: CoreDataError?
     /// Temporary IDs this context replaced by permanent ones at a save, kept only when it has
     /// children (which go on using the temporary IDs of objects they pushed). Queue-owned.
     package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
@@ -150,6 +154,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var stalenessInterval: TimeInterval {
         get { config.withLock { $0.stalenessInterval } }
         set { config.withLock { $0.stalenessInterval = newValue } }
+    }
+
+    /// What happens when a fault cannot be fulfilled because its row is gone from the store
+    /// (another context or process deleted it) or the store could not read it. `true` (the
+    /// default, as in Core Data): the object reads as deleted, with every attribute `nil`/zero
+    /// and no relationships, and the next ``save()`` or ``reset()`` discards it without touching
+    /// the store. `false`: using such a fault is a programmer error and traps, as Core Data
+    /// raises `NSObjectInaccessibleException`. Mirrors `shouldDeleteInaccessibleFaults`.
+    public var shouldDeleteInaccessibleFaults: Bool {
+        get { config.withLock { $0.shouldDeleteInaccessibleFaults } }
+        set { config.withLock { $0.shouldDeleteInaccessibleFaults = newValue } }
     }
 
     /// Records changes for undo and redo; `nil` (the default) records nothing. Set and use it on

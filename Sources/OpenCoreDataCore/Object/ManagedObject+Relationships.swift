@@ -42,13 +42,12 @@ extension ManagedObject {
     // MARK: - Untyped
 
     /// The destination objects of a to-many relationship, in store order then insertion order.
+    /// When the store cannot read them, none (the relationship stays unloaded, so the next use
+    /// tries again) and the context's next save throws the store's error instead of saving.
     package func managedMembers(forKey key: String) -> [ManagedObject] {
         let (context, relationship) = graphAccess(key, toMany: true)
-        do {
-            return try context.members(of: self, relationship).map { context.object(with: $0) }
-        } catch {
-            preconditionFailure("CoreData could not load the relationship '\(key)' of \(objectID): \(error)")
-        }
+        let members = (try? context.members(of: self, relationship)) ?? []
+        return members.map { context.object(with: $0) }
     }
 
     package func setManagedMembers(_ objects: [ManagedObject], forKey key: String) {

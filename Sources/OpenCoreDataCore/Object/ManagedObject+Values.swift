@@ -180,10 +180,12 @@ extension ManagedObject {
         }
         let row: RowSnapshot?
         do { row = try context.loadRow(for: objectID) } catch {
-            preconditionFailure("CoreData could not fulfill a fault for \(objectID): \(error)")
+            context.faultIsInaccessible(self, reason: "the store could not read its row (\(error.message))")
+            return
         }
         guard let row else {
-            preconditionFailure("CoreData could not fulfill a fault for \(objectID): its row was deleted from the store. Check with existingObject(with:) before using an object that may have been deleted elsewhere.")
+            context.faultIsInaccessible(self, reason: "its row was deleted from the store")
+            return
         }
         values = row.values
         snapshot = row

@@ -46,6 +46,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var isFaultFlag = false
     package var isInsertedFlag = false
     package var isDeletedFlag = false
+    /// Set when the object was a fault that could not be fulfilled and now reads as deleted
+    /// (see `ManagedObjectContext.shouldDeleteInaccessibleFaults`); its values are not the store's.
+    package var isInaccessibleFlag = false
     /// Whether the context holds this object strongly because it has pending changes.
     package var isPendingFlag = false
 

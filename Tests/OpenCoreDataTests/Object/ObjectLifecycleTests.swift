@@ -202,25 +202,4 @@ import Testing
             #expect(context.registeredObject(for: ids[0]) === notes[0])
         }
     }
-
-    @Test func aFaultWhoseRowIsGoneTrapsWithAClearMessage() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try TestStack(.inMemory)
-            let writer = stack.container.newBackgroundContext()
-            let id = try writer.performAndWait { () throws in
-                let note = Note(context: writer)
-                try writer.save()
-                return note.objectID
-            }
-            try writer.performAndWait { () throws in
-                writer.delete(writer.object(with: id))
-                try writer.save()
-            }
-            let reader = stack.container.newBackgroundContext()
-            reader.performAndWait {
-                let fault = reader.object(with: id) as? Note
-                _ = fault?.text1
-            }
-        }
-    }
 }

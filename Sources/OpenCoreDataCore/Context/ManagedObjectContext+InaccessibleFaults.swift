@@ -1,0 +1,46 @@
+import Foundation
+
+// Faults that cannot be fulfilled: the row is gone (deleted by another context or process) or
+// the store could not read it. Core Data's answer, followed here, is
+// `shouldDeleteInaccessibleFaults`: the object reads as deleted with nil/zero values instead of
+// killing the process, and the next save or reset discards it. Runs on the context's queue.
+extension ManagedObjectContext {
+    /// Called by an object whose fault could not be fulfilled.
+    package func faultIsInaccessible(_ object: ManagedObject, reason: String) {
+        guard shouldDeleteInaccessibleFaults else {
+            preconditionFailure("CoreData could not fulfill a fault for \(object.objectID): \(reason). Set shouldDeleteInaccessibleFaults to true (the default) to read such objects as deleted, or check with existingObject(with:) before using an object that may have been deleted elsewhere.")
+        }
+        object.values = Array(repeating: .null, count: object.entity.valueSlotCount)
+        object.snapshot = nil
+        object.toMany = Array(repeating: .empty, count: object.entity.toManyRelationships.count)
+        object.isFaultFlag = false
+        object.isInaccessibleFlag = true
+        guard !object.isDeletedFlag else { return }
+        // Deleted without delete propagation: nothing is known of its relationships.
+        object.isDeletedFlag = true
+        pending.didChange(object)
+        object.isPendingFlag = true
+    }
+
+    /// Before a save: fires the faults of deleted objects (their values go to history tombstones
+    /// and delete rules) and discards those that turn out inaccessible, which have no row to
+    /// delete. Their store rows, if any, are left as they are.
+    func discardInaccessibleObjects() {
+        for object in pending.liveChanged(in: self) where object.isDeletedFlag {
+            if object.isFaultFlag { object.willAccessValue() }
+            if object.isInaccessibleFlag {
+                unregister(object)
+                object.managedObjectContext = nil
+            }
+        }
+    }
+
+    /// Makes an inaccessible object a fault again (a rollback: the next use tries the store anew,
+    /// which succeeds when the row is back or the store error has passed).
+    func restoreFault(_ object: ManagedObject) {
+        object.values = []
+        object.toMany = []
+        object.isInaccessibleFlag = false
+        object.isFaultFlag = true
+    }
+}
