@@ -69,8 +69,10 @@ final class SQLiteConnection: @unchecked Sendable {
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back on error).
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+    /// `deferred` begins with `BEGIN` instead, which locks only the databases that `body` writes
+    /// (`BEGIN IMMEDIATE` takes the write lock of every attached database too).
+    func transaction<T>(deferred: Bool = false, _ body: () throws -> T) throws -> T {
+        try execute(deferred ? "BEGIN" : "BEGIN IMMEDIATE")
         do {
             let result = try body()
             try execute("COMMIT")
@@ -89,6 +91,11 @@ final class SQLiteConnection: @unchecked Sendable {
         var names: [String] = []
         while try statement.step() { names.append(statement.string(at: 0)) }
         return names
+    }
+
+    /// An identifier as an SQL literal name: in double quotes, inner quotes doubled.
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// Whether a table exists.

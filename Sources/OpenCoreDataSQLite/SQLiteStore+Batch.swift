@@ -16,6 +16,7 @@ extension SQLiteStore {
         }
         return try withWriter { db in
             try db.transaction {
+                try checkModelUnchanged(db)
                 var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
                 let insert = try db.cachedStatement(sql)
                 let entityNumber = Int64(mapping.entityNumbers[0])
@@ -82,6 +83,7 @@ extension SQLiteStore {
         let withValues = returningValues && tracksHistory
         return try withWriter { db in
             try db.transaction {
+                try checkModelUnchanged(db)
                 let clause = " RETURNING Z_PK, Z_ENT" + (withValues ? ", *" : "")
                 let statement = try db.prepare(returning ? sql + clause : sql)
                 defer { statement.finalize() }
@@ -113,6 +115,7 @@ extension SQLiteStore {
     fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: SQLiteLayout, author: HistoryAuthor) throws -> BatchOutcome {
         try withWriter { db in
             try db.transaction {
+                try checkModelUnchanged(db)
                 let select = try db.prepare(sql)
                 defer { select.finalize() }
                 try select.bind(arguments)

@@ -4,7 +4,10 @@ extension SQLiteStore {
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         let number = try currentLayout().mapping(for: root).entityNumbers[0]
         return try withWriter { db in
-            try db.transaction { try reserveKeys(db, root: root, entityNumber: number, count: count) }
+            try db.transaction {
+                try checkModelUnchanged(db)
+                return try reserveKeys(db, root: root, entityNumber: number, count: count)
+            }
         }
     }
 
@@ -33,6 +36,7 @@ extension SQLiteStore {
         return try withWriter { db in
             try db.execute("BEGIN IMMEDIATE")
             do {
+                try checkModelUnchanged(db)
                 var conflicts: [StoreConflict] = []
                 // One statement per entity and set of changed columns (usually one per save).
                 var updateStatements: [UpdateShape: SQLiteStatement] = [:]

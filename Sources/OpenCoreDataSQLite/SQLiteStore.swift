@@ -23,6 +23,8 @@ package final class SQLiteStore: StoreEngine {
         var metadata: [String: any Sendable]
     }
     private let loaded = Locked<Loaded?>(nil)
+    /// The schema version and model hashes this store loaded (see `checkModelUnchanged`).
+    let expectedSchema = Locked<(version: Int64, hashes: [String: Data])?>(nil)
 
     /// The Core Data framework version our stores claim (`NSPersistenceFrameworkVersion`).
     static let frameworkVersion = 1344
@@ -69,6 +71,7 @@ package final class SQLiteStore: StoreEngine {
                 loaded = try create(db, model: model)
             }
             if tracksHistory && !readOnly { try ensureHistoryTables(db, model: model) }
+            try recordSchema(db, hashes: model.entityVersionHashesByName)
             self.loaded.withLock { $0 = loaded }
         }
     }

@@ -2,9 +2,10 @@ import Foundation
 import OpenCoreDataCore
 
 /// Lightweight migration of an SQLite store: when a store was written with another version of
-/// the model, its rows are copied into a new file laid out for the current model (through an
-/// ``InferredMapping``), which then replaces the store. The original file is untouched until
-/// the copy is complete, so a failed migration leaves the store as it was.
+/// the model, its rows are copied into a scratch file laid out for the current model (through an
+/// ``InferredMapping``), and that content replaces the store's in one SQLite transaction on the
+/// live file, under its write lock for the whole run (see `Migrator.run()`). A failed or
+/// interrupted migration leaves the store exactly as it was.
 ///
 /// Keys are kept wherever a table is fed by one old table (so object IDs survive); tables that
 /// merge several old tables number their rows anew and every reference follows.
@@ -36,8 +37,7 @@ package enum SQLiteMigration {
         }
         let mapping = try InferredMapping(source: source.frozenCopy(), destination: model, mappingModel: mappingModel)
         let progress = options[MigrationProgressHandlerOption] as? @Sendable (MigrationProgress) -> Void
-        try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), progress: progress).run()
-        return true
+        return try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), progress: progress).run()
     }
 }
 

@@ -1,0 +1,41 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
+
+// Another coordinator or process may migrate the file to another model version while this
+// store has it open (the migration rewrites the live file in one transaction). Writes made
+// afterwards with this store's layout would land in the new tables under the wrong entity
+// numbers and columns, so every write transaction first checks, under the write lock, that the
+// schema is still the one this store loaded (`PRAGMA schema_version`: one read of the header;
+// the metadata is read only when it moved).
+extension SQLiteStore {
+    /// Records the schema this store works with (after loading, on the writer).
+    func recordSchema(_ db: SQLiteConnection, hashes: [String: Data]) throws {
+        let version = try db.schemaVersion()
+        expectedSchema.withLock { $0 = (version, hashes) }
+    }
+
+    /// Throws ``CoreDataError`` 134100 when the store was migrated to a model other than this
+    /// store's since it was loaded. Call inside a write transaction, before writing.
+    func checkModelUnchanged(_ db: SQLiteConnection) throws {
+        guard let expected = expectedSchema.withLock({ $0 }) else { return }
+        let version = try db.schemaVersion()
+        guard version != expected.version else { return }
+        let stored = try Self.readMetadata(db)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
+        guard stored == expected.hashes else {
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The store at \(url.path) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
+        }
+        // The same model (e.g. history tables or indexes were added): carry on.
+        expectedSchema.withLock { $0 = (version, stored) }
+    }
+}
+
+extension SQLiteConnection {
+    /// `PRAGMA schema_version`: changes with every schema change of the main database.
+    func schemaVersion() throws -> Int64 {
+        let statement = try cachedStatement("PRAGMA schema_version")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int64(at: 0)
+    }
+}
