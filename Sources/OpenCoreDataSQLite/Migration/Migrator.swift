@@ -103,8 +103,8 @@ final class Migrator {
         return true
     }
 
-    /// Copies the rows, join tables and history of the old store (read through `source`, which
-    /// holds the write lock) into the scratch file.
+    /// Copies the rows, join tables and history of the old store (read through `source`, while
+    /// `run()`'s live connection holds the store's write lock) into the scratch file.
     private func fill(_ temporary: URL, hasHistory: Bool) throws {
         sourceLayout = SQLiteLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
         target = try SQLiteConnection(path: temporary.path, readOnly: false)
