@@ -14,31 +14,28 @@ extension SQLiteStore {
             // An upserted row keeps its key: read the keys back.
             sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", ")) RETURNING Z_PK"
         }
-        return try withWriter { db in
-            try db.transaction {
-                try checkModelUnchanged(db)
-                var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
-                let insert = try db.cachedStatement(sql)
-                let entityNumber = Int64(mapping.entityNumbers[0])
-                var keys: [Int64] = []
-                keys.reserveCapacity(rows.count)
-                for values in rows {
-                    insert.bind(next, at: 1)
-                    insert.bind(entityNumber, at: 2)
-                    try insert.bind(values, from: 3)
-                    if try insert.step() { keys.append(insert.int64(at: 0)) } else { keys.append(next) }
-                    insert.reset()
-                    next += 1
-                }
-                if tracksHistory {
-                    // An upserted row is an update in history (its key was not the one reserved).
-                    let reserved = next - Int64(rows.count)
-                    try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
-                        PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
-                    })
-                }
-                return keys
+        return try writeTransaction { db in
+            var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
+            let insert = try db.cachedStatement(sql)
+            let entityNumber = Int64(mapping.entityNumbers[0])
+            var keys: [Int64] = []
+            keys.reserveCapacity(rows.count)
+            for values in rows {
+                insert.bind(next, at: 1)
+                insert.bind(entityNumber, at: 2)
+                try insert.bind(values, from: 3)
+                if try insert.step() { keys.append(insert.int64(at: 0)) } else { keys.append(next) }
+                insert.reset()
+                next += 1
             }
+            if tracksHistory {
+                // An upserted row is an update in history (its key was not the one reserved).
+                let reserved = next - Int64(rows.count)
+                try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
+                    PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
+                })
+            }
+            return keys
         }
     }
 
@@ -81,28 +78,25 @@ extension SQLiteStore {
                        returningValues: Bool = false, change: (ReturnedRow) -> PendingChange) throws -> BatchOutcome {
         let returning = returningKeys || tracksHistory
         let withValues = returningValues && tracksHistory
-        return try withWriter { db in
-            try db.transaction {
-                try checkModelUnchanged(db)
-                let clause = " RETURNING Z_PK, Z_ENT" + (withValues ? ", *" : "")
-                let statement = try db.prepare(returning ? sql + clause : sql)
-                defer { statement.finalize() }
-                try statement.bind(arguments)
-                guard returning else {
-                    try statement.step()
-                    return BatchOutcome(count: db.changes, keys: nil)
-                }
-                var rows: [ReturnedRow] = []
-                while try statement.step() {
-                    let entity = layout.entitiesByNumber[Int(statement.int64(at: 1))]
-                    guard let entity else { continue }
-                    // `*` repeats Z_PK, Z_ENT, Z_OPT before the table's columns.
-                    let values = withValues ? readValues(statement, from: 5, mapping: try layout.mapping(for: entity), layout: layout) : nil
-                    rows.append(ReturnedRow(key: statement.int64(at: 0), entity: entity, values: values))
-                }
-                try recordHistory(db, layout: layout, author: author, changes: rows.map(change))
-                return BatchOutcome(count: rows.count, keys: rows.map(\.key))
+        return try writeTransaction { db in
+            let clause = " RETURNING Z_PK, Z_ENT" + (withValues ? ", *" : "")
+            let statement = try db.prepare(returning ? sql + clause : sql)
+            defer { statement.finalize() }
+            try statement.bind(arguments)
+            guard returning else {
+                try statement.step()
+                return BatchOutcome(count: db.changes, keys: nil)
             }
+            var rows: [ReturnedRow] = []
+            while try statement.step() {
+                let entity = layout.entitiesByNumber[Int(statement.int64(at: 1))]
+                guard let entity else { continue }
+                // `*` repeats Z_PK, Z_ENT, Z_OPT before the table's columns.
+                let values = withValues ? readValues(statement, from: 5, mapping: try layout.mapping(for: entity), layout: layout) : nil
+                rows.append(ReturnedRow(key: statement.int64(at: 0), entity: entity, values: values))
+            }
+            try recordHistory(db, layout: layout, author: author, changes: rows.map(change))
+            return BatchOutcome(count: rows.count, keys: rows.map(\.key))
         }
     }
 }
@@ -113,20 +107,17 @@ extension SQLiteStore {
     /// clears foreign keys pointing at the deleted rows; join-table rows go; no action leaves
     /// the destinations as they are.
     fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: SQLiteLayout, author: HistoryAuthor) throws -> BatchOutcome {
-        try withWriter { db in
-            try db.transaction {
-                try checkModelUnchanged(db)
-                let select = try db.prepare(sql)
-                defer { select.finalize() }
-                try select.bind(arguments)
-                var keys: [Int64] = []
-                while try select.step() { keys.append(select.int64(at: 0)) }
-                var history: [PendingChange] = []
-                var seen: [ObjectIdentifier: Set<Int64>] = [:]
-                try deleteRows(entity.rootEntity, keys: keys, db: db, layout: layout, history: &history, seen: &seen)
-                try recordHistory(db, layout: layout, author: author, changes: history)
-                return BatchOutcome(count: keys.count, keys: keys)
-            }
+        try writeTransaction { db in
+            let select = try db.prepare(sql)
+            defer { select.finalize() }
+            try select.bind(arguments)
+            var keys: [Int64] = []
+            while try select.step() { keys.append(select.int64(at: 0)) }
+            var history: [PendingChange] = []
+            var seen: [ObjectIdentifier: Set<Int64>] = [:]
+            try deleteRows(entity.rootEntity, keys: keys, db: db, layout: layout, history: &history, seen: &seen)
+            try recordHistory(db, layout: layout, author: author, changes: history)
+            return BatchOutcome(count: keys.count, keys: keys)
         }
     }
 

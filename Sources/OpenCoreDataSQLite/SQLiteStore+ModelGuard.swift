@@ -15,6 +15,16 @@ extension SQLiteStore {
         expectedSchema.withLock { $0 = (version, hashes) }
     }
 
+    /// Runs `body` in a write transaction on the writer, once the model is known to be unchanged.
+    func writeTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try withWriter { db in
+            try db.transaction {
+                try checkModelUnchanged(db)
+                return try body(db)
+            }
+        }
+    }
+
     /// Throws ``CoreDataError`` 134100 when the store was migrated to a model other than this
     /// store's since it was loaded. Call inside a write transaction, before writing.
     func checkModelUnchanged(_ db: SQLiteConnection) throws {

@@ -3,11 +3,8 @@ import OpenCoreDataCore
 extension SQLiteStore {
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         let number = try currentLayout().mapping(for: root).entityNumbers[0]
-        return try withWriter { db in
-            try db.transaction {
-                try checkModelUnchanged(db)
-                return try reserveKeys(db, root: root, entityNumber: number, count: count)
-            }
+        return try writeTransaction { db in
+            try reserveKeys(db, root: root, entityNumber: number, count: count)
         }
     }
 

@@ -53,9 +53,10 @@ final class Migrator {
             target = nil
             for file in [temporary] + sidecars(temporary) { try? FileManager.default.removeItem(at: file) }
         }
+        let live = try SQLiteConnection(path: url.path, readOnly: false)
         // The new rows are first written into a scratch file laid out for the current model: our
         // own schema, metadata and key table.
-        let hadHistory = try SQLiteConnection(path: url.path, readOnly: true).hasHistoryTables()
+        let hadHistory = try live.hasHistoryTables()
         let created = try SQLiteStore(url: temporary, tracksHistory: tracksHistory || hadHistory)
         try created.load(model: mapping.destination)
         created.close()
@@ -66,7 +67,6 @@ final class Migrator {
         // Attached before the transaction (ATTACH cannot run inside one), and its schema read
         // now, outside it: inside the transaction `live` must not touch the scratch file until
         // the end, or it would hold a read lock (and an old snapshot) of it while it is filled.
-        let live = try SQLiteConnection(path: url.path, readOnly: false)
         let attach = try live.prepare("ATTACH DATABASE ? AS migrated")
         try attach.bind([.string(temporary.path)])
         try attach.run()
