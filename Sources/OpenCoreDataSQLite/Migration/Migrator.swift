@@ -21,6 +21,8 @@ final class Migrator {
     var totalRows = 0
     /// Old tables whose rows keep their keys (they alone feed their new table).
     var keptSourceTables: Set<String> = []
+    /// New tables fed by one old table (their rows keep their keys), with that old table.
+    var soleFeeders: [String: String] = [:]
     /// Per destination entity, the old row of each new key.
     var origins: [ObjectIdentifier: [Int64: (table: String, key: Int64)]] = [:]
     /// Per new ordered relationship and owner's new key: each member's position, by new key.
@@ -165,6 +167,7 @@ final class Migrator {
             guard let destination = mapping.destination(of: entity) else { continue }
             feeders[try targetLayout.mapping(for: destination).table, default: []].insert(try sourceLayout.mapping(for: entity).table)
         }
+        for (targetTable, sources) in feeders where sources.count == 1 { soleFeeders[targetTable] = sources.first }
         var next: [String: Int64] = [:]
         for table in sourceLayout.tables {
             let statement = try source.prepare("SELECT Z_PK, Z_ENT FROM \(table.name) ORDER BY Z_PK")
@@ -250,14 +253,25 @@ final class Migrator {
     }
 
     /// Key counters of the new tables, and the old store's UUID (object IDs stay valid).
+    /// A table whose rows kept their keys keeps its old counter too, when higher than its
+    /// largest key (the keys of deleted objects are never handed out again, as in Core Data).
     func finishMetadata() throws {
+        let oldCounter = try source.prepare("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+        defer { oldCounter.finalize() }
+        let update = try target.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
+        defer { update.finalize() }
         for table in targetLayout.tables {
             let maximum = try target.prepare("SELECT MAX(Z_PK) FROM \(table.name)")
             defer { maximum.finalize() }
-            guard try maximum.step(), !maximum.isNull(at: 0) else { continue }
-            let update = try target.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
-            defer { update.finalize() }
-            try update.bind([.integer(maximum.int64(at: 0)), .integer(Int64(targetLayout.entityNumber(of: table.root)))])
+            var counter: Int64 = try maximum.step() && !maximum.isNull(at: 0) ? maximum.int64(at: 0) : 0
+            if let feeder = soleFeeders[table.name], let old = sourceLayout.tables.first(where: { $0.name == feeder }) {
+                oldCounter.reset()
+                try oldCounter.bind([.integer(Int64(sourceLayout.entityNumber(of: old.root)))])
+                if try oldCounter.step(), !oldCounter.isNull(at: 0) { counter = max(counter, oldCounter.int64(at: 0)) }
+            }
+            guard counter > 0 else { continue }
+            update.reset()
+            try update.bind([.integer(counter), .integer(Int64(targetLayout.entityNumber(of: table.root)))])
             try update.run()
         }
         let uuid = try source.prepare("SELECT Z_UUID FROM Z_METADATA WHERE Z_VERSION = 1")
