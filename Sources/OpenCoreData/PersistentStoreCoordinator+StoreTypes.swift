@@ -20,12 +20,14 @@ extension PersistentStoreCoordinator {
             guard let url else {
                 throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
             }
-            let readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+            let readOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
+            let connectionOptions = try SQLiteStoreOptions(options: options)
             if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options),
                PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
                 try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
             }
-            engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
+            engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options),
+                                 options: connectionOptions)
         case .inMemory:
             engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         default:

@@ -13,7 +13,9 @@ final class SQLiteConnection: @unchecked Sendable {
     let path: String
     private var statements: [String: SQLiteStatement] = [:]
 
-    init(path: String, readOnly: Bool) throws {
+    /// Opens `path`; `busyTimeout` (milliseconds) is how long a statement waits for another
+    /// connection's lock before failing with `SQLITE_BUSY`.
+    init(path: String, readOnly: Bool, busyTimeout: Int32 = 10_000) throws {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &db, flags, nil)
@@ -25,7 +27,7 @@ final class SQLiteConnection: @unchecked Sendable {
         handle = db
         self.path = path
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, 10_000)
+        sqlite3_busy_timeout(db, busyTimeout)
         SQLiteFunctions.register(on: db)
     }
 
@@ -108,6 +110,9 @@ final class SQLiteConnection: @unchecked Sendable {
 
     static func error(code: Int32, message: String, sql: String?) -> CoreDataError {
         let primary = code & 0xff
+        if primary == SQLITE_READONLY {
+            return CoreDataError(.persistentStoreSave, "The store cannot be written: it was opened read-only (with NSReadOnlyPersistentStoreOption, or because it records persistent history and was opened without NSPersistentHistoryTrackingKey), or its file is not writable. Nothing was written. (SQLite: \(message).)", sqliteCode: code, sql: sql)
+        }
         let coreCode: CoreDataError.Code = switch primary {
         case SQLITE_BUSY, SQLITE_LOCKED: .persistentStoreTimeout
         case SQLITE_NOTADB, SQLITE_CORRUPT: .persistentStoreInvalidType
@@ -115,5 +120,15 @@ final class SQLiteConnection: @unchecked Sendable {
         default: .sqlite
         }
         return CoreDataError(coreCode, "SQLite error: \(message).", sqliteCode: code, sql: sql)
+    }
+}
+
+extension SQLiteConnection {
+    /// `PRAGMA page_count`: 0 for a file nothing was written to yet.
+    func pageCount() throws -> Int64 {
+        let statement = try cachedStatement("PRAGMA page_count")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int64(at: 0)
     }
 }

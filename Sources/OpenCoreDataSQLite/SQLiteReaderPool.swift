@@ -8,10 +8,12 @@ final class SQLiteReaderPool: Sendable {
     private let available = Locked<[SQLiteConnection]>([])
     private let slots: DispatchSemaphore
     private let closed = Locked(false)
+    private let options: SQLiteStoreOptions
 
-    init(path: String, size: Int) {
+    init(path: String, size: Int, options: SQLiteStoreOptions) {
         self.path = path
         self.slots = DispatchSemaphore(value: size)
+        self.options = options
     }
 
     /// Runs `body` with a reader connection (opened on first need).
@@ -21,13 +23,24 @@ final class SQLiteReaderPool: Sendable {
         }
         slots.wait()
         defer { slots.signal() }
-        let connection = try available.withLock { $0.popLast() } ?? SQLiteConnection(path: path, readOnly: true)
-        defer { available.withLock { $0.append(connection) } }
+        let connection = try available.withLock { $0.popLast() } ?? open()
+        // Back to the pool only while the store is open: a connection lent before `close()`
+        // is closed when its reader is done, not kept for a store nobody can use.
+        defer { available.withLock { pool in if !closed.withLock({ $0 }) { pool.append(connection) } } }
         return try body(connection)
     }
 
+    private func open() throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: options.busyTimeoutMilliseconds)
+        try options.apply(to: connection, readOnly: true)
+        return connection
+    }
+
     func close() {
-        closed.withLock { $0 = true }
-        available.withLock { $0.removeAll() }
+        // Under the pool's lock, so that no reader puts its connection back in between.
+        available.withLock { pool in
+            closed.withLock { $0 = true }
+            pool.removeAll()
+        }
     }
 }

@@ -8,9 +8,13 @@ import OpenCoreDataCore
 /// read-only connections in WAL mode, so fetches never wait for a save. Statements are cached
 /// per connection, keyed by their SQL (one per fetch shape).
 package final class SQLiteStore: StoreEngine {
-    package let identifier: String
     package let url: URL
-    private let readOnly: Bool
+    /// The store's UUID: the one in the file, or a new one that `load` writes when it creates
+    /// the store, unless another process created it first (then its UUID is adopted).
+    private let uuid: Locked<String>
+    /// Opened read-only, or forced read-only by `load` (a history store opened without history).
+    private let readOnlyState: Locked<Bool>
+    private let options: SQLiteStoreOptions
     /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
     package let tracksHistory: Bool
     /// Polls `PRAGMA data_version` for remote-change notifications, once asked to.
@@ -29,15 +33,17 @@ package final class SQLiteStore: StoreEngine {
     /// The Core Data framework version our stores claim (`NSPersistenceFrameworkVersion`).
     static let frameworkVersion = 1344
 
-    /// Opens (creating when missing) the SQLite file at `url`.
-    package init(url: URL, readOnly: Bool = false, tracksHistory: Bool = false) throws {
+    /// Opens (creating when missing) the SQLite file at `url`, with the connection settings of
+    /// `options` (pragmas and busy timeout).
+    package init(url: URL, readOnly: Bool = false, tracksHistory: Bool = false, options: SQLiteStoreOptions = SQLiteStoreOptions()) throws {
         self.url = url
-        self.readOnly = readOnly
+        self.readOnlyState = Locked(readOnly)
         self.tracksHistory = tracksHistory
+        self.options = options
         if !readOnly {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
-        let connection = try SQLiteConnection(path: url.path, readOnly: readOnly)
+        let connection = try SQLiteConnection(path: url.path, readOnly: readOnly, busyTimeout: options.busyTimeoutMilliseconds)
         var existingUUID: String?
         do {
             if try connection.tableExists("Z_METADATA") {
@@ -48,58 +54,89 @@ package final class SQLiteStore: StoreEngine {
         } catch let error as CoreDataError where error.code == .persistentStoreInvalidType {
             throw CoreDataError(.persistentStoreInvalidType, "The file at \(url.path) is not an SQLite store. Point the store description at a Core Data SQLite file or a new path.", sqliteCode: error.sqliteCode)
         }
-        identifier = existingUUID ?? UUID().uuidString
+        uuid = Locked(existingUUID ?? UUID().uuidString)
         writer = Locked(connection)
-        readers = SQLiteReaderPool(path: url.path, size: 4)
+        readers = SQLiteReaderPool(path: url.path, size: 4, options: options)
     }
+
+    /// The store's UUID (`Z_METADATA.Z_UUID`).
+    package var identifier: String { uuid.withLock { $0 } }
+
+    /// Whether the store refuses writes: opened with `NSReadOnlyPersistentStoreOption`, or a
+    /// store that records persistent history opened without `NSPersistentHistoryTrackingKey`
+    /// (as Core Data does: writes there would leave changes no history records).
+    package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
 
     // MARK: - Loading
 
     package func load(model: ManagedObjectModel) throws {
-        try withWriter { db in
+        let readOnly = isReadOnly
+        let forceReadOnly = try withWriter { db -> Bool in
             if !readOnly {
+                // Before WAL: auto_vacuum only takes effect in a file that has no page yet.
+                if try db.pageCount() == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
                 try db.execute("PRAGMA journal_mode = WAL")
                 try db.execute("PRAGMA synchronous = NORMAL")
             }
-            let loaded: Loaded
+            try options.apply(to: db, readOnly: readOnly)
+            var loaded: Loaded
             if try db.tableExists("Z_METADATA") {
                 loaded = try openExisting(db, model: model)
             } else {
                 guard !readOnly else {
                     throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) does not exist or is empty, and it was opened read-only.")
                 }
-                loaded = try create(db, model: model)
+                loaded = try createUnlessCreated(db, model: model)
             }
+            let forceReadOnly = try !readOnly && !tracksHistory && db.hasHistoryTables()
             if tracksHistory && !readOnly { try ensureHistoryTables(db, model: model) }
             try recordSchema(db, hashes: model.entityVersionHashesByName)
+            if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.withLock { $0 = stored } }
             self.loaded.withLock { $0 = loaded }
+            return forceReadOnly
+        }
+        if forceReadOnly {
+            // Core Data: "Store opened without NSPersistentHistoryTrackingKey but previously had
+            // been opened with NSPersistentHistoryTrackingKey - Forcing into Read Only mode".
+            // The writer becomes a read-only connection, so no write can reach the file.
+            let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: options.busyTimeoutMilliseconds)
+            try options.apply(to: connection, readOnly: true)
+            writer.withLock { $0 = connection }
+            readOnlyState.withLock { $0 = true }
         }
     }
 
+    /// Creates the store's tables, unless another connection or process created them since
+    /// this one looked: the check and the creation share one write transaction, so two
+    /// processes creating the same new store end with one store and one UUID.
+    private func createUnlessCreated(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
+        try db.transaction {
+            try db.tableExists("Z_METADATA") ? try openExisting(db, model: model) : try create(db, model: model)
+        }
+    }
+
+    /// Inside `createUnlessCreated`'s transaction.
     private func create(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
-        try db.execute("PRAGMA auto_vacuum = 2")
         var numbers: [String: Int] = [:]
         for entity in model.entities { numbers[entity.name] = entity.entityNumber }
         let layout = SQLiteLayout(model: model, entityNumbers: numbers)
         let plist = try Self.metadataPlist(model: model)
-        try db.transaction {
-            for sql in layout.createTableStatements { try db.execute(sql) }
-            for sql in layout.indexes { try db.execute(sql) }
-            try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-            try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-            try db.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
-            try SQLiteModelCache.write(model, in: db)
-            let insertKey = try db.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
-            defer { insertKey.finalize() }
-            for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
-                try insertKey.bind([.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])
-                try insertKey.run()
-            }
-            let insertMetadata = try db.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
-            defer { insertMetadata.finalize() }
-            try insertMetadata.bind([.string(identifier), .data(plist)])
-            try insertMetadata.run()
+        for sql in layout.createTableStatements { try db.execute(sql) }
+        for sql in layout.indexes { try db.execute(sql) }
+        try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        try db.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        try SQLiteModelCache.write(model, in: db)
+        let insertKey = try db.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+        defer { insertKey.finalize() }
+        for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
+            try insertKey.bind([.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])
+            try insertKey.run()
         }
+        let insertMetadata = try db.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+        defer { insertMetadata.finalize() }
+        try insertMetadata.bind([.string(identifier), .data(plist)])
+        try insertMetadata.run()
         return Loaded(layout: layout, entityNumbers: numbers, metadata: try Self.readMetadata(db))
     }
 

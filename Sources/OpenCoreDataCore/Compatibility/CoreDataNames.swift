@@ -63,6 +63,12 @@ public let MappingModelsOption = "OCDMappingModelsOption"
 public let MigrationProgressHandlerOption = "OCDMigrationProgressHandlerOption"
 /// Store option: open the store read-only.
 public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// Store option (`[String: value]`): SQLite pragmas run on the store's connections after its
+/// defaults, e.g. `["synchronous": "FULL"]` to make every commit survive a power loss.
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+/// Store option (seconds): how long a connection waits for another connection's lock (another
+/// process saving or migrating) before the operation fails with 134090. Ours defaults to 10 s.
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
 /// Metadata key: the store's UUID.
 public let NSStoreUUIDKey = "NSStoreUUID"
 /// Remote-change userInfo key: the store's URL.

@@ -25,6 +25,8 @@ package final class InMemoryStore: StoreEngine {
         var closed = false
     }
     package let identifier = UUID().uuidString
+    /// An in-memory store is always writable.
+    package var isReadOnly: Bool { false }
     private let state = Locked(State())
     /// Whether saves and batch requests record persistent history.
     package let tracksHistory: Bool

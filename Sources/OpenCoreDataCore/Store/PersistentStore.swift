@@ -49,6 +49,11 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
     /// The store's UUID, also the host part of its objects' URIs.
     public var identifier: String { engine.identifier }
 
+    /// Whether the store refuses writes: opened with `NSReadOnlyPersistentStoreOption`, or (as
+    /// Core Data does) a store that records persistent history added without
+    /// `NSPersistentHistoryTrackingKey`. Mirrors `NSPersistentStore.isReadOnly`.
+    public var isReadOnly: Bool { engine.isReadOnly }
+
     /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
     public var metadata: [String: any Sendable] { (try? engine.metadata()) ?? [:] }
 

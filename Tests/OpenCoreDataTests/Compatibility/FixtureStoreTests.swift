@@ -62,7 +62,7 @@ import Testing
         }
         let before = try schema()
         func open() throws -> PersistentContainer {
-            return try PersistentContainer.loaded(at: url, model: model)
+            return try Fixtures.open(url, model: model)
         }
         // The first object with an optional string attribute gets a new value.
         let container = try open()

@@ -63,7 +63,7 @@ final class FixtureContent: NSObject, NSSecureCoding {
         defer { ValueTransformers.register(nil, forName: "ContentTransformer") }
         let directory = TemporaryDirectory()
         let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)
-        let container = try PersistentContainer.loaded(at: url, model: try ManagedObjectModel(cachedInStoreAt: url))
+        let container = try Fixtures.open(url, model: try ManagedObjectModel(cachedInStoreAt: url))
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws in
             let pages = try context.fetch(FetchRequest<ManagedObject>(entityName: "Page"))

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 
 /// The files the tests read, all inside the repository (found from this file's path, so the tests
 /// pass from any working directory):
@@ -39,5 +40,20 @@ enum Fixtures {
             }
         }
         return target
+    }
+
+    /// Whether a store records persistent history (has Core Data's history tables): an app
+    /// opens such a store with `NSPersistentHistoryTrackingKey`, or gets it read-only.
+    static func recordsHistory(_ store: URL) throws -> Bool {
+        try !RawSQLite(store).rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('ATRANSACTION', 'ACHANGE')").isEmpty
+    }
+
+    /// Opens a copied fixture store as the app that wrote it would: with history tracking when
+    /// the store records history.
+    static func open(_ store: URL, model: ManagedObjectModel) throws -> PersistentContainer {
+        let history = try recordsHistory(store)
+        return try PersistentContainer.loaded(at: store, model: model) { description in
+            if history { description.setOption(true, forKey: NSPersistentHistoryTrackingKey) }
+        }
     }
 }
