@@ -53,6 +53,30 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
     public func setOption(_ option: (any Sendable)?, forKey key: String) {
         state.withLock { $0.options[key] = option }
     }
+    /// Seconds a connection waits for another connection's lock (another process saving or
+    /// migrating) before failing with 134090: `NSPersistentStoreTimeoutOption`, 10 by default.
+    public var timeout: TimeInterval {
+        get {
+            switch options[NSPersistentStoreTimeoutOption] {
+            case let seconds as Double: seconds
+            case let seconds as Int: TimeInterval(seconds)
+            case let seconds as NSNumber: seconds.doubleValue
+            default: 10
+            }
+        }
+        set { setOption(newValue, forKey: NSPersistentStoreTimeoutOption) }
+    }
+    /// The SQLite pragmas run on the store's connections (`NSSQLitePragmasOption`).
+    public var sqlitePragmas: [String: any Sendable] { options[NSSQLitePragmasOption] as? [String: any Sendable] ?? [:] }
+    /// Sets one SQLite pragma, e.g. `setValue("FULL", forPragmaNamed: "synchronous")` so that a
+    /// power loss cannot drop an acknowledged save; `nil` removes it.
+    public func setValue(_ value: (any Sendable)?, forPragmaNamed name: String) {
+        state.withLock { state in
+            var pragmas = state.options[NSSQLitePragmasOption] as? [String: any Sendable] ?? [:]
+            pragmas[name] = value
+            state.options[NSSQLitePragmasOption] = pragmas
+        }
+    }
     /// Opens the store read-only.
     public var isReadOnly: Bool {
         get { state.withLock { $0.isReadOnly } }

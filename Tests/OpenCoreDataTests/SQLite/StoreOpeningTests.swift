@@ -91,8 +91,10 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Pragmas.sqlite")
         let container = try PersistentContainer.loaded(at: url, model: Self.model) { description in
-            description.setOption(["synchronous": "FULL", "user_version": 7, "cache_size": "-4000"] as [String: any Sendable], forKey: NSSQLitePragmasOption)
-            description.setOption(2.5, forKey: NSPersistentStoreTimeoutOption)
+            description.setOption(["synchronous": "FULL", "user_version": 7] as [String: any Sendable], forKey: NSSQLitePragmasOption)
+            description.setValue("-4000", forPragmaNamed: "cache_size")
+            description.timeout = 2.5
+            #expect(description.sqlitePragmas.count == 3)
         }
         try container.viewContext.performAndWait { () throws in
             Note(context: container.viewContext).text1 = "kept"
