@@ -32,7 +32,11 @@ extension ManagedObjectContext {
             let resolved = UncheckedSendable(changes)
             context.performAndWait {
                 guard let coordinator = context.persistentStoreCoordinator else { return }
-                context.merge(Self.event(from: resolved.value, coordinator: coordinator))
+                // The save happened elsewhere (another coordinator, another process): what this
+                // coordinator cached of those rows is older than the store.
+                var event = Self.event(from: resolved.value, coordinator: coordinator)
+                event.readsFreshRows = true
+                context.merge(event)
             }
         }
     }
@@ -97,6 +101,11 @@ extension ManagedObjectContext {
             event.updatedObjectIDs = Set(event.updatedObjectIDs.map(localize))
             event.deletedObjectIDs = Set(event.deletedObjectIDs.map(localize))
             event.snapshots = Dictionary(event.snapshots.map { (localize($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+        if event.readsFreshRows, let coordinator = persistentStoreCoordinator {
+            // Changes made elsewhere: rows cached before them must not come back when a fault
+            // of one of these objects fires later (here or in another context).
+            coordinator.rowCache.remove(Array(event.updatedObjectIDs) + Array(event.deletedObjectIDs))
         }
         var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for id in event.updatedObjectIDs {

@@ -1,3 +1,4 @@
+import Foundation
 import OpenCoreData
 import Testing
 
@@ -87,6 +88,51 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
         ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [id.uriRepresentation()]], into: [receiver])
         receiver.performAndWait { #expect(held?.text1 == "v3") }
         _ = stack
+    }
+
+    /// Another process (here: another coordinator on the same file, which shares nothing in
+    /// memory) saves; its URIs, merged as a remote save, bring the new values to held objects
+    /// and to faults whose rows this coordinator cached before.
+    @Test func remoteSavesBringTheStoresValuesNotCachedOnes() throws {
+        let directory = TemporaryDirectory()
+        let here = try TestStack(.sqlite, directory: directory)
+        let elsewhere = try TestStack(.sqlite, directory: directory)
+        let context = here.container.newBackgroundContext()
+        let (heldID, faultID) = try context.performAndWait { () throws in
+            let held = Note(context: context)
+            held.text1 = "v1"
+            let fault = Note(context: context)
+            fault.text1 = "v1"
+            try context.save()
+            return (held.objectID, fault.objectID)
+        }
+        let receiver = here.container.newBackgroundContext()
+        let held = try receiver.performAndWait { () throws in
+            let held = try receiver.existingObject(with: heldID) as? Note
+            // Read once (the coordinator caches the row), then turned back into a fault.
+            let fault = try receiver.existingObject(with: faultID)
+            receiver.refresh(fault, mergeChanges: false)
+            return held
+        }
+        let remote = elsewhere.container.newBackgroundContext()
+        let uris = try remote.performAndWait { () throws -> [URL] in
+            let objects = try [heldID, faultID].map { id in
+                try remote.existingObject(with: #require(elsewhere.container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())))
+            }
+            for object in objects { (object as? Note)?.text1 = "v2" }
+            try remote.save()
+            return objects.map { $0.objectID.uriRepresentation() }
+        }
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: uris], into: [receiver])
+        receiver.performAndWait {
+            #expect(held?.text1 == "v2")
+            #expect((receiver.object(with: faultID) as? Note)?.text1 == "v2")
+        }
+        // A context that had never seen them reads the store's values too.
+        let late = here.container.newBackgroundContext()
+        late.performAndWait {
+            #expect((late.object(with: faultID) as? Note)?.text1 == "v2")
+        }
     }
 
     @Test(arguments: StoreKind.allCases)
