@@ -12,6 +12,10 @@ final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
     private var statements: [String: SQLiteStatement] = [:]
+    /// How many prepared statements a connection keeps.
+    static let statementCacheLimit = 256
+    /// How many prepared statements the connection keeps now.
+    var cachedStatementCount: Int { statements.count }
 
     /// Opens `path`; `busyTimeout` (milliseconds) is how long a statement waits for another
     /// connection's lock before failing with `SQLITE_BUSY`.
@@ -51,6 +55,10 @@ final class SQLiteConnection: @unchecked Sendable {
     func cachedStatement(_ sql: String) throws -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
         let statement = try prepare(sql)
+        // Bounded: fetch shapes are few in an app, but a server taking predicates from its users
+        // could make new ones forever. Past the limit the cache starts again; a statement still
+        // in use is freed when its user lets it go.
+        if statements.count >= Self.statementCacheLimit { statements.removeAll() }
         statements[sql] = statement
         return statement
     }

@@ -15,7 +15,17 @@ final class SQLiteStatement: @unchecked Sendable {
         self.sql = sql
     }
 
-    func finalize() { sqlite3_finalize(handle) }
+    private var isFinalized = false
+
+    /// Frees the statement (once; a statement nobody finalized is freed when released, e.g. a
+    /// cached statement evicted while a caller still steps through it).
+    func finalize() {
+        guard !isFinalized else { return }
+        isFinalized = true
+        sqlite3_finalize(handle)
+    }
+
+    deinit { finalize() }
 
     /// Resets the statement and clears its bindings (after each use of a cached statement).
     func reset() {

@@ -9,7 +9,9 @@ import Foundation
 ///   for a private queue, runs the block on the calling thread (libdispatch's `sync`);
 /// - re-entered (already on the queue, e.g. `performAndWait` inside `perform`): `sync` runs
 ///   the block inline, so nested calls never deadlock;
-/// - called from another context's queue: treated as outside.
+/// - called from another context's queue: treated as outside, unless the queue's holder waits
+///   (directly or through other queues) for a queue this thread holds: then the block runs here,
+///   since waiting would deadlock (see `QueueWaits`).
 ///
 /// Which queue we are on is told by a queue-specific marker, never `Thread.isMainThread`
 /// (under `swift test` on Linux the main queue is drained on a worker thread).
@@ -58,6 +60,16 @@ package final class ContextQueue: Sendable {
         let held = DispatchQueue.getSpecific(key: Self.key)
         if let held { HeldQueues.push(held) }
         defer { if held != nil { HeldQueues.pop() } }
+        let holding = HeldQueues.all
+        guard !holding.isEmpty else { return try queue.sync(execute: block) }
+        guard QueueWaits.beginWaiting(holding, for: marker) else {
+            // This queue's holder is waiting for a queue we hold: waiting here would deadlock.
+            // It stays blocked until we return, so the block runs here, as a nested call would.
+            HeldQueues.push(marker)
+            defer { HeldQueues.pop() }
+            return try block()
+        }
+        defer { QueueWaits.endWaiting(holding, for: marker) }
         return try queue.sync(execute: block)
     }
 }

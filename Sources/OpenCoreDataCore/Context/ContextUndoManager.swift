@@ -24,7 +24,9 @@ public final class ContextUndoManager {
     private var redoStack: [[Record]] = []
     /// Set while undoing or redoing: the changes made then are not recorded again.
     private var isReplaying = false
-    unowned(unsafe) var context: ManagedObjectContext?
+    /// Weak: the context owns its undo manager, and an undo manager kept after its context is
+    /// gone must find no context (undo then does nothing), never a freed one.
+    weak var context: ManagedObjectContext?
 
     /// How many groups are kept (0: unlimited).
     public var levelsOfUndo: Int = 0

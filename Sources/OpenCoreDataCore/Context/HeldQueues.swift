@@ -13,6 +13,11 @@ enum HeldQueues {
         dictionary[key] = ((dictionary[key] as? [UInt]) ?? []) + [marker]
     }
 
+    /// Every queue this thread holds, innermost last.
+    static var all: [UInt] {
+        (Thread.current.threadDictionary[key] as? [UInt]) ?? []
+    }
+
     static func pop() {
         let dictionary = Thread.current.threadDictionary
         var held = (dictionary[key] as? [UInt]) ?? []

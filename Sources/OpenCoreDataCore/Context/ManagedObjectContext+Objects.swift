@@ -182,6 +182,8 @@ extension ManagedObjectContext {
         registry.reserveCapacity(registry.count + ids.count)
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         let remember = hasChildren
+        // With no child left, nobody can still use a retired temporary ID: forget them all.
+        if !remember { retiredTemporaryIDs = [:] }
         for (object, id) in zip(temporary, ids) {
             if remember { retiredTemporaryIDs[object.objectID] = id }
             if !object.entity.toOneRelationships.isEmpty || !object.entity.toManyRelationships.isEmpty { map[object.objectID] = id }

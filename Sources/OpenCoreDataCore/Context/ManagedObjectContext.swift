@@ -50,9 +50,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var automaticallyMerges = false
         var stalenessInterval: TimeInterval = -1
         var shouldDeleteInaccessibleFaults = true
-        /// Whether some context has this one as its parent (then temporary IDs it retires are
-        /// remembered, for children that still use them).
-        var hasChildren = false
+        /// The contexts that have this one as their parent, weakly (then temporary IDs it
+        /// retires are remembered, for children that still use them, until no child is left).
+        var children: [WeakContext] = []
+    }
+    struct WeakContext {
+        weak var context: ManagedObjectContext?
     }
     /// This context's saves, for `didSaveEvents`.
     package let saveEvents = EventBroadcaster<SaveEvent>()
@@ -110,12 +113,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 precondition($0.coordinator == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a persistent store coordinator; a context has either a parent or a persistent store coordinator, never both.")
                 $0.parent = newValue
             }
-            newValue?.config.withLock { $0.hasChildren = true }
+            newValue?.config.withLock { parent in
+                parent.children.removeAll { $0.context == nil }
+                parent.children.append(WeakContext(context: self))
+            }
         }
     }
 
-    /// Whether some context has this one as its parent.
-    package var hasChildren: Bool { config.withLock { $0.hasChildren } }
+    /// Whether some context alive has this one as its parent.
+    package var hasChildren: Bool {
+        config.withLock { config in
+            config.children.removeAll { $0.context == nil }
+            return !config.children.isEmpty
+        }
+    }
 
     /// A name for debugging and for persistent history (`contextName`).
     public var name: String? {

@@ -38,13 +38,29 @@ package final class RowCache: Sendable {
                 if let existing = state.rows[id], existing.row.version > row.version { continue }
                 if state.rows.updateValue(Entry(row: row, cachedAt: now), forKey: id) == nil { state.order.append(id) }
             }
+            // `order` also keeps IDs removed since (and again when re-added): compacted once it
+            // is twice as long as it needs to be, so that it never grows past the cache itself.
+            if state.order.count > 2 * max(state.rows.count, 1024) { Self.compact(&state) }
             if state.rows.count > capacity {
+                Self.compact(&state)
                 let drop = state.order.count / 2
                 for id in state.order[..<drop] { state.rows[id] = nil }
                 state.order.removeFirst(drop)
             }
         }
     }
+
+    /// Keeps in `order` only the IDs still cached, each once (at its latest insertion).
+    private static func compact(_ state: inout State) {
+        var seen = Set<ManagedObjectID>(minimumCapacity: state.rows.count)
+        var kept: [ManagedObjectID] = []
+        kept.reserveCapacity(state.rows.count)
+        for id in state.order.reversed() where state.rows[id] != nil && seen.insert(id).inserted { kept.append(id) }
+        state.order = kept.reversed()
+    }
+
+    /// How many IDs the eviction order holds (at most about twice the cached rows).
+    package var orderCount: Int { state.withLock { $0.order.count } }
 
     package func remove(_ ids: [ManagedObjectID]) {
         guard !ids.isEmpty else { return }
@@ -55,7 +71,7 @@ package final class RowCache: Sendable {
     package func removeAll(where matches: (ManagedObjectID) -> Bool) {
         state.withLock { state in
             state.rows = state.rows.filter { !matches($0.key) }
-            state.order.removeAll { state.rows[$0] == nil }
+            Self.compact(&state)
         }
     }
 

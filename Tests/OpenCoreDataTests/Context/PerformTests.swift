@@ -4,6 +4,8 @@ import OpenCoreData
 import Testing
 
 @Suite struct PerformTests {
+    typealias Kind = ManagedObjectContext.ConcurrencyType
+
     @Test func performIsAsynchronousFIFOAndPerformAndWaitWaitsBehindIt() throws {
         let stack = try TestStack(.inMemory)
         let context = stack.container.newBackgroundContext()
@@ -158,5 +160,51 @@ import Testing
             child.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
             child.parent = parent
         }
+    }
+
+    /// Every pairing of main- and private-queue parent and child, each side calling
+    /// `performAndWait` on the other from inside its own queue at the same time (the child
+    /// reading through its parent, the parent looking into its child), under a watchdog: a
+    /// deadlock fails the test instead of hanging the run.
+    @Test(arguments: [(Kind.mainQueue, Kind.privateQueue), (Kind.privateQueue, Kind.mainQueue), (Kind.privateQueue, Kind.privateQueue), (Kind.mainQueue, Kind.mainQueue)])
+    func performAndWaitAcrossParentAndChildNeverDeadlocks(parentType: Kind, childType: Kind) throws {
+        let stack = try TestStack(.sqlite)
+        let parent = ManagedObjectContext(concurrencyType: parentType)
+        parent.persistentStoreCoordinator = stack.container.persistentStoreCoordinator
+        let child = ManagedObjectContext(concurrencyType: childType)
+        child.parent = parent
+        try parent.performAndWait { () throws in
+            Note(context: parent).text1 = "seed"
+            try parent.save()
+        }
+        let rounds = 200
+        let counts = Recorder<Int>()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            for _ in 0..<rounds {
+                // Child first, then (to read) its parent.
+                let count = child.performAndWait { (try? child.count(for: Note.fetchRequest())) ?? -1 }
+                counts.append(count)
+            }
+        }
+        DispatchQueue.global().async(group: group) {
+            for _ in 0..<rounds {
+                // Parent first, then its child.
+                parent.performAndWait { child.performAndWait { _ = child.registeredObjects.count } }
+            }
+        }
+        DispatchQueue.global().async(group: group) {
+            for _ in 0..<rounds {
+                let done = DispatchSemaphore(value: 0)
+                parent.perform {
+                    child.performAndWait { _ = try? child.fetch(Note.fetchRequest()) }
+                    done.signal()
+                }
+                done.wait()
+            }
+        }
+        let finished = group.wait(timeout: .now() + 60) == .success
+        #expect(finished, "performAndWait between a \(parentType) parent and a \(childType) child deadlocked")
+        if finished { #expect(counts.values == Array(repeating: 1, count: rounds)) }
     }
 }

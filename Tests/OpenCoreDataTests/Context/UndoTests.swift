@@ -51,4 +51,30 @@ import Testing
             #expect(try context.count(for: Note.fetchRequest()) == 2)
         }
     }
+
+    /// The context goes first (released by its owner) while the app keeps the undo manager:
+    /// undo and redo then find no context and change nothing, rather than touch freed memory.
+    @Test func anUndoManagerThatOutlivesItsContextDoesNothing() throws {
+        let stack = try TestStack(.inMemory)
+        let manager = UndoManager()
+        weak var released: ManagedObjectContext?
+        var kept: Note?
+        do {
+            let context = stack.container.newBackgroundContext()
+            released = context
+            context.performAndWait {
+                context.undoManager = manager
+                let note = Note(context: context)
+                note.text1 = "recorded"
+                context.processPendingChanges()
+                kept = note
+            }
+        }
+        #expect(released == nil)
+        #expect(manager.canUndo)
+        manager.undo()
+        manager.redo()
+        #expect(kept?.text1 == "recorded")
+        #expect(kept?.managedObjectContext == nil)
+    }
 }

@@ -1,0 +1,63 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// A server runs for weeks: what the stack remembers between saves must not grow with the
+/// number of saves (only with what is live).
+@Suite struct BoundedGrowthTests {
+    @Test func theRowCacheOrderStaysNearTheRowsItHoldsUnderUpdatesAndDeletes() {
+        let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
+        let cache = RowCache(capacity: 10_000)
+        // A steady workload: the same hundred rows saved (cached), deleted (removed), inserted
+        // again, a hundred thousand times over.
+        for round in 0..<1_000 {
+            let ids = (0..<100).map { ManagedObjectID.permanent(entity, store: "S", primaryKey: Int64($0)) }
+            cache.store(ids.map { ($0, RowSnapshot(values: [], version: Int64(round + 1))) })
+            cache.remove(Array(ids.prefix(50)))
+        }
+        #expect(cache.count == 50)
+        #expect(cache.orderCount <= 2 * 1024, "the eviction order holds \(cache.orderCount) IDs for \(cache.count) rows")
+        // Past capacity the oldest half still goes.
+        let many = (0..<20_000).map { ManagedObjectID.permanent(entity, store: "T", primaryKey: Int64($0)) }
+        cache.store(many.map { ($0, RowSnapshot(values: [], version: 1)) })
+        #expect(cache.count <= 10_050)
+        #expect(cache.snapshot(for: many[0]) == nil)
+        #expect(cache.snapshot(for: many.last!) != nil)
+    }
+
+    @Test func aParentForgetsRetiredTemporaryIDsOnceItsChildrenAreGone() throws {
+        let stack = try TestStack(.sqlite)
+        let parent = stack.container.newBackgroundContext()
+        do {
+            let child = ManagedObjectContext(concurrencyType: .privateQueue)
+            child.parent = parent
+            let note = try child.performAndWait { () throws in
+                let note = Note(context: child)
+                note.text1 = "from the child"
+                try child.save()
+                return note
+            }
+            try parent.performAndWait { () throws in try parent.save() }
+            // While the child lives, the parent remembers the IDs it may still use.
+            parent.performAndWait { #expect(parent.retiredTemporaryIDs.count == 1) }
+            // … and its next push with the old temporary ID lands on the saved object.
+            try child.performAndWait { () throws in
+                #expect(note.objectID.isTemporaryID, "a child keeps the temporary ID after its parent saves")
+                note.text2 = "changed later"
+                try child.save()
+            }
+            try parent.performAndWait { () throws in
+                try parent.save()
+                #expect(try parent.fetch(Note.fetchRequest()).map(\.text2) == ["changed later"])
+            }
+        }
+        // The child is gone: the next saves forget them, however many there are.
+        for round in 0..<20 {
+            try parent.performAndWait { () throws in
+                for _ in 0..<50 { Note(context: parent).id = Int32(round) }
+                try parent.save()
+            }
+        }
+        parent.performAndWait { #expect(parent.retiredTemporaryIDs.isEmpty) }
+    }
+}
