@@ -1,0 +1,56 @@
+import Foundation
+
+// reliability run [--quick] [--only NAME] [--results PATH]   the harness (see Reliability/run)
+// reliability work-… ARGS                                     a child process of a scenario
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func value(after flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+}
+
+do {
+    switch arguments.first {
+    case "work-saves":
+        try KillDuringSaves.work(store: arguments[1], ledger: arguments[2], seed: UInt64(arguments[3])!, first: Int64(arguments[4])!, limit: Int64(arguments[5])!)
+    case "work-migrate":
+        try KillDuringMigration.migrate(store: arguments[1])
+    case "work-writer":
+        try KillDuringMigration.write(store: arguments[1], ledger: arguments[2], first: Int64(arguments[3])!)
+    case "work-counter":
+        try ManyProcesses.work(store: arguments[1], worker: Int(arguments[2])!, seconds: Double(arguments[3])!, ledger: arguments[4])
+    case "work-create":
+        try ManyProcesses.create(store: arguments[1])
+    case "work-soak":
+        try Soak.work(store: arguments[1], seconds: Double(arguments[2])!)
+    case "run":
+        let quick = arguments.contains("--quick")
+        let only = value(after: "--only")
+        let seed = value(after: "--seed").flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-reliability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        print("seed \(seed)\(quick ? ", quick" : ""); stores in \(directory.path)")
+        var results: [ScenarioResult] = []
+        func wanted(_ name: String) -> Bool { only == nil || only == name }
+        if wanted("saves") { results.append(KillDuringSaves.run(rounds: quick ? 60 : 1_000, directory: directory, seed: seed)) }
+        if wanted("migration") { results += KillDuringMigration.run(roundsPerPhase: quick ? 6 : 200, directory: directory, seed: seed) }
+        if wanted("processes") {
+            results.append(ManyProcesses.runCreate(rounds: quick ? 5 : 50, directory: directory))
+            results.append(ManyProcesses.run(processes: 8, seconds: quick ? 8 : 60, directory: directory))
+        }
+        if wanted("soak") { results.append(Soak.run(seconds: quick ? 20 : 300, directory: directory)) }
+        Report.print(results)
+        if let path = value(after: "--results") {
+            try Report.write(results, mode: quick ? "quick" : "full", to: path)
+            print("wrote \(path)")
+        }
+        exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)
+    default:
+        print("usage: reliability run [--quick] [--only saves|migration|processes|soak] [--seed N] [--results PATH]")
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("reliability \(arguments.first ?? ""): \(error)\n".utf8))
+    exit(1)
+}
