@@ -1,3 +1,4 @@
+import Synchronization
 import CSQLiteCheck
 import Foundation
 #if canImport(Glibc)
@@ -143,4 +144,16 @@ func residentMegabytes() -> Double {
 
 func removeStore(_ path: String) {
     for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
+/// One line to standard output, unbuffered (a parent reads it even if this process is killed next).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// A value shared with a callback on another thread, behind a mutex.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }

@@ -14,7 +14,7 @@ do {
     case "work-saves":
         try KillDuringSaves.work(store: arguments[1], ledger: arguments[2], seed: UInt64(arguments[3])!, first: Int64(arguments[4])!, limit: Int64(arguments[5])!)
     case "work-migrate":
-        try KillDuringMigration.migrate(store: arguments[1])
+        try KillDuringMigration.migrate(store: arguments[1], stay: arguments[2] == "stay")
     case "work-writer":
         try KillDuringMigration.write(store: arguments[1], ledger: arguments[2], first: Int64(arguments[3])!)
     case "work-counter":
