@@ -64,6 +64,7 @@ enum KillDuringSaves {
         for round in 0..<rounds {
             // A new store every 25 rounds keeps each one small (and covers killing its creation).
             if round % 25 == 0 {
+                if !store.isEmpty { removeStore(store) }
                 store = directory.appendingPathComponent("saves-\(round).sqlite").path
                 ledger = store + ".ledger"
                 runSeed = random.next()

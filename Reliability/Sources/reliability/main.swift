@@ -39,12 +39,13 @@ do {
             results.append(ManyProcesses.runCreate(rounds: quick ? 5 : 50, directory: directory))
             results.append(ManyProcesses.run(processes: 8, seconds: quick ? 8 : 60, directory: directory))
         }
-        if wanted("soak") { results.append(Soak.run(seconds: quick ? 20 : 300, directory: directory)) }
+        if wanted("soak") { results.append(Soak.run(seconds: quick ? 20 : 120, directory: directory)) }
         Report.print(results)
         if let path = value(after: "--results") {
             try Report.write(results, mode: quick ? "quick" : "full", to: path)
             print("wrote \(path)")
         }
+        try? FileManager.default.removeItem(at: directory)
         exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)
     default:
         print("usage: reliability run [--quick] [--only saves|migration|processes|soak] [--seed N] [--results PATH]")
