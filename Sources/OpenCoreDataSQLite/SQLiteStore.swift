@@ -79,7 +79,7 @@ package final class SQLiteStore: StoreEngine {
                 try db.execute("PRAGMA synchronous = NORMAL")
             }
             try options.apply(to: db, readOnly: readOnly)
-            var loaded: Loaded
+            let loaded: Loaded
             if try db.tableExists("Z_METADATA") {
                 loaded = try openExisting(db, model: model)
             } else {
