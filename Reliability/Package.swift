@@ -16,9 +16,11 @@ let package = Package(
     targets: [
         // The checks read the files through SQLite directly, not through the library under test.
         .systemLibrary(name: "CSQLiteCheck", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // A VFS that fails the Nth read, write or sync, or reports a full disk (I/O faults).
+        .target(name: "CFaultVFS", dependencies: ["CSQLiteCheck"]),
         .executableTarget(
             name: "reliability",
-            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLiteCheck"]
+            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLiteCheck", "CFaultVFS"]
         ),
     ],
     swiftLanguageModes: [.v6]

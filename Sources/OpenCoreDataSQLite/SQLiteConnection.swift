@@ -53,7 +53,11 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// A prepared statement from the cache (prepared on first use), reset and ready to bind.
     func cachedStatement(_ sql: String) throws -> SQLiteStatement {
-        if let statement = statements[sql] { return statement }
+        if let statement = statements[sql] {
+            // Left mid-way by a caller that stopped on an error: ready it for a new run.
+            if sqlite3_stmt_busy(statement.handle) != 0 { sqlite3_reset(statement.handle) }
+            return statement
+        }
         let statement = try prepare(sql)
         // Bounded: fetch shapes are few in an app, but a server taking predicates from its users
         // could make new ones forever. Past the limit the cache starts again; a statement still

@@ -91,7 +91,12 @@ final class SQLiteStatement: @unchecked Sendable {
         switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql)
+        default:
+            let error = SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql)
+            // A failed statement stays halted (binding to it is API misuse) until reset: reset
+            // it here, so that a cached statement is usable again after an I/O error.
+            sqlite3_reset(handle)
+            throw error
         }
     }
 

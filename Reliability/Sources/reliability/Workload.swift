@@ -7,10 +7,13 @@ import OpenCoreData
 /// checker replays exactly what the worker did.
 enum Workload {
     static func model(version: Int = 1) -> ManagedObjectModel {
+        // Version 2 adds an attribute with a default and turns `amount` into a Double: the
+        // migration converts every row (row by row, reporting progress), not a straight copy.
         var entry: [PropertyDescription] = [
             AttributeDescription(name: "batch", type: .integer64, isOptional: false, defaultValue: 0),
             AttributeDescription(name: "serial", type: .integer64, isOptional: false, defaultValue: 0),
-            AttributeDescription(name: "amount", type: .integer64, isOptional: false, defaultValue: 0),
+            version > 1 ? AttributeDescription(name: "amount", type: .double, isOptional: false, defaultValue: 0.0)
+                : AttributeDescription(name: "amount", type: .integer64, isOptional: false, defaultValue: 0),
             RelationshipDescription(name: "account", destination: "Account", inverse: "entries"),
         ]
         if version > 1 { entry.append(AttributeDescription(name: "memo", type: .string, isOptional: false, defaultValue: "migrated")) }
@@ -45,6 +48,8 @@ enum Workload {
         var counter: Int64 = 0
         var lastBatch: Int64 = 0
         var transactions: Int64 = 0
+        /// The batches in the order they were made (what `plan` picks from; not compared).
+        var order: [Int64] = []
 
         static func == (a: State, b: State) -> Bool {
             a.counter == b.counter && a.lastBatch == b.lastBatch && a.transactions == b.transactions
@@ -58,6 +63,7 @@ enum Workload {
             case .setup: break
             case .insert(let batch, let count, _):
                 batches[batch] = (count, number, true)
+                order.append(batch)
                 counter += 1
                 lastBatch = batch
             case .update(let batch, let amount):
@@ -66,11 +72,16 @@ enum Workload {
                 lastBatch = batch
             case .delete(let batch):
                 batches[batch] = nil
+                order.removeAll { $0 == batch }
                 counter += 1
                 lastBatch = batch
-            case .batchInsert(let batch, let count): batches[batch] = (count, number, false)
+            case .batchInsert(let batch, let count):
+                batches[batch] = (count, number, false)
+                order.append(batch)
             case .batchUpdate(let batch, let amount): batches[batch]?.amount = amount
-            case .batchDelete(let batch): batches[batch] = nil
+            case .batchDelete(let batch):
+                batches[batch] = nil
+                order.removeAll { $0 == batch }
             }
         }
     }
@@ -79,7 +90,7 @@ enum Workload {
     static func plan(_ number: Int64, seed: UInt64, state: State) -> Operation {
         guard number > 0 else { return .setup }
         var random = SeededGenerator(seed: seed &* 1_000_003 &+ UInt64(number))
-        let existing = state.batches.keys.sorted()
+        let existing = state.order
         let pick = Int.random(in: 0..<10, using: &random)
         if existing.count < 3 || pick < 4 {
             return pick % 2 == 0 || existing.count < 3

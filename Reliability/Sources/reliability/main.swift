@@ -21,6 +21,8 @@ do {
         try ManyProcesses.work(store: arguments[1], worker: Int(arguments[2])!, seconds: Double(arguments[3])!, ledger: arguments[4])
     case "work-create":
         try ManyProcesses.create(store: arguments[1])
+    case "work-faults":
+        try IOFaults.work(directory: arguments[1], operation: arguments[2])
     case "work-soak":
         try Soak.work(store: arguments[1], seconds: Double(arguments[2])!)
     case "run":
@@ -35,6 +37,7 @@ do {
         func wanted(_ name: String) -> Bool { only == nil || only == name }
         if wanted("saves") { results.append(KillDuringSaves.run(rounds: quick ? 60 : 1_000, directory: directory, seed: seed)) }
         if wanted("migration") { results += KillDuringMigration.run(roundsPerPhase: quick ? 6 : 200, directory: directory, seed: seed) }
+        if wanted("faults") { results += IOFaults.run(directory: directory) }
         if wanted("processes") {
             results.append(ManyProcesses.runCreate(rounds: quick ? 5 : 50, directory: directory))
             results.append(ManyProcesses.run(processes: 8, seconds: quick ? 8 : 60, directory: directory))
@@ -48,7 +51,7 @@ do {
         try? FileManager.default.removeItem(at: directory)
         exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)
     default:
-        print("usage: reliability run [--quick] [--only saves|migration|processes|soak] [--seed N] [--results PATH]")
+        print("usage: reliability run [--quick] [--only saves|migration|faults|processes|soak] [--seed N] [--results PATH]")
         exit(2)
     }
 } catch {

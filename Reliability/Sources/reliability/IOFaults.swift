@@ -1,0 +1,206 @@
+import CFaultVFS
+import Foundation
+import OpenCoreData
+
+/// I/O faults: a VFS (CFaultVFS) fails the Nth read, write or fsync, or reports a full disk,
+/// for every N inside a save (history on), a batch insert, a batch delete and a migration. Each
+/// call must either succeed or throw `CoreDataError` carrying the SQLite code; after a failed
+/// save the context keeps its changes and the same save, retried once the fault is gone,
+/// succeeds on the same stack (connections and cached statements still usable); the file stays
+/// consistent and holds exactly what succeeded.
+enum IOFaults {
+    static let operations = ["save", "batch insert", "batch delete", "migration"]
+    static let kinds: [(String, Int32)] = [("read", Int32(FAULT_READ)), ("write", Int32(FAULT_WRITE)), ("fsync", Int32(FAULT_SYNC)), ("disk full", Int32(FAULT_FULL))]
+
+    static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Reliability", managedObjectModel: Workload.model(version: version))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+        return container
+    }
+
+    /// An error from a faulted call must be a CoreDataError naming SQLite's code.
+    static func checkError(_ error: any Error) throws {
+        guard let error = error as? CoreDataError, error.sqliteCode != nil else {
+            throw Failure("a faulted call threw \(error), not a CoreDataError with the SQLite code")
+        }
+    }
+
+    static func checkFile(_ path: String, entries: Int, counter: Int64?) throws {
+        let raw = try RawStore(path)
+        let integrity = try raw.integrity()
+        guard integrity == "ok" else { throw Failure("integrity_check: \(integrity)") }
+        let found = try raw.integer("SELECT COUNT(*) FROM ZENTRY")
+        guard found == Int64(entries) else { throw Failure("missing or extra rows: \(found) entries, expected \(entries)") }
+        if let counter {
+            let value = try raw.integer("SELECT ZVALUE FROM ZCOUNTER")
+            guard value == counter else { throw Failure("torn: the counter is \(value), expected \(counter)") }
+        }
+        let problems = try raw.keyCountersProblems()
+        guard problems.isEmpty else { throw Failure("key counters: \(problems.joined(separator: ", "))") }
+    }
+
+    /// In a child: every kind of fault at every position inside `operation`. Prints
+    /// `attempts A fired F` and one `failure …` line per problem.
+    static func work(directory: String, operation: String) throws {
+        guard fault_vfs_register() == 0 else { throw Failure("cannot register the fault VFS") }
+        var attempts = 0, fired = 0, failures: [String] = []
+        for (kindName, kind) in kinds {
+            let path = directory + "/faults-\(operation.replacingOccurrences(of: " ", with: "-"))-\(kindName.replacingOccurrences(of: " ", with: "-")).sqlite"
+            removeStore(path)
+            var n = 1
+            while n <= 3_000 {
+                attempts += 1
+                do {
+                    let didFire = try attempt(operation, kind: kind, n: n, path: path)
+                    if !didFire { break }
+                    fired += 1
+                } catch {
+                    fault_vfs_disarm()
+                    failures.append("\(kindName) #\(n): \(error)")
+                    if failures.count > 20 { break }
+                }
+                n += 1
+            }
+        }
+        say("attempts \(attempts) fired \(fired)")
+        for failure in failures { say("failure \(failure)") }
+    }
+
+    /// One faulted call at position `n`; returns whether the fault fired (false: `n` is past the
+    /// operation's last I/O of that kind).
+    static func attempt(_ operation: String, kind: Int32, n: Int, path: String) throws -> Bool {
+        if operation == "migration" { return try attemptMigration(kind: kind, n: n, path: path) }
+        // A fresh stack on the file each time, whose state is known before the fault.
+        if !FileManager.default.fileExists(atPath: path) {
+            let container = try open(path)
+            try container.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: container.viewContext) }
+            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+        }
+        let before = try RawStore(path)
+        let entries = Int(try before.integer("SELECT COUNT(*) FROM ZENTRY"))
+        let counter = try before.integer("SELECT ZVALUE FROM ZCOUNTER")
+        let container = try open(path)
+        defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+        let context = container.newBackgroundContext()
+        let entry = container.managedObjectModel.entitiesByName["Entry"]!
+        var expectedEntries = entries, expectedCounter = counter
+        var didFire = false
+        try context.performAndWait { () throws in
+            switch operation {
+            case "save":
+                for serial in 0..<3 { ManagedObject(entity: entry, insertInto: context).setValue(Int64(serial), forKey: "serial") }
+                let counterObject = try context.fetch(FetchRequest<ManagedObject>(entityName: "Counter"))[0]
+                counterObject.setValue(counter + 1, forKey: "value")
+                fault_vfs_arm(kind, n)
+                do {
+                    try context.save()
+                    fault_vfs_disarm()
+                } catch {
+                    fault_vfs_disarm()
+                    try checkError(error)
+                    guard context.hasChanges, context.insertedObjects.count == 3 else { throw Failure("after a failed save the context lost its changes") }
+                    try context.save()
+                }
+                expectedEntries += 3
+                expectedCounter += 1
+            case "batch insert":
+                let rows: [[String: Any]] = (0..<20).map { ["serial": Int64($0), "batch": Int64(n)] }
+                fault_vfs_arm(kind, n)
+                do {
+                    _ = try context.execute(BatchInsertRequest(entityName: "Entry", objects: rows))
+                    fault_vfs_disarm()
+                } catch {
+                    fault_vfs_disarm()
+                    try checkError(error)
+                    _ = try context.execute(BatchInsertRequest(entityName: "Entry", objects: rows))
+                }
+                expectedEntries += 20
+            default: // batch delete
+                let rows: [[String: Any]] = (0..<20).map { ["serial": Int64($0), "batch": -1] }
+                _ = try context.execute(BatchInsertRequest(entityName: "Entry", objects: rows))
+                let request = FetchRequest<ManagedObject>(entityName: "Entry")
+                request.predicate = FetchPredicate(format: "batch == -1")
+                fault_vfs_arm(kind, n)
+                do {
+                    _ = try context.execute(BatchDeleteRequest(fetchRequest: request))
+                    fault_vfs_disarm()
+                } catch {
+                    fault_vfs_disarm()
+                    try checkError(error)
+                    _ = try context.execute(BatchDeleteRequest(fetchRequest: request))
+                }
+            }
+            didFire = fault_vfs_fired() != 0
+            // The same stack still reads what it wrote.
+            let count = try context.count(for: FetchRequest<ManagedObject>(entityName: "Entry"))
+            guard count == expectedEntries else { throw Failure("the stack counts \(count) entries after the retry, expected \(expectedEntries)") }
+        }
+        try checkFile(path, entries: expectedEntries, counter: expectedCounter)
+        return didFire
+    }
+
+    static func attemptMigration(kind: Int32, n: Int, path: String) throws -> Bool {
+        let template = path + ".template"
+        if !FileManager.default.fileExists(atPath: template) {
+            let container = try open(template)
+            try container.viewContext.performAndWait { () throws in
+                try Workload.perform(.setup, number: 0, in: container.viewContext)
+                try Workload.perform(.insert(batch: 1, count: 40, account: 1), number: 1, in: container.viewContext)
+            }
+            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+            _ = try RawStore(template, writable: true).rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        removeStore(path)
+        try FileManager.default.copyItem(atPath: template, toPath: path)
+        fault_vfs_arm(kind, n)
+        var container: PersistentContainer?
+        do {
+            container = try open(path, version: 2)
+            fault_vfs_disarm()
+        } catch {
+            fault_vfs_disarm()
+            try checkError(error)
+        }
+        let didFire = fault_vfs_fired() != 0
+        if let container { try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+        // Exactly the old or the new version, with all rows; and it migrates once the fault is gone.
+        let raw = try RawStore(path)
+        let integrity = try raw.integrity()
+        guard integrity == "ok" else { throw Failure("integrity_check: \(integrity)") }
+        _ = try KillDuringMigration.version(of: raw)
+        let reopened = try open(path, version: 2)
+        let count = try reopened.viewContext.performAndWait { try reopened.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Entry")) }
+        try reopened.persistentStoreCoordinator.remove(reopened.persistentStoreCoordinator.persistentStores[0])
+        guard count == 40 else { throw Failure("missing: \(count) of 40 entries after the migration") }
+        return didFire
+    }
+
+    static func run(directory: URL) -> [ScenarioResult] {
+        operations.map { operation in
+            var result = ScenarioResult(scenario: "I/O faults in a \(operation) (read, write, fsync, disk full at every N)", rounds: 0)
+            let started = Date()
+            do {
+                let output = Pipe()
+                let child = try Child.start(["work-faults", directory.path, operation], output: output.fileHandleForWriting)
+                try? output.fileHandleForWriting.close()
+                let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
+                child.waitUntilExit()
+                if child.terminationStatus != 0 { throw Failure("the faulted process died (\(child.terminationReason == .uncaughtSignal ? "signal" : "exit") \(child.terminationStatus)) after: \(lines.suffix(3))") }
+                let summary = lines.first { $0.hasPrefix("attempts ") }?.split(separator: " ") ?? []
+                result.rounds = summary.count > 1 ? Int(summary[1]) ?? 0 : 0
+                if summary.count > 3 { result.details["faults that fired"] = String(summary[3]) }
+                for failure in lines where failure.hasPrefix("failure ") {
+                    result.record(Failure(String(failure.dropFirst(8))), round: 0)
+                    result.noteTornOrLost(Failure(failure))
+                }
+            } catch {
+                result.record(error, round: 0)
+            }
+            result.seconds = Date().timeIntervalSince(started)
+            return result
+        }
+    }
+}
