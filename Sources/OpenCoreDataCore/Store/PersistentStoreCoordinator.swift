@@ -14,7 +14,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let stores = Locked<[PersistentStore]>([])
     package let rowCache = RowCache()
     /// Saves commit and are handed to merging contexts one at a time, in commit order.
-    private let saveOrder = Locked(())
+    // A plain lock, not `Locked<Void>`: a zero-sized guarded value gives the thread sanitizer
+    // an access at the object's own address, reported as a race although the lock is held.
+    private let saveOrder = NSLock()
     private struct WeakContext {
         // Weak on purpose: only contexts that merge automatically get a side table.
         weak var context: ManagedObjectContext?
@@ -189,7 +191,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// contexts that merge automatically (in commit order: both happen under `saveOrder`).
     /// Returns the conflicts (and writes nothing) when rows changed underneath.
     package func save(_ request: StoreSaveRequest, store: PersistentStore, event makeEvent: () -> SaveEvent) throws -> [StoreConflict] {
-        try saveOrder.withLock { _ in
+        try saveOrder.withLock {
             let conflicts = try store.engine.save(request)
             guard conflicts.isEmpty else { return conflicts }
             updateRowCache(after: request, store: store)
@@ -224,7 +226,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// affected rows from the row cache (all of the entity's rows when the keys are unknown).
     package func batch(_ entity: EntityDescription, _ operation: (any StoreEngine) throws -> BatchOutcome) throws -> (PersistentStore, BatchOutcome) {
         let store = try store(for: entity)
-        let outcome = try saveOrder.withLock { _ in try operation(store.engine) }
+        let outcome = try saveOrder.withLock { try operation(store.engine) }
         if let keys = outcome.keys {
             rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
         } else {
