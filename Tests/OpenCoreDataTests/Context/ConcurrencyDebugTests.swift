@@ -2,7 +2,8 @@ import OpenCoreData
 import Testing
 
 /// Concurrency debugging traps run in child processes (exit tests).
-@Suite struct ConcurrencyDebugTests {
+// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct ConcurrencyDebugTests {
     @Test func usingAnObjectOffItsQueueTrapsNamingObjectContextAndThread() async throws {
         let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ConcurrencyDebug.isEnabled = true

@@ -3,7 +3,8 @@ import Foundation
 import OpenCoreData
 import Testing
 
-@Suite struct PerformTests {
+// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct PerformTests {
     typealias Kind = ManagedObjectContext.ConcurrencyType
 
     @Test func performIsAsynchronousFIFOAndPerformAndWaitWaitsBehindIt() throws {

@@ -4,7 +4,8 @@ import Testing
 
 /// `.NSPersistentStoreRemoteChange` after every change to the store file: by this coordinator,
 /// by another coordinator, and by another process.
-@Suite struct RemoteChangeTests {
+// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct RemoteChangeTests {
     private static let options: [String: any Sendable] = [NSPersistentHistoryTrackingKey: true, NSPersistentStoreRemoteChangeNotificationPostOptionKey: true]
 
     private func open(_ directory: TemporaryDirectory) throws -> TestStack {

@@ -35,7 +35,8 @@ private func conflictingSave(_ kind: StoreKind, policy: MergePolicy) throws -> (
     return (texts, failure)
 }
 
-@Suite struct MergePolicyTests {
+// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct MergePolicyTests {
     @Test(arguments: StoreKind.allCases)
     func theFivePoliciesOnOneConflictingNote(kind: StoreKind) throws {
         #expect(try conflictingSave(kind, policy: .mergeByPropertyStoreTrump).texts == ["B", "V", "B"])

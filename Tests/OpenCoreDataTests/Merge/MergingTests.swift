@@ -10,7 +10,8 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
     }
 }
 
-@Suite struct MergingTests {
+// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct MergingTests {
     /// Two contexts on one store, with one saved note registered in both (the receiver's copy is
     /// returned: registered objects nobody references are dropped, as with weak references).
     private func twoContexts(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext, ManagedObjectContext, ManagedObjectID, Note?) {
