@@ -131,9 +131,10 @@ enum KillDuringMigration {
                 return [failed]
             }
             // Round 0 is not killed: the times at which its migrator reached each phase give
-            // each phase a window; later rounds kill inside the window of the phase that has
-            // the fewest rounds so far.
+            // each phase a window (refined by every later round's markers); later rounds kill
+            // inside the window of the phase that has the fewest rounds so far.
             var windows = phases.map { _ in 0.0...0.5 }
+            var markers: [Double?] = [nil, nil, nil]
             var round = 0
             while phases.contains(where: { perPhase[$0]!.rounds < roundsPerPhase }) && round < roundsPerPhase * phases.count * 3 {
                 let store = directory.appendingPathComponent("migrate-\(withWriter)-\(round).sqlite").path
@@ -163,12 +164,16 @@ enum KillDuringMigration {
                     usleep(20_000)
                     output.fileHandleForReading.readabilityHandler = nil
                     let printed = reached.withLock { $0 }
-                    if round == 0 {
-                        func time(_ prefix: String) -> Double? { printed.first { $0.0.hasPrefix(prefix) }?.1 }
-                        let copied = time("copied") ?? 0.3, done = time("done") ?? copied + 0.1
-                        let copying = time("copy ") ?? copied * 0.7
-                        windows = [0...copying, copying...copied, copied...done, done...(done + 0.05)]
+                    // Every round's markers refine the windows (a machine busy with other work
+                    // in round 0 must not skew the rest).
+                    func time(_ prefix: String) -> Double? { printed.first { $0.0.hasPrefix(prefix) }?.1 }
+                    for (index, prefix) in ["copy ", "copied", "done"].enumerated() {
+                        guard let seen = time(prefix) else { continue }
+                        markers[index] = round == 0 || markers[index] == nil ? seen : 0.8 * markers[index]! + 0.2 * seen
                     }
+                    let copied = markers[1] ?? 0.3, done = max(markers[2] ?? copied + 0.1, copied)
+                    let copying = min(markers[0] ?? copied * 0.7, copied)
+                    windows = [0...copying, copying...copied, copied...done, done...(done + 0.05)]
                     let names = printed.map(\.0)
                     phase = names.contains("done") ? phases[3] : names.contains("copied") ? phases[2] : names.contains(where: { $0.hasPrefix("copy ") }) ? phases[1] : phases[0]
                     if let writer { Child.kill(writer) }
