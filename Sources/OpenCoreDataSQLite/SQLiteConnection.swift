@@ -14,8 +14,6 @@ final class SQLiteConnection: @unchecked Sendable {
     private var statements: [String: SQLiteStatement] = [:]
     /// How many prepared statements a connection keeps.
     static let statementCacheLimit = 256
-    /// How many prepared statements the connection keeps now.
-    var cachedStatementCount: Int { statements.count }
 
     /// Opens `path`; `busyTimeout` (milliseconds) is how long a statement waits for another
     /// connection's lock before failing with `SQLITE_BUSY`.
