@@ -16,7 +16,9 @@ extension Migrator {
         case (let text as String, .double), (let text as String, .float):
             return Double(text).map { .double($0) } ?? .null
         case (let number as Double, .integer16), (let number as Double, .integer32), (let number as Double, .integer64):
-            return ManagedValue(converting: Int64(number), to: new) ?? .null
+            // Whole part when it fits; NaN, infinities and numbers past the type's range (values
+            // another program may have written) become nil, never a trap.
+            return Int64(exactly: number.rounded(.towardZero)).flatMap { ManagedValue(converting: $0, to: new) } ?? .null
         default: return .null
         }
     }

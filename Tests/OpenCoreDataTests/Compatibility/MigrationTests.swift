@@ -336,6 +336,29 @@ import Testing
         }
     }
 
+    /// Doubles another program may have written (NaN, infinities, numbers past Int64) become
+    /// nil when the attribute turns into an integer; the whole part of the others is kept.
+    @Test func doublesThatFitNoIntegerBecomeNilInsteadOfTrapping() throws {
+        func model(_ type: AttributeType) -> ManagedObjectModel {
+            ManagedObjectModel(entities: [EntityDescription(name: "Reading", properties: [
+                AttributeDescription(name: "order", type: .integer16), AttributeDescription(name: "value", type: type),
+            ])])
+        }
+        let values: [Double] = [3.7, -2.5, .nan, .infinity, -.infinity, 1e300, 9.3e18, 40_000]
+        let directory = TemporaryDirectory()
+        let container = try Self.migrate(from: model(.double), to: model(.integer16), in: directory) { context, old in
+            for (order, value) in values.enumerated() {
+                let reading = ManagedObject(entity: old.entitiesByName["Reading"]!, insertInto: context)
+                reading.setValue(Int16(order), forKey: "order")
+                reading.setValue(value, forKey: "value")
+            }
+        }
+        let readings = try Self.objects("Reading", in: container, sortedBy: "order")
+        container.viewContext.performAndWait {
+            #expect(readings.map { $0.value(forKey: "value") as? Int16 } == [3, -2, nil, nil, nil, nil, nil, nil])
+        }
+    }
+
     @Test func rootsThatJoinAHierarchyAreRenumberedAndTheirReferencesFollow() throws {
         // Dog and Cat were two roots; now both inherit from Animal and share ZANIMAL, so their
         // keys clash and are numbered anew; the owners' relationships must follow.
