@@ -48,6 +48,8 @@ extension ManagedObjectContext {
         checkQueue("refresh(_:mergeChanges:)")
         guard object.managedObjectContext === self, !object.isInsertedFlag else { return }
         if !mergeChanges {
+            // A fault keeps no values, transient ones included (as in Core Data).
+            object.transientValues = [:]
             object.values = []
             object.snapshot = nil
             object.toMany = []

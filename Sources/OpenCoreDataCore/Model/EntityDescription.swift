@@ -196,6 +196,12 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         names.map { name in valueSlot(named: name).map { values[$0] } ?? .null }
     }
 
+    /// A transient attribute by name (one without a value slot: models read from a file keep
+    /// transient values in the object's `transientValues`).
+    package func transientAttribute(named name: String) -> AttributeDescription? {
+        allProperties.first { $0.name == name && $0.isTransient } as? AttributeDescription
+    }
+
     /// Finds the attribute slot of a key, or throws an error naming the entity's attributes.
     package func slot(forKey key: String) throws(CoreDataError) -> Int {
         if let slot = slotByName[key] { return slot }

@@ -63,6 +63,9 @@ extension ManagedObject {
         if entity.slotByName[key] == nil, let fetched = entity.allProperties.first(where: { $0.name == key }) as? FetchedPropertyDescription {
             return try fetchedValue(of: fetched)
         }
+        if entity.slotByName[key] == nil, let transient = entity.transientAttribute(named: key) {
+            return transient.appValue(transientValues[key] ?? transient.storedDefault)
+        }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
         return entity.storedAttributes[slot].appValue(values[slot])
@@ -75,14 +78,20 @@ extension ManagedObject {
             try setRelationship(relationship, to: value)
             return
         }
-        let slot = try entity.slot(forKey: key)
-        let attribute = entity.storedAttributes[slot]
+        let transient = entity.slotByName[key] == nil ? entity.transientAttribute(named: key) : nil
+        let slot = transient == nil ? try entity.slot(forKey: key) : -1
+        let attribute = transient ?? entity.storedAttributes[slot]
         guard let stored = attribute.storedValue(value) else {
             let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
             throw CoreDataError(
                 .managedObjectValidation,
                 "The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType). Pass a value of that type.",
                 key: key, affectedObjectIDs: [objectID])
+        }
+        if transient != nil {
+            // Kept in memory only, as Core Data keeps transient values.
+            transientValues[key] = stored
+            return
         }
         writeValue(stored, slot: slot)
     }

@@ -51,6 +51,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var isInaccessibleFlag = false
     /// Whether the context holds this object strongly because it has pending changes.
     package var isPendingFlag = false
+    /// Values of transient attributes that have no slot (models read from a file or a store's
+    /// cache), as set; unset ones read as the attribute's default. Never saved. Queue-owned.
+    package var transientValues: [String: ManagedValue] = [:]
 
     /// Makes an object of `entity` and inserts it into `context` (when given). This is the
     /// designated initializer, as in Core Data; subclasses that override it must call super.

@@ -137,4 +137,44 @@ import Testing
             #expect(people.map { $0.value(forKey: "name") as? String } == ["Ada"])
         }
     }
+
+    /// A model read from a store's cache (or a model file) has transient attributes without
+    /// value slots: reading one gives its default, setting one keeps the value in memory, a save
+    /// writes nothing for it, and turning the object into a fault forgets it.
+    @Test func transientAttributesOfAModelReadFromAStoreKeepTheirValuesInMemory() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Transient.sqlite")
+        let draft = AttributeDescription(name: "draft", type: .string, defaultValue: "none")
+        draft.isTransient = true
+        let written = ManagedObjectModel(entities: [EntityDescription(name: "Memo", properties: [AttributeDescription(name: "title", type: .string), draft])])
+        let first = try PersistentContainer.loaded(at: url, model: written)
+        try first.viewContext.performAndWait { () throws in
+            ManagedObject(entity: written.entitiesByName["Memo"]!, insertInto: first.viewContext).setValue("kept", forKey: "title")
+            try first.viewContext.save()
+        }
+        try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
+
+        let cached = try ManagedObjectModel(cachedInStoreAt: url)
+        let container = try PersistentContainer.loaded(at: url, model: cached)
+        let context = container.viewContext
+        try context.performAndWait { () throws in
+            let memo = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Memo")).first)
+            // Every attribute of every object, as a tool that dumps a store reads them.
+            for property in memo.entity.allProperties where property is AttributeDescription {
+                _ = memo.value(forKey: property.name)
+            }
+            #expect(memo.value(forKey: "draft") as? String == "none")
+            memo.setValue("typing…", forKey: "draft")
+            #expect(memo.value(forKey: "draft") as? String == "typing…")
+            #expect(throws: CoreDataError.self) { try memo.setValidatedValue(42, forKey: "draft") }
+            memo.setValue("changed", forKey: "title")
+            try context.save()
+            #expect(memo.value(forKey: "draft") as? String == "typing…")
+            context.refresh(memo, mergeChanges: false)
+            #expect(memo.value(forKey: "draft") as? String == "none")
+            #expect(memo.value(forKey: "title") as? String == "changed")
+        }
+        let columns = try RawSQLite(url).rows("SELECT name FROM pragma_table_info('ZMEMO')").compactMap { $0[0] as? String }
+        #expect(!columns.contains("ZDRAFT"))
+    }
 }
