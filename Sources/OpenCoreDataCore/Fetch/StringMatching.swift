@@ -93,7 +93,7 @@ package enum StringMatching {
             if let cached = cache[key] { return cached }
             var regexOptions: NSRegularExpression.Options = []
             if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
-            let compiled = try? NSRegularExpression(pattern: "^(?:" + (options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern) + ")$", options: regexOptions)
+            let compiled = wholeStringRegex(options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern, options: regexOptions)
             if cache.count > 256 { cache.removeAll() }
             cache[key] = compiled
             return compiled
@@ -106,6 +106,16 @@ package enum StringMatching {
 
     /// Whether a MATCHES pattern compiles (the binder reports bad patterns as errors).
     package static func isValidRegex(_ pattern: String) -> Bool {
-        (try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")) != nil
+        wholeStringRegex(pattern, options: []) != nil
+    }
+
+    /// The pattern anchored to the whole string, or nil when it is not a regular expression.
+    /// The pattern must compile on its own first: only a pattern with an unbalanced `)` (like
+    /// `a)|(b`) could close the group we wrap it in and escape the anchors, and such a pattern
+    /// is not valid alone. One whose comments or quoting swallow our suffix fails to compile.
+    private static func wholeStringRegex(_ pattern: String, options: NSRegularExpression.Options) -> NSRegularExpression? {
+        // (ICU refuses an empty pattern on its own; anchored it matches the empty string.)
+        guard pattern.isEmpty || (try? NSRegularExpression(pattern: pattern, options: options)) != nil else { return nil }
+        return try? NSRegularExpression(pattern: "^(?:" + pattern + ")$", options: options)
     }
 }

@@ -105,4 +105,18 @@ private func ids(_ context: ManagedObjectContext, _ format: String, _ arguments:
             #expect(throws: CoreDataError.self) { try context.fetch(request) }
         }
     }
+
+    /// A pattern that closes the group the anchors are wrapped around (`a)|(b`) is not a regular
+    /// expression on its own: refused, never matching strings that only start or end right.
+    @Test(arguments: StoreKind.allCases)
+    func matchesPatternsCannotEscapeTheirAnchoring(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = try seedTexts(stack)
+        for pattern in ["emile)|(file10", "(?:emile)|(?:file9", "emile\\Q)|(x"] {
+            #expect(throws: CoreDataError.self, "\(pattern)") { try ids(context, "text1 MATCHES %@", [pattern]) }
+        }
+        #expect(try ids(context, "text1 MATCHES %@", ["emile|file10"]) == [2, 10])
+        #expect(try ids(context, "text1 MATCHES %@", ["mile|file1"]) == [])
+        _ = stack
+    }
 }
