@@ -110,6 +110,10 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         var seen = Set<String>()
         for entity in entities {
             guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }
+            // Names become table, column and index names in the store: only plain words may.
+            try Self.checkName(entity.name, what: "entity")
+            for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)") }
+            for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)") }
             guard seen.insert(entity.name).inserted else {
                 throw CoreDataError(.coreData, "The model has two entities named '\(entity.name)'. Entity names must be unique.")
             }
@@ -145,6 +149,19 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         }
         hasUniquenessConstraints = entities.contains { !$0.uniquenessConstraints.isEmpty }
         isFrozen = true
+    }
+
+    /// Throws 134060 unless `name` is a letter followed by letters, digits and underscores
+    /// (ASCII), as Xcode's model editor requires. Core Data's further rule on case (entities
+    /// upper-case, properties lower-case) is not enforced: models built in code may differ.
+    static func checkName(_ name: String, what: String) throws(CoreDataError) {
+        let bytes = Array(name.utf8)
+        func isLetter(_ byte: UInt8) -> Bool { (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) }
+        guard let first = bytes.first, isLetter(first),
+              bytes.allSatisfy({ isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) else {
+            let shown = name.count > 60 ? String(name.prefix(60)) + "…" : name
+            throw CoreDataError(.coreData, "The \(what) is named '\(shown)', which is not a valid name: use a letter followed by letters, digits and underscores. Rename it in the model.")
+        }
     }
 
     public var description: String {
