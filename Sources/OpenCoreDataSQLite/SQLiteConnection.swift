@@ -142,3 +142,24 @@ extension SQLiteConnection {
         return statement.int64(at: 0)
     }
 }
+
+extension SQLiteConnection {
+    /// Switches the file to WAL mode unless it is already in it. The switch needs the file to
+    /// itself for a moment and SQLite does not wait (no busy handler) when another connection or
+    /// process is opening the same new file, so it is retried until `milliseconds` have passed.
+    func enableWAL(waitingUpTo milliseconds: Int32) throws {
+        let deadline = Date().addingTimeInterval(Double(milliseconds) / 1000)
+        while true {
+            do {
+                let mode = try prepare("PRAGMA journal_mode")
+                let current = try mode.step() ? mode.string(at: 0) : ""
+                mode.finalize()
+                if current.lowercased() == "wal" { return }
+                try execute("PRAGMA journal_mode = WAL")
+                return
+            } catch let error as CoreDataError where error.code == .persistentStoreTimeout && Date() < deadline {
+                usleep(5_000)
+            }
+        }
+    }
+}

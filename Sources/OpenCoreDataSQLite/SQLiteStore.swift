@@ -75,7 +75,7 @@ package final class SQLiteStore: StoreEngine {
             if !readOnly {
                 // Before WAL: auto_vacuum only takes effect in a file that has no page yet.
                 if try db.pageCount() == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
-                try db.execute("PRAGMA journal_mode = WAL")
+                try db.enableWAL(waitingUpTo: options.busyTimeoutMilliseconds)
                 try db.execute("PRAGMA synchronous = NORMAL")
             }
             try options.apply(to: db, readOnly: readOnly)

@@ -95,6 +95,17 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// Checks the model and freezes it: entity numbers are assigned (Core Data's order:
     /// depth-first over the inheritance forest, siblings in case-insensitive name order).
     package func freeze() throws(CoreDataError) {
+        // Several coordinators may add stores with one model at once, on different threads
+        // (a model shared as a static): one freezes it, the others wait and find it frozen.
+        Self.freezing.lock()
+        defer { Self.freezing.unlock() }
+        try freezeOnce()
+    }
+
+    /// Serialises `freeze()` across threads (models are frozen once, so one lock for all).
+    private static let freezing = NSLock()
+
+    private func freezeOnce() throws(CoreDataError) {
         guard !isFrozen else { return }
         // Inheritance cycles first: everything below walks superentities.
         for entity in entities {
