@@ -134,9 +134,11 @@ final class SQLiteConnection: @unchecked Sendable {
 }
 
 extension SQLiteConnection {
-    /// `PRAGMA page_count`: 0 for a file nothing was written to yet.
-    func pageCount() throws -> Int64 {
-        let statement = try cachedStatement("PRAGMA page_count")
+    /// The value of an integer pragma (`page_count`: 0 for a file nothing was written to yet;
+    /// `schema_version`: changes with every schema change of the main database). `name` is
+    /// one of our literals, never input.
+    func integerPragma(_ name: StaticString) throws -> Int64 {
+        let statement = try cachedStatement("PRAGMA \(name)")
         defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.int64(at: 0)

@@ -23,17 +23,11 @@ final class SQLiteReaderPool: Sendable {
         }
         slots.wait()
         defer { slots.signal() }
-        let connection = try available.withLock { $0.popLast() } ?? open()
+        let connection = try available.withLock { $0.popLast() } ?? options.readOnlyConnection(to: path)
         // Back to the pool only while the store is open: a connection lent before `close()`
         // is closed when its reader is done, not kept for a store nobody can use.
         defer { available.withLock { pool in if !closed.withLock({ $0 }) { pool.append(connection) } } }
         return try body(connection)
-    }
-
-    private func open() throws -> SQLiteConnection {
-        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: options.busyTimeoutMilliseconds)
-        try options.apply(to: connection, readOnly: true)
-        return connection
     }
 
     func close() {

@@ -11,7 +11,7 @@ import OpenCoreDataCore
 extension SQLiteStore {
     /// Records the schema this store works with (after loading, on the writer).
     func recordSchema(_ db: SQLiteConnection, hashes: [String: Data]) throws {
-        let version = try db.schemaVersion()
+        let version = try db.integerPragma("schema_version")
         expectedSchema.withLock { $0 = (version, hashes) }
     }
 
@@ -29,7 +29,7 @@ extension SQLiteStore {
     /// store's since it was loaded. Call inside a write transaction, before writing.
     func checkModelUnchanged(_ db: SQLiteConnection) throws {
         guard let expected = expectedSchema.withLock({ $0 }) else { return }
-        let version = try db.schemaVersion()
+        let version = try db.integerPragma("schema_version")
         guard version != expected.version else { return }
         let stored = try Self.readMetadata(db)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
         guard stored == expected.hashes else {
@@ -37,15 +37,5 @@ extension SQLiteStore {
         }
         // The same model (e.g. history tables or indexes were added): carry on.
         expectedSchema.withLock { $0 = (version, stored) }
-    }
-}
-
-extension SQLiteConnection {
-    /// `PRAGMA schema_version`: changes with every schema change of the main database.
-    func schemaVersion() throws -> Int64 {
-        let statement = try cachedStatement("PRAGMA schema_version")
-        defer { statement.reset() }
-        guard try statement.step() else { return 0 }
-        return statement.int64(at: 0)
     }
 }

@@ -74,7 +74,7 @@ package final class SQLiteStore: StoreEngine {
         let forceReadOnly = try withWriter { db -> Bool in
             if !readOnly {
                 // Before WAL: auto_vacuum only takes effect in a file that has no page yet.
-                if try db.pageCount() == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
+                if try db.integerPragma("page_count") == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
                 try db.enableWAL(waitingUpTo: options.busyTimeoutMilliseconds)
                 try db.execute("PRAGMA synchronous = NORMAL")
             }
@@ -99,8 +99,7 @@ package final class SQLiteStore: StoreEngine {
             // Core Data: "Store opened without NSPersistentHistoryTrackingKey but previously had
             // been opened with NSPersistentHistoryTrackingKey - Forcing into Read Only mode".
             // The writer becomes a read-only connection, so no write can reach the file.
-            let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: options.busyTimeoutMilliseconds)
-            try options.apply(to: connection, readOnly: true)
+            let connection = try options.readOnlyConnection(to: url.path)
             writer.withLock { $0 = connection }
             readOnlyState.withLock { $0 = true }
         }

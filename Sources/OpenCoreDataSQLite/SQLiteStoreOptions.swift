@@ -70,6 +70,14 @@ package struct SQLiteStoreOptions: Sendable {
         }
     }
 
+    /// A new read-only connection to `path` with these settings (a reader of the pool, or the
+    /// writer of a store forced read-only).
+    func readOnlyConnection(to path: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeoutMilliseconds)
+        try apply(to: connection, readOnly: true)
+        return connection
+    }
+
     /// Applies the pragmas to a connection. On a read-only connection, pragmas that would
     /// write the file (they belong to the writer, which already applied them) are skipped.
     func apply(to connection: SQLiteConnection, readOnly: Bool) throws {

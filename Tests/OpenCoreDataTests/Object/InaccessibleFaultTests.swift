@@ -25,11 +25,18 @@ import Testing
         return id
     }
 
+    /// That note's ID, and a new context whose faults load from the store (not from the row
+    /// cache, which still holds the deleted row).
+    private static func readerOfNoteDeletedElsewhere(_ stack: TestStack) throws -> (ManagedObjectID, ManagedObjectContext) {
+        let id = try noteDeletedElsewhere(stack)
+        let reader = stack.container.newBackgroundContext()
+        reader.stalenessInterval = 0
+        return (id, reader)
+    }
+
     @Test func aFaultWhoseRowIsGoneReadsAsDeletedAndTheSaveDiscardsIt() throws {
         let stack = try TestStack(.sqlite)
-        let id = try Self.noteDeletedElsewhere(stack)
-        let reader = stack.container.newBackgroundContext()
-        reader.stalenessInterval = 0    // a fault loads from the store, not from the row cache
+        let (id, reader) = try Self.readerOfNoteDeletedElsewhere(stack)
         try reader.performAndWait { () throws in
             #expect(reader.shouldDeleteInaccessibleFaults)
             let fault = try #require(reader.object(with: id) as? Note)
@@ -53,9 +60,7 @@ import Testing
 
     @Test func deletingAFaultWhoseRowIsGoneSaves() throws {
         let stack = try TestStack(.sqlite)
-        let id = try Self.noteDeletedElsewhere(stack)
-        let reader = stack.container.newBackgroundContext()
-        reader.stalenessInterval = 0
+        let (id, reader) = try Self.readerOfNoteDeletedElsewhere(stack)
         try reader.performAndWait { () throws in
             reader.delete(reader.object(with: id))
             try reader.save()
@@ -66,9 +71,7 @@ import Testing
 
     @Test func rollbackMakesAnInaccessibleObjectAFaultAgain() throws {
         let stack = try TestStack(.sqlite)
-        let id = try Self.noteDeletedElsewhere(stack)
-        let reader = stack.container.newBackgroundContext()
-        reader.stalenessInterval = 0
+        let (id, reader) = try Self.readerOfNoteDeletedElsewhere(stack)
         try reader.performAndWait { () throws in
             let fault = try #require(reader.object(with: id) as? Note)
             _ = fault.text1
@@ -85,9 +88,7 @@ import Testing
     @Test func theOptionOffTrapsAsCoreDataRaises() async {
         await #expect(processExitsWith: .failure) {
             let stack = try TestStack(.sqlite)
-            let id = try Self.noteDeletedElsewhere(stack)
-            let reader = stack.container.newBackgroundContext()
-            reader.stalenessInterval = 0
+            let (id, reader) = try Self.readerOfNoteDeletedElsewhere(stack)
             reader.shouldDeleteInaccessibleFaults = false
             reader.performAndWait {
                 _ = (reader.object(with: id) as? Note)?.text1
