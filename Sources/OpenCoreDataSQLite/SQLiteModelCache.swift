@@ -5,7 +5,7 @@ import OpenCoreDataCore
 /// Core Data's `Z_MODELCACHE`: one row whose `Z_CONTENT` is the store's model as a keyed archive
 /// wrapped in raw DEFLATE (no zlib header). Stores from framework version 637 on carry it, so
 /// they open without a model file.
-enum SQLiteModelCache {
+package enum SQLiteModelCache {
     /// The archived model in the store's cache, inflated; nil when the store has no cache, an
     /// empty one, or one whose content is NULL.
     static func archive(in db: SQLiteConnection) throws -> Data? {
@@ -17,6 +17,19 @@ enum SQLiteModelCache {
         guard !compressed.isEmpty else { return nil }
         return try inflate(compressed)
     }
+
+    /// Whether the store carries a cached model, without inflating it.
+    static func exists(in db: SQLiteConnection) throws -> Bool {
+        guard try db.tableExists("Z_MODELCACHE") else { return false }
+        let statement = try db.cachedStatement("SELECT length(Z_CONTENT) FROM Z_MODELCACHE WHERE Z_CONTENT IS NOT NULL")
+        defer { statement.reset() }
+        return try statement.step() && statement.int64(at: 0) > 0
+    }
+
+    /// The largest model an inflated cache may hold. Apple's largest models archive to a few
+    /// megabytes; DEFLATE expands up to about 1,000 times, so without a cap a crafted cache of a
+    /// megabyte would ask for a gigabyte.
+    package static let maximumInflatedSize = 64 << 20
 
     /// Writes `model` into the cache (one row, replacing any), as Core Data does when it creates
     /// or migrates a store.
@@ -30,7 +43,7 @@ enum SQLiteModelCache {
     }
 
     /// Compresses data as raw DEFLATE (RFC 1951, no zlib header), the cache's encoding.
-    static func deflate(_ data: Data) throws(CoreDataError) -> Data {
+    package static func deflate(_ data: Data) throws(CoreDataError) -> Data {
         var stream = z_stream()
         guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw CoreDataError(.coreData, "zlib could not start compressing the model cache.")
@@ -64,6 +77,7 @@ enum SQLiteModelCache {
         var output = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var status: Int32 = Z_OK
+        var tooLarge = false
         input.withUnsafeMutableBufferPointer { source in
             stream.next_in = source.baseAddress
             stream.avail_in = uInt(source.count)
@@ -74,8 +88,12 @@ enum SQLiteModelCache {
                     status = CZlib.inflate(&stream, Z_NO_FLUSH)
                     output.append(target.baseAddress!, count: target.count - Int(stream.avail_out))
                 }
+                if output.count > maximumInflatedSize { tooLarge = true; break }
                 if status == Z_OK, stream.avail_in == 0, stream.avail_out != 0 { break }
             }
+        }
+        guard !tooLarge else {
+            throw CoreDataError(.coreData, "The store's model cache (Z_MODELCACHE) inflates to more than \(maximumInflatedSize >> 20) MB, more than any model needs; the store is damaged or crafted. Open it with the app's model file.")
         }
         guard status == Z_STREAM_END else {
             throw CoreDataError(.coreData, "The store's model cache (Z_MODELCACHE) is not valid DEFLATE data (zlib status \(status)).")

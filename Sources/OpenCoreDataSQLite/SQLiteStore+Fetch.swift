@@ -44,8 +44,10 @@ extension SQLiteStore {
         let mapping = try currentLayout().mapping(for: request.entity)
         var countRequest = request
         countRequest.sort = []
-        let (inner, arguments) = try selectSQL(countRequest, mapping: mapping, columns: "1")
-        let sql = request.limit > 0 || request.offset > 0 ? "SELECT COUNT(*) FROM (\(inner))" : inner.replacingOccurrences(of: "SELECT 1 FROM", with: "SELECT COUNT(*) FROM")
+        // With a window, count the window's rows; without one, count in the select itself.
+        let windowed = request.limit > 0 || request.offset > 0
+        let (select, arguments) = try selectSQL(countRequest, mapping: mapping, columns: windowed ? "1" : "COUNT(*)")
+        let sql = windowed ? "SELECT COUNT(*) FROM (\(select))" : select
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }

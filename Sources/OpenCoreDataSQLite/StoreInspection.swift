@@ -55,11 +55,11 @@ public struct StoreInspection: Sendable {
         self.url = url
         let db = try SQLiteConnection(path: url.path, readOnly: true)
         metadata = try db.tableExists("Z_METADATA") ? SQLiteStore.readMetadata(db) : [:]
-        hasModelCache = (try? SQLiteModelCache.archive(in: db)) != nil
+        hasModelCache = (try? SQLiteModelCache.exists(in: db)) ?? false
 
         var tables: [(name: String, rowCount: Int)] = []
         let names = try Self.strings(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-        for name in names { tables.append((name, try Self.count(db, "SELECT COUNT(*) FROM \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\""))) }
+        for name in names { tables.append((name, try Self.count(db, "SELECT COUNT(*) FROM \(SQLiteConnection.quoted(name))"))) }
         self.tables = tables
 
         var entities: [Entity] = []
@@ -71,10 +71,15 @@ public struct StoreInspection: Sendable {
             let byNumber = Dictionary(rows.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
             let tableNames = Set(names)
             for row in rows {
-                var root = row
-                while let parent = byNumber[root.parent], parent.number != root.number { root = parent }
+                // Up to the root entity, whose table holds the row; a damaged or crafted file may
+                // make Z_SUPER a cycle, so the walk stops after as many steps as there are entities.
+                var root = row, steps = 0
+                while let parent = byNumber[root.parent], parent.number != row.number, steps < rows.count {
+                    root = parent
+                    steps += 1
+                }
                 let table = "Z" + root.name.uppercased()
-                let count = tableNames.contains(table) ? try Self.count(db, "SELECT COUNT(*) FROM \(table) WHERE Z_ENT = ?", [.integer(Int64(row.number))]) : 0
+                let count = tableNames.contains(table) ? try Self.count(db, "SELECT COUNT(*) FROM \(SQLiteConnection.quoted(table)) WHERE Z_ENT = ?", [.integer(Int64(row.number))]) : 0
                 entities.append(Entity(name: row.name, number: row.number, superentityName: byNumber[row.parent]?.name, table: table, rowCount: count))
             }
         }

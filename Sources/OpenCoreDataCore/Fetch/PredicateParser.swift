@@ -11,10 +11,21 @@ import Foundation
 /// comparison  := operand op operand | operand "IN" operand | operand "BETWEEN" operand
 /// operand     := keypath | literal | "%@" | "%K" | "%d" … | "$VAR" | "{" operand, … "}" | SELF
 /// ```
+///
+/// Nesting — groups, `NOT`, aggregates, `SUBQUERY`, arithmetic operators — is limited to
+/// ``maximumDepth`` levels, so that a crafted format (`((((…`, `NOT NOT …`, `{{{…`) is refused
+/// instead of overflowing the stack here or in everything that walks the tree after; parsing is
+/// linear in the length of the format.
 package struct PredicateParser {
+    /// How deeply a predicate may nest. Hand-written and generated predicates stay far below.
+    package static let maximumDepth = 100
+
     private let format: String
     private let tokens: [PredicateToken]
+    /// For each `(` token, the index of its matching `)` (absent when it has none).
+    private let closingParenthesis: [Int: Int]
     private var position = 0
+    private var depth = 0
     private var arguments: [Any]
     private var argumentIndex = 0
 
@@ -39,6 +50,21 @@ package struct PredicateParser {
         self.format = format
         self.tokens = tokens
         self.arguments = arguments
+        var open: [Int] = []
+        var closing: [Int: Int] = [:]
+        for (index, token) in tokens.enumerated() {
+            if case .symbol("(") = token.kind { open.append(index) }
+            if case .symbol(")") = token.kind, let start = open.popLast() { closing[start] = index }
+        }
+        closingParenthesis = closing
+    }
+
+    /// Enters one level of nesting; callers leave it with `depth -= 1`.
+    private mutating func descend(at token: PredicateToken) throws(CoreDataError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else {
+            throw error("the predicate nests more than \(Self.maximumDepth) levels deep (groups, NOT, aggregates, SUBQUERY and arithmetic operators count); flatten it", at: token)
+        }
     }
 
     private var current: PredicateToken { tokens[position] }
@@ -75,10 +101,14 @@ package struct PredicateParser {
 
     private mutating func parseNot() throws(CoreDataError) -> PredicateNode {
         if isKeyword(current, "NOT") || isSymbol(current, "!") {
+            try descend(at: current)
+            defer { depth -= 1 }
             advance()
             return .not(try parseNot())
         }
-        if isSymbol(current, "("), !Self.startsArithmeticGroup(tokens, at: position) {
+        if isSymbol(current, "("), !startsArithmeticGroup(at: position) {
+            try descend(at: current)
+            defer { depth -= 1 }
             advance()
             let inner = try parseOr()
             guard isSymbol(current, ")") else { throw error("expected ')' to close the '(' of this group", at: current) }
@@ -97,8 +127,12 @@ package struct PredicateParser {
 
     /// `term (("+" | "-") term)*`
     private mutating func parseExpression() throws(CoreDataError) -> PredicateOperand {
+        // Each operator nests the expression so far one level deeper (a + b + c is (a + b) + c).
+        let entered = depth
+        defer { depth = entered }
         var result = try parseTerm()
         while case .symbol(let s) = current.kind, s == "+" || s == "-" {
+            try descend(at: current)
             advance()
             result = .arithmetic(s == "+" ? .add : .subtract, result, try parseTerm())
         }
@@ -107,8 +141,11 @@ package struct PredicateParser {
 
     /// `operand (("*" | "/") operand)*`, with parentheses around sub-expressions.
     private mutating func parseTerm() throws(CoreDataError) -> PredicateOperand {
+        let entered = depth
+        defer { depth = entered }
         var result = try parseFactor()
         while case .symbol(let s) = current.kind, s == "*" || s == "/" {
+            try descend(at: current)
             advance()
             result = .arithmetic(s == "*" ? .multiply : .divide, result, try parseFactor())
         }
@@ -119,6 +156,8 @@ package struct PredicateParser {
         // In an operand position a parenthesis always groups arithmetic (parseNot has already
         // told condition groups apart).
         if isSymbol(current, "(") {
+            try descend(at: current)
+            defer { depth -= 1 }
             advance()
             let inner = try parseExpression()
             guard isSymbol(current, ")") else { throw error("expected ')' to close the '(' of this expression", at: current) }
@@ -130,25 +169,13 @@ package struct PredicateParser {
 
     /// Whether the `(` at `index` opens an arithmetic group (its matching `)` is followed by an
     /// arithmetic or comparison operator) rather than a group of conditions.
-    private static func startsArithmeticGroup(_ tokens: [PredicateToken], at index: Int) -> Bool {
-        var depth = 0
-        var i = index
-        while i < tokens.count {
-            if case .symbol("(") = tokens[i].kind { depth += 1 }
-            if case .symbol(")") = tokens[i].kind {
-                depth -= 1
-                if depth == 0 {
-                    guard i + 1 < tokens.count else { return false }
-                    switch tokens[i + 1].kind {
-                    case .symbol(let s): return ["+", "-", "*", "/", "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>"].contains(s)
-                    case .identifier(let word): return ComparisonOperator(rawValue: word.uppercased()) != nil
-                    default: return false
-                    }
-                }
-            }
-            i += 1
+    private func startsArithmeticGroup(at index: Int) -> Bool {
+        guard let close = closingParenthesis[index], close + 1 < tokens.count else { return false }
+        switch tokens[close + 1].kind {
+        case .symbol(let s): return ["+", "-", "*", "/", "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>"].contains(s)
+        case .identifier(let word): return ComparisonOperator(rawValue: word.uppercased()) != nil
+        default: return false
         }
-        return false
     }
 
     private mutating func parseComparison() throws(CoreDataError) -> PredicateNode {
@@ -211,6 +238,8 @@ package struct PredicateParser {
             advance()
             return try substitute(spec, at: token)
         case .symbol("{"):
+            try descend(at: token)
+            defer { depth -= 1 }
             advance()
             var items: [PredicateValue] = []
             if !isSymbol(current, "}") {
@@ -255,6 +284,8 @@ package struct PredicateParser {
     /// `SUBQUERY(collection, $variable, predicate).@count`.
     private mutating func parseSubquery() throws(CoreDataError) -> PredicateOperand {
         let start = current
+        try descend(at: start)
+        defer { depth -= 1 }
         advance()
         guard isSymbol(current, "(") else { throw error("expected '(' after SUBQUERY", at: current) }
         advance()

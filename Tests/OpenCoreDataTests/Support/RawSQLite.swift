@@ -40,6 +40,27 @@ final class RawSQLite {
         return result
     }
 
+    /// Runs one statement with `values` (Data, String, Int64, Double or nil) bound in order.
+    func execute(_ sql: String, _ values: Any?...) throws {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case let data as Data: _ = data.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+            case let text as String: sqlite3_bind_text(statement, index, text, -1, transient)
+            case let number as Int64: sqlite3_bind_int64(statement, index, number)
+            case let number as Double: sqlite3_bind_double(statement, index, number)
+            default: sqlite3_bind_null(statement, index)
+            }
+        }
+        guard sqlite3_step(statement) == SQLITE_DONE else { throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db))) }
+    }
+
     /// The column names of a table, in order.
     func columns(_ table: String) throws -> [String] {
         try rows("PRAGMA table_info(\(table))").compactMap { $0[1] as? String }

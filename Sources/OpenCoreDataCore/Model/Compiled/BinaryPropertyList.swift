@@ -41,7 +41,19 @@ package enum PropertyListValue: Sendable, Equatable {
 ///
 /// Layout: the `bplist00` header, the objects, an offset table, and a 32-byte trailer (offset
 /// size, reference size, object count, top object, offset-table position).
+///
+/// Limits, for files nobody vouches for: containers nest at most ``maximumDepth`` deep (deeper
+/// files are refused instead of overflowing the stack), and the decoded tree may hold at most as
+/// many references as the file has bytes — a file whose objects share sub-objects so that they
+/// expand beyond that (40 arrays each holding the next twice are 2^40 nodes) is refused. Each
+/// object is decoded once and shared after that, so decoding costs time and memory in proportion
+/// to the file.
 package struct BinaryPropertyListReader {
+    /// How deep containers may nest. Apple's writers produce a handful of levels; keyed archives
+    /// are flat (objects refer to each other by UID, not by nesting).
+    package static let maximumDepth = 256
+
+
     private let bytes: [UInt8]
     private let offsetSize: Int
     private let referenceSize: Int
@@ -75,15 +87,57 @@ package struct BinaryPropertyListReader {
 
     /// The top object, decoded with everything it contains.
     package func root() throws(CoreDataError) -> PropertyListValue {
-        var visiting = Set<Int>()
-        return try value(at: top, visiting: &visiting)
+        var walk = Walk(objectCount: offsets.count, budget: bytes.count)
+        return try value(at: top, walk: &walk)
     }
 
-    private func value(at index: Int, visiting: inout Set<Int>) throws(CoreDataError) -> PropertyListValue {
+    /// The state of one decoding: objects on the current path (a cycle means a corrupt file),
+    /// objects decoded so far with the number of nodes each expands to (decoded once, shared
+    /// after), and how many more nodes the expanded tree may have.
+    private struct Walk {
+        var onPath: [Bool]
+        var decoded: [(value: PropertyListValue, nodes: Int)?]
+        var depth = 0
+        var budget: Int
+
+        init(objectCount: Int, budget: Int) {
+            onPath = Array(repeating: false, count: objectCount)
+            decoded = Array(repeating: nil, count: objectCount)
+            self.budget = budget
+        }
+
+        /// Counts `nodes` more nodes of the expanded tree.
+        mutating func expand(_ nodes: Int) throws(CoreDataError) {
+            budget -= nodes
+            guard budget >= 0 else {
+                throw BinaryPropertyListReader.malformed("its objects share sub-objects so often that the decoded tree would be larger than the file allows")
+            }
+        }
+    }
+
+    private func value(at index: Int, walk: inout Walk) throws(CoreDataError) -> PropertyListValue {
         guard index < offsets.count else { throw Self.malformed("a reference points past the last object") }
+        if let done = walk.decoded[index] {
+            // Shared: its whole subtree appears once more in the expanded tree.
+            try walk.expand(done.nodes)
+            return done.value
+        }
+        try walk.expand(1)
         // Plain plists are trees; a cycle means a corrupt file.
-        guard visiting.insert(index).inserted else { throw Self.malformed("object \(index) contains itself") }
-        defer { visiting.remove(index) }
+        guard !walk.onPath[index] else { throw Self.malformed("object \(index) contains itself") }
+        guard walk.depth < Self.maximumDepth else {
+            throw Self.malformed("containers nest more than \(Self.maximumDepth) deep")
+        }
+        walk.onPath[index] = true
+        walk.depth += 1
+        defer { walk.onPath[index] = false; walk.depth -= 1 }
+        let budgetBefore = walk.budget + 1
+        let result = try decode(at: index, walk: &walk)
+        walk.decoded[index] = (result, budgetBefore - walk.budget)
+        return result
+    }
+
+    private func decode(at index: Int, walk: inout Walk) throws(CoreDataError) -> PropertyListValue {
         var position = offsets[index]
         let marker = bytes[position]
         let high = marker >> 4, low = Int(marker & 0x0f)
@@ -135,7 +189,7 @@ package struct BinaryPropertyListReader {
             var items: [PropertyListValue] = []
             items.reserveCapacity(count)
             for item in 0..<count {
-                items.append(try value(at: Self.unsigned(bytes, position + item * referenceSize, referenceSize), visiting: &visiting))
+                items.append(try value(at: Self.unsigned(bytes, position + item * referenceSize, referenceSize), walk: &walk))
             }
             return .array(items)
         case 0xD:
@@ -143,9 +197,9 @@ package struct BinaryPropertyListReader {
             try need(position, 2 * count * referenceSize)
             var entries: [String: PropertyListValue] = [:]
             for entry in 0..<count {
-                let key = try value(at: Self.unsigned(bytes, position + entry * referenceSize, referenceSize), visiting: &visiting)
+                let key = try value(at: Self.unsigned(bytes, position + entry * referenceSize, referenceSize), walk: &walk)
                 guard let name = key.string else { throw Self.malformed("a dictionary key is not a string") }
-                entries[name] = try value(at: Self.unsigned(bytes, position + (count + entry) * referenceSize, referenceSize), visiting: &visiting)
+                entries[name] = try value(at: Self.unsigned(bytes, position + (count + entry) * referenceSize, referenceSize), walk: &walk)
             }
             return .dictionary(entries)
         default:
@@ -191,7 +245,7 @@ package struct BinaryPropertyListReader {
         return size >= 8 ? Int64(bitPattern: value) : Int64(value)
     }
 
-    private static func malformed(_ reason: String) -> CoreDataError {
+    fileprivate static func malformed(_ reason: String) -> CoreDataError {
         CoreDataError(.coreData, "The data is not a readable binary property list: \(reason).")
     }
 }

@@ -23,7 +23,11 @@ package struct CompiledModelReader {
     /// Reads the archive's root model.
     package static func contents(of data: Data) throws(CoreDataError) -> Contents {
         var reader = CompiledModelReader(archive: try KeyedArchive(data))
-        return try reader.read()
+        let contents = try reader.read()
+        guard !reader.archive.isExhausted else {
+            throw CoreDataError(.coreData, "The model archive is malformed: its objects refer to each other so often that reading it would not end (more than \(KeyedArchive.workBudget(objectCount: 0)) steps plus 64 per object).")
+        }
+        return contents
     }
 
     private mutating func read() throws(CoreDataError) -> Contents {
@@ -37,6 +41,18 @@ package struct CompiledModelReader {
             let entity = readEntity(archived)
             entities.append(entity)
             byIndex[archived.index] = entity
+        }
+        // Inheritance must be a tree before anything walks it (version hashes and inherited
+        // properties follow superentities up): a crafted archive may make an entity its own ancestor.
+        for archived in archivedEntities {
+            var ancestor = archive.object(archived["NSSuperentity"]), steps = 0
+            while let current = ancestor, byIndex[current.index] != nil {
+                steps += 1
+                guard current.index != archived.index, steps <= archivedEntities.count else {
+                    throw CoreDataError(.coreData, "The model archive is malformed: the entity \(byIndex[archived.index]?.name ?? "") inherits from itself. Inheritance must form a tree.")
+                }
+                ancestor = archive.object(current["NSSuperentity"])
+            }
         }
         // Parents, and each entity's own properties (those its superentity does not have).
         for archived in archivedEntities {
@@ -155,7 +171,8 @@ package struct CompiledModelReader {
     private mutating func readValidation(_ archived: ArchivedObject, into attribute: AttributeDescription, of entityName: String) {
         var comparisons: [ArchivedObject] = []
         func collect(_ index: Int, depth: Int) {
-            guard depth < 16, let predicate = archive.object(.uid(index)) else { return }   // bounded: a damaged archive may contain itself
+            // Bounded: a damaged archive may contain itself (depth) or share members (the budget).
+            guard depth < 16, archive.charge(1), let predicate = archive.object(.uid(index)) else { return }
             if predicate.className == "NSCompoundPredicate", predicate["NSCompoundPredicateType"]?.integer == 1 {
                 archive.members(predicate["NSSubpredicates"]).forEach { collect($0, depth: depth + 1) }
             } else {

@@ -19,11 +19,12 @@ extension KeyedArchive {
         expressionText(field, depth: 0)
     }
 
-    // Depth-limited: a damaged archive may contain itself.
+    // Depth-limited (a damaged archive may contain itself) and charged to the archive's work
+    // budget (one that shares sub-expressions would otherwise expand without end).
     private static let maximumDepth = 64
 
     private func predicateText(_ field: PropertyListValue?, depth: Int) -> String? {
-        guard depth < Self.maximumDepth else { return "<too deep>" }
+        guard depth < Self.maximumDepth, charge(1) else { return "<too deep>" }
         guard let predicate = object(field) else { return nil }
         let predicateText = { (field: PropertyListValue?) in self.predicateText(field, depth: depth + 1) }
         let expressionText = { (field: PropertyListValue?) in self.expressionText(field, depth: depth + 1) }
@@ -51,7 +52,7 @@ extension KeyedArchive {
     }
 
     private func expressionText(_ field: PropertyListValue?, depth: Int) -> String {
-        guard depth < Self.maximumDepth else { return "<too deep>" }
+        guard depth < Self.maximumDepth, charge(1) else { return "<too deep>" }
         guard let expression = object(field) else { return value(field).map(Self.constantText) ?? "nil" }
         let expressionText = { (field: PropertyListValue?) in self.expressionText(field, depth: depth + 1) }
         let type = expression["NSExpressionType"]?.integer

@@ -5,10 +5,37 @@ import Foundation
 ///
 /// Objects are addressed by their index in `$objects`; UID 0 is nil. The object graph may be
 /// cyclic (model ↔ entity, relationship ↔ inverse), so readers memoise by index.
+///
+/// Walks are bounded in depth by their callers and in breadth here: every member, entry and
+/// expression node a reader visits is counted against a budget proportional to the archive's size
+/// (``workBudget(objectCount:)``), so an archive whose objects share members so that a walk would
+/// expand without end stops early, and ``isExhausted`` tells the reader to refuse it.
 package struct KeyedArchive {
     private let objects: [PropertyListValue]
     /// The index of the root object (`$top.root`).
     package let root: Int
+    private let work: WorkCounter
+
+    /// The work a walk of an archive of `objectCount` objects may do: generous for real models
+    /// (each entity reads its own and its parent's properties a few times), bounded for crafted ones.
+    package static func workBudget(objectCount: Int) -> Int { 1_000_000 + 64 * objectCount }
+
+    /// Counts the work of the walks over one archive. Owned by the one reader that walks it
+    /// (archives are read on one thread and not shared).
+    private final class WorkCounter {
+        var left: Int
+        init(_ budget: Int) { left = budget }
+    }
+
+    /// Whether a walk ran out of budget: what the reader built is incomplete, and the archive
+    /// should be refused as malformed.
+    package var isExhausted: Bool { work.left < 0 }
+
+    /// Counts `units` of work; false once the budget is spent.
+    package func charge(_ units: Int) -> Bool {
+        work.left -= units
+        return work.left >= 0
+    }
 
     package init(_ data: Data) throws(CoreDataError) {
         guard case .dictionary(let top) = try BinaryPropertyListReader(data).root(),
@@ -18,6 +45,7 @@ package struct KeyedArchive {
         }
         self.objects = objects
         self.root = root
+        work = WorkCounter(Self.workBudget(objectCount: objects.count))
     }
 
     /// The archived object at `index`: its class chain and its fields.
@@ -62,15 +90,17 @@ package struct KeyedArchive {
 
     /// The member indexes of an archived `NSArray`/`NSSet` (and their mutable kinds).
     package func members(_ field: PropertyListValue?) -> [Int] {
-        object(field)?.fields["NS.objects"]?.array?.compactMap(\.uid) ?? []
+        guard let members = object(field)?.fields["NS.objects"]?.array, charge(1 + members.count) else { return [] }
+        return members.compactMap(\.uid)
     }
 
     /// The entries of an archived dictionary: `NSDictionary` (`NS.keys`/`NS.objects`) or
     /// `NSKnownKeysDictionary1` (keys in its search mapping, values parallel to them, empty slots
     /// marked by its empty token). Values are object indexes.
     package func entries(_ field: PropertyListValue?) -> [(key: String, value: Int)] {
-        guard let dictionary = object(field) else { return [] }
+        guard let dictionary = object(field), charge(1) else { return [] }
         if let keys = dictionary.fields["NS.keys"]?.array, let values = dictionary.fields["NS.objects"]?.array {
+            guard charge(min(keys.count, values.count)) else { return [] }
             return zip(keys, values).compactMap { key, value in
                 guard let name = string(key), let index = value.uid else { return nil }
                 return (name, index)

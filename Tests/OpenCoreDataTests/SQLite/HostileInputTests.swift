@@ -1,0 +1,311 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// Shapes that fuzzers rarely reach, made on purpose: nesting far deeper than any real file,
+/// sub-objects shared so that expanding them explodes, compression bombs, cycles where trees are
+/// expected, wrong-typed values and files that are not stores. Each must end in a `CoreDataError`
+/// or a sane value, never a crash or a hang.
+@Suite(.timeLimit(.minutes(1))) struct HostileInputTests {
+    // MARK: - Binary property lists
+
+    /// A `bplist00` file of the given encoded objects (references and offsets 4 bytes wide).
+    static func bplist(_ objects: [[UInt8]], top: Int = 0) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += be(offset, 4) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 4] + be(objects.count, 8) + be(top, 8) + be(table, 8)
+        return Data(bytes)
+    }
+
+    static func be(_ value: Int, _ size: Int) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: value >> (8 * (size - 1 - $0))) }
+    }
+
+    /// An array marker for `count` ≤ 14 references, then the references.
+    static func arrayObject(_ references: [Int]) -> [UInt8] {
+        [0xA0 | UInt8(references.count)] + references.flatMap { be($0, 4) }
+    }
+
+    @Test func aPlistNestedAHundredThousandDeepIsRefused() throws {
+        let depth = 100_000
+        var objects = (0..<depth).map { Self.arrayObject([$0 + 1]) }
+        objects.append([0x10, 0x01])
+        let error = try #require(throws: CoreDataError.self) { _ = try BinaryPropertyListReader(Self.bplist(objects)).root() }
+        #expect(error.message.contains("nest more than \(BinaryPropertyListReader.maximumDepth) deep"))
+    }
+
+    @Test func aPlistNestedWithinTheLimitIsRead() throws {
+        let depth = BinaryPropertyListReader.maximumDepth - 1
+        var objects = (0..<depth).map { Self.arrayObject([$0 + 1]) }
+        objects.append([0x10, 0x07])
+        var value = try BinaryPropertyListReader(Self.bplist(objects)).root()
+        var levels = 0
+        while case .array(let items) = value, let first = items.first {
+            value = first
+            levels += 1
+        }
+        #expect(levels == depth)
+        #expect(value == .integer(7))
+    }
+
+    @Test func sharedSubObjectsThatWouldExpandExponentiallyAreRefused() throws {
+        // 40 arrays, each holding the next one twice: 2^40 nodes once expanded.
+        var objects = (0..<40).map { Self.arrayObject([$0 + 1, $0 + 1]) }
+        objects.append([0x10, 0x01])
+        let error = try #require(throws: CoreDataError.self) { _ = try BinaryPropertyListReader(Self.bplist(objects)).root() }
+        #expect(error.message.contains("share sub-objects"))
+    }
+
+    @Test func sharedLeavesAsWritersEmitThemAreRead() throws {
+        // Writers store equal strings once and refer to them everywhere: that is no explosion.
+        let string: [UInt8] = [0x56] + Array("shared".utf8)
+        let rows = (0..<200).map { _ in Self.arrayObject(Array(repeating: 201, count: 14)) }
+        let top: [UInt8] = [0xAF, 0x11, 0x00, 0xC8] + (1...200).flatMap { Self.be($0, 4) }   // an array of 200 rows
+        let value = try BinaryPropertyListReader(Self.bplist([top] + rows + [string])).root()
+        #expect(value.array?.count == 200)
+        #expect(value.array?.last?.array?.last == .string("shared"))
+    }
+
+    @Test func aPlistThatContainsItselfIsRefused() throws {
+        let error = try #require(throws: CoreDataError.self) { _ = try BinaryPropertyListReader(Self.bplist([Self.arrayObject([1]), Self.arrayObject([0])])).root() }
+        #expect(error.message.contains("contains itself"))
+    }
+
+    // MARK: - Keyed archives (.mom, Z_MODELCACHE)
+
+    /// A model archive edited at the plist level: `edit` gets the `$objects` array.
+    static func editedArchive(of model: ManagedObjectModel, _ edit: (inout [PropertyListValue]) throws -> Void) throws -> Data {
+        guard case .dictionary(var top) = try BinaryPropertyListReader(CompiledModelWriter.archive(model)).root(),
+              var objects = top["$objects"]?.array else { throw CoreDataError(.coreData, "the writer wrote no archive") }
+        try edit(&objects)
+        top["$objects"] = .array(objects)
+        return BinaryPropertyListWriter.data(.dictionary(top))
+    }
+
+    /// The index of the archived object whose `key` refers to the string `name`.
+    static func index(of name: String, key: String, in objects: [PropertyListValue]) throws -> Int {
+        let string = try #require(objects.firstIndex(of: .string(name)))
+        return try #require(objects.firstIndex { $0.dictionary?[key] == .uid(string) })
+    }
+
+    static func twoEntityModel() -> ManagedObjectModel {
+        let child = EntityDescription(name: "Child", properties: [AttributeDescription(name: "extra", type: .string)])
+        let parent = EntityDescription(name: "Parent", properties: [AttributeDescription(name: "title", type: .string)])
+        parent.subentities = [child]
+        return ManagedObjectModel(entities: [parent, child])
+    }
+
+    @Test func anArchiveWhoseMembersShareThemselvesWithoutEndIsRefused() throws {
+        // A validation predicate: an AND of a thousand references to itself, sixteen levels deep
+        // before the depth bound stops it — 1000^16 visits without a budget.
+        let data = try Self.editedArchive(of: Self.twoEntityModel()) { objects in
+            let attribute = try Self.index(of: "title", key: "NSPropertyName", in: objects)
+            let base = objects.count
+            objects.append(.dictionary(["$classname": .string("NSCompoundPredicate"),
+                                        "$classes": .array([.string("NSCompoundPredicate"), .string("NSPredicate"), .string("NSObject")])]))
+            objects.append(.dictionary(["$classname": .string("NSArray"), "$classes": .array([.string("NSArray"), .string("NSObject")])]))
+            objects.append(.dictionary(["$class": .uid(base + 1), "NS.objects": .array(Array(repeating: .uid(base + 3), count: 1_000))]))
+            objects.append(.dictionary(["$class": .uid(base), "NSCompoundPredicateType": .integer(1), "NSSubpredicates": .uid(base + 2)]))
+            guard case .dictionary(var fields) = objects[attribute] else { return }
+            fields["NSValidationPredicates"] = .uid(base + 2)
+            objects[attribute] = .dictionary(fields)
+        }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(archive: data) }
+        #expect(error.message.contains("refer to each other so often"))
+    }
+
+    @Test func anArchivedModelWhoseInheritanceIsACycleIsRefused() throws {
+        let data = try Self.editedArchive(of: Self.twoEntityModel()) { objects in
+            let parent = try Self.index(of: "Parent", key: "NSEntityName", in: objects)
+            let child = try Self.index(of: "Child", key: "NSEntityName", in: objects)
+            guard case .dictionary(var fields) = objects[parent] else { return }
+            fields["NSSuperentity"] = .uid(child)
+            objects[parent] = .dictionary(fields)
+        }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(archive: data) }
+        #expect(error.message.contains("inherits from itself"))
+    }
+
+    @Test func anUneditedArchiveStillReads() throws {
+        let model = try ManagedObjectModel(archive: Self.editedArchive(of: Self.twoEntityModel()) { _ in })
+        #expect(model.entitiesByName["Child"]?.superentity?.name == "Parent")
+    }
+
+    // MARK: - Stores
+
+    /// A store of the two-entity model with one object of each entity, closed.
+    static func store(in directory: TemporaryDirectory) throws -> URL {
+        let url = directory.file("Store.sqlite")
+        let model = twoEntityModel()
+        let container = try PersistentContainer.loaded(at: url, model: model)
+        try container.viewContext.performAndWait { () throws in
+            ManagedObject(entity: model.entitiesByName["Parent"]!, insertInto: container.viewContext).setValue("p", forKey: "title")
+            ManagedObject(entity: model.entitiesByName["Child"]!, insertInto: container.viewContext).setValue("c", forKey: "extra")
+            try container.viewContext.save()
+        }
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        return url
+    }
+
+    @Test func aModelCacheThatInflatesBeyondTheCapIsRefusedAndInspectionDoesNotInflateIt() throws {
+        let directory = TemporaryDirectory()
+        let url = try Self.store(in: directory)
+        // 80 MB of zeros deflate to about 80 KB.
+        let bomb = try SQLiteModelCache.deflate(Data(count: SQLiteModelCache.maximumInflatedSize + (16 << 20)))
+        #expect(bomb.count < 200_000)
+        let raw = try RawSQLite(url, writable: true)
+        try raw.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", bomb)
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(cachedInStoreAt: url) }
+        #expect(error.message.contains("inflates to more than 64 MB"))
+        #expect(try StoreInspection(storeAt: url).hasModelCache)
+    }
+
+    @Test func aCycleInTheEntityTableDoesNotHangInspection() throws {
+        let directory = TemporaryDirectory()
+        let url = try Self.store(in: directory)
+        let raw = try RawSQLite(url, writable: true)
+        // Parent's superentity becomes Child, whose superentity is Parent; and one entity its own.
+        try raw.execute("UPDATE Z_PRIMARYKEY SET Z_SUPER = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Child') WHERE Z_NAME = 'Parent'")
+        let inspection = try StoreInspection(storeAt: url)
+        #expect(Set(inspection.entities.map(\.name)) == ["Parent", "Child"])
+        try raw.execute("UPDATE Z_PRIMARYKEY SET Z_SUPER = Z_ENT")
+        #expect(try StoreInspection(storeAt: url).entities.count == 2)
+    }
+
+    @Test func wrongTypedAndOutOfRangeColumnValuesReadAsSaneValues() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Store.sqlite")
+        do {
+            let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(Sample.self))
+            try container.viewContext.performAndWait { () throws in
+                for index in 0..<6 { Sample(context: container.viewContext).code = "c\(index)" }
+                try container.viewContext.save()
+            }
+            for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        }
+        // What another program may have written: text in numbers, numbers in text, blobs in
+        // dates, values out of range, NaN and infinities, bytes that are not UTF-8 or a UUID.
+        let raw = try RawSQLite(url, writable: true)
+        try raw.execute("UPDATE ZSAMPLE SET ZSMALL = 'abc', ZMEDIUM = 1e300, ZLARGE = X'00FF', ZRATIO = 'x', ZTITLE = 42, ZCREATED = X'01', ZIDENTIFIER = X'0102', ZLINK = 7, ZAMOUNT = 'not a number', ZFLAG = 'yes' WHERE ZCODE = 'c0'")
+        try raw.execute("UPDATE ZSAMPLE SET ZSMALL = 70000, ZMEDIUM = -1e300, ZLARGE = 9.9e18, ZRATIO = NULL, ZTITLE = CAST(X'FFFE80' AS TEXT), ZCREATED = 'yesterday', ZPAYLOAD = 'text', ZFLAG = 2 WHERE ZCODE = 'c1'")
+        try raw.execute("UPDATE ZSAMPLE SET ZSMALL = 1e999, ZMEDIUM = -1e999, ZRATIO = 1e999, ZCREATED = -1e999, ZAMOUNT = 1e999 WHERE ZCODE = 'c2'")
+        try raw.execute("UPDATE ZSAMPLE SET ZSMALL = NULL, ZTITLE = NULL, ZCODE = NULL, ZCREATED = NULL WHERE ZCODE = 'c3'")
+        let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(Sample.self))
+        try container.viewContext.performAndWait { () throws in
+            let samples = try container.viewContext.fetch(Sample.fetchRequest())
+            #expect(samples.count == 6)
+            for sample in samples {
+                // Every attribute reads, through the typed accessors and through KVC.
+                for attribute in sample.entity.attributesByName.keys.sorted() { _ = sample.value(forKey: attribute) }
+                _ = (sample.small, sample.medium, sample.large, sample.ratio, sample.flag, sample.title, sample.created, sample.payload, sample.identifier, sample.link, sample.amount)
+            }
+            let sorted = Sample.fetchRequest()
+            sorted.sortDescriptors = [NSSortDescriptor(key: "small", ascending: true), NSSortDescriptor(key: "title", ascending: true)]
+            #expect(try container.viewContext.fetch(sorted).count == 6)
+            #expect(try container.viewContext.count(for: Sample.fetchRequest()) == 6)
+        }
+    }
+
+    @Test(arguments: ["garbage", "empty", "truncated", "header only"])
+    func filesNamedLikeStoresThatAreNotStoresFailWithAnError(kind: String) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Broken.sqlite")
+        var random = SeededGenerator(seed: 20261123)
+        switch kind {
+        case "garbage": try Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: url)
+        case "empty": try Data().write(to: url)
+        case "truncated": try Data(try Data(contentsOf: Self.store(in: directory)).prefix(4096 + 100)).write(to: url)
+        default: try Data(Array("SQLite format 3\0".utf8) + Array(repeating: 0, count: 84)).write(to: url)
+        }
+        #expect(throws: (any Error).self) { _ = try ManagedObjectModel(cachedInStoreAt: url) }
+        guard kind != "empty" else {
+            // SQLite treats an empty file as an empty database: a store is created in it.
+            #expect(try StoreInspection(storeAt: url).entities.isEmpty)
+            _ = try PersistentContainer.loaded(at: url, model: Self.twoEntityModel())
+            #expect(try StoreInspection(storeAt: url).entities.count == 2)
+            return
+        }
+        #expect(throws: CoreDataError.self) { _ = try PersistentContainer.loaded(at: url, model: Self.twoEntityModel()) }
+        #expect(throws: (any Error).self) { _ = try StoreInspection(storeAt: url) }
+    }
+
+    // MARK: - Predicates
+
+    @Test(arguments: [
+        ("(", " == 1)", "a"),
+        ("NOT ", "a == 1", ""),
+        ("a IN {", "1}", ""),
+        ("!", "a == 1", ""),
+        ("a == (", "1)", ""),
+    ])
+    func predicatesNestedAHundredThousandDeepAreRefused(prefix: String, middle: String, suffix: String) throws {
+        let format: String
+        if prefix == "(" {
+            format = String(repeating: "(", count: 100_000) + "a == 1" + String(repeating: ")", count: 100_000)
+        } else if prefix == "a IN {" {
+            format = "a IN " + String(repeating: "{", count: 100_000) + "1" + String(repeating: "}", count: 100_000)
+        } else if prefix == "a == (" {
+            format = "a == " + String(repeating: "(", count: 100_000) + "1" + String(repeating: ")", count: 100_000)
+        } else {
+            format = String(repeating: prefix, count: 100_000) + middle + suffix
+        }
+        let error = try #require(throws: CoreDataError.self) { try FetchPredicate(format: format).validate() }
+        #expect(error.message.contains("nests more than \(PredicateParser.maximumDepth) levels"))
+    }
+
+    @Test func longArithmeticChainsAndSubqueryNestingAreRefused() throws {
+        let chain = "a == " + Array(repeating: "1", count: 100_000).joined(separator: " + ")
+        #expect(throws: CoreDataError.self) { try FetchPredicate(format: chain).validate() }
+        var subquery = "a == 1"
+        for level in 0..<(PredicateParser.maximumDepth + 1) { subquery = "SUBQUERY(items, $x\(level), \(subquery)).@count > 0" }
+        let error = try #require(throws: CoreDataError.self) { try FetchPredicate(format: subquery).validate() }
+        #expect(error.message.contains("nests more than"))
+    }
+
+    @Test func predicatesWithinTheLimitStillParseAndLongFlatOnesAreLinear() throws {
+        let nested = String(repeating: "(", count: 90) + "id == 2" + String(repeating: ")", count: 90)
+        let stack = try TestStack(.sqlite)
+        let context = try stack.seededContext(ids: 1...3)
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = FetchPredicate(format: nested)
+            #expect(try context.fetch(request).map(\.id) == [2])
+        }
+        // 20,000 groups side by side: each look-ahead for its group's end is constant time.
+        let flat = Array(repeating: "(small == 1)", count: 20_000).joined(separator: " OR ")
+        #expect(throws: Never.self) { try FetchPredicate(format: flat).validate() }
+    }
+
+    // MARK: - Answers that agree
+
+    @Test(arguments: StoreKind.allCases)
+    func countAgreesWithFetchForRelationshipPredicates(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let red = Tag(context: context)
+            red.name = "red"
+            for index in 0..<10 {
+                let memo = Memo(context: context)
+                memo.body = "m\(index)"
+                if index < 3 { memo.tags = [red] }
+            }
+            try context.save()
+            for format in ["ANY tags.name == 'red'", "ANY tags.name == 'blue'", "NONE tags.name == 'red'", "SUBQUERY(tags, $t, $t.name == 'red').@count > 0",
+                           "tags.@count == 0", "ALL tags.name == 'red'"] {
+                let request = Memo.fetchRequest()
+                request.predicate = NSPredicate(format: format)
+                let fetched = try context.fetch(request).count
+                #expect(try context.count(for: request) == fetched, "\(format)")
+                request.fetchLimit = 2
+                #expect(try context.count(for: request) == min(fetched, 2), "\(format), limit 2")
+            }
+        }
+    }
+}
