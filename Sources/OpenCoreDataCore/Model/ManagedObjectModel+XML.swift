@@ -48,10 +48,9 @@ extension ManagedObjectModel {
             throw CoreDataError(.coreData, "Could not read the model at \(contents.path). Pass an .xcdatamodeld or .xcdatamodel folder.")
         }
         let reader = ModelXMLReader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse(), reader.failure == nil else {
-            throw CoreDataError(.coreData, "The model at \(contents.path) is not valid Core Data model XML: \(reader.failure ?? parser.parserError.map { "\($0)" } ?? "unreadable").")
+        let stopped = try XMLInput.parse(data, with: reader, file: contents, what: "model")
+        if let failure = reader.failure ?? stopped {
+            throw CoreDataError(.coreData, "The model at \(contents.path) is not valid Core Data model XML: \(failure).")
         }
         self.init(entities: reader.entities)
         for (child, parent) in reader.parents {

@@ -48,10 +48,8 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
             throw CoreDataError(.coreData, "Could not read the mapping model at \(file.path). Pass an .xcmappingmodel folder.")
         }
         let reader = MappingXMLReader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse() else {
-            throw CoreDataError(.coreData, "The mapping model at \(file.path) is not valid Core Data mapping XML.")
+        if let failure = try XMLInput.parse(data, with: reader, file: file, what: "mapping model") {
+            throw CoreDataError(.coreData, "The mapping model at \(file.path) is not valid Core Data mapping XML: \(failure).")
         }
         func version(_ key: String) throws -> ManagedObjectModel {
             guard let path = reader.model[key] else {

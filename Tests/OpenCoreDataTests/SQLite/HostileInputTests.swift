@@ -137,6 +137,36 @@ import Testing
         #expect(model.entitiesByName["Child"]?.superentity?.name == "Parent")
     }
 
+    // MARK: - XML model and mapping files
+
+    /// A copy of a fixture's XML with bytes that are not UTF-8 inside an element name, the shape
+    /// on which FoundationXML traps (found by `Fuzz/run xml-model` and `xml-mapping`).
+    static func notUTF8(_ relative: String, as name: String, in directory: TemporaryDirectory) throws -> URL {
+        var bytes = [UInt8](try Data(contentsOf: Fixtures.url(relative)))
+        let tag = Array(name == "xcmapping.xml" ? "<object ".utf8 : "<entity ".utf8)
+        let at = try #require((0..<(bytes.count - tag.count)).first { Array(bytes[$0..<($0 + tag.count)]) == tag })
+        bytes.insert(contentsOf: [0xFF, 0xFE, 0xFF, 0x3D], at: at + tag.count)
+        let file = directory.file(name)
+        try Data(bytes).write(to: file)
+        return file
+    }
+
+    @Test func modelAndMappingXMLThatIsNotUTF8IsRefused() throws {
+        let directory = TemporaryDirectory()
+        let book = "bookmigration-mhw/BookMigration-master/BookMigration/"
+        let model = try Self.notUTF8(book + "Model.xcdatamodeld/Model1.xcdatamodel/contents", as: "contents", in: directory)
+        let modelError = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model) }
+        #expect(modelError.message.contains("not UTF-8"))
+        let folder = directory.file("Broken.xcmappingmodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let mapping = try Self.notUTF8(book + "Model1_to_Model2.xcmappingmodel/xcmapping.xml", as: "xcmapping.xml", in: directory)
+        try FileManager.default.moveItem(at: mapping, to: folder.appendingPathComponent("xcmapping.xml"))
+        let mappingError = try #require(throws: CoreDataError.self) {
+            _ = try MappingModel(contentsOf: folder, models: Fixtures.url(book + "Model.xcdatamodeld"))
+        }
+        #expect(mappingError.message.contains("not UTF-8"))
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.

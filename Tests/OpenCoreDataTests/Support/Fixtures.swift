@@ -30,8 +30,12 @@ enum Fixtures {
 
     /// Copies a store with its -wal and -shm into a temporary folder (fixtures stay unchanged:
     /// opening a store writable checkpoints its -wal into the main file).
+    /// A missing fixture throws: a path to nothing would open as a new, empty store.
     static func copy(_ relative: String, into directory: TemporaryDirectory) throws -> URL {
         let source = url(relative)
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw RawSQLiteError(message: "the fixture \(relative) is missing from Tests/Fixtures")
+        }
         let target = directory.file(source.lastPathComponent)
         for suffix in ["", "-wal", "-shm"] {
             let from = URL(fileURLWithPath: source.path + suffix)

@@ -1,0 +1,32 @@
+import Foundation
+import OpenCoreData
+
+/// Keyed archive → model (seeds: the fixtures' `.mom` files and their stores' inflated model
+/// caches). A model that reads and freezes must also write, read back, and create a store.
+struct ArchiveTarget: FuzzTarget {
+    func run(_ input: Data) throws {
+        let model = try ManagedObjectModel(archive: input)
+        _ = model.entityVersionHashesByName
+        try model.freeze()
+        let again = try ManagedObjectModel(archive: CompiledModelWriter.archive(model))
+        guard again.entitiesByName.keys.sorted() == model.entitiesByName.keys.sorted() else {
+            fail("a model read back with other entities after writing")
+        }
+        try createStore(with: model)
+    }
+}
+
+/// Creates an SQLite store for `model` in the scratch folder and removes it: names in a model
+/// become SQL here.
+func createStore(with model: ManagedObjectModel) throws {
+    let url = scratch.appendingPathComponent("created.sqlite")
+    defer { removeStore(at: url) }
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+    try coordinator.remove(store)
+}
+
+/// Removes a store file with its -wal and -shm.
+func removeStore(at url: URL) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+}

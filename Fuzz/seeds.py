@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of every fuzz target from the repository's fixtures.
+
+    Fuzz/seeds.py OUT      one folder per target under OUT
+
+Seeds are made, not committed: they come from Tests/Fixtures (Core Data's own files) and from
+Fuzz/predicates.txt, so they follow the fixtures.
+"""
+import json, os, plistlib, sqlite3, sys, zlib
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+fixtures = os.path.join(root, "Tests", "Fixtures")
+out = sys.argv[1]
+
+
+def files(suffix=None, name=None):
+    for folder, _, names in sorted(os.walk(fixtures)):
+        for n in sorted(names):
+            if (suffix and n.endswith(suffix)) or (name and n == name):
+                yield os.path.join(folder, n)
+
+
+def seed(target, label, data):
+    folder = os.path.join(out, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, label), "wb") as f:
+        f.write(data)
+
+
+stores = [p for p in files(suffix=".sqlite") if os.path.getsize(p) < 400_000]
+for index, path in enumerate(files(suffix=".mom")):
+    data = open(path, "rb").read()
+    seed("archive", f"mom-{index}", data)
+    seed("plist", f"mom-{index}", data)
+for index, path in enumerate(stores):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        (plist,) = db.execute("SELECT Z_PLIST FROM Z_METADATA").fetchone()
+        if plist:
+            seed("plist", f"metadata-{index}", plist)
+        row = db.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").fetchone() if db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'Z_MODELCACHE'").fetchone() else None
+        if row and row[0]:
+            seed("archive", f"cache-{index}", zlib.decompress(row[0], -15))
+    finally:
+        db.close()
+    # The store target's input: fixture, mode, then changes (see StoreTarget.swift).
+    for mode in range(3):
+        seed("store", f"store-{index}-{mode}", bytes([index, mode]) + bytes(range(1, 40)))
+for index, path in enumerate(files(name="contents")):
+    seed("xml-model", f"model-{index}", open(path, "rb").read())
+for index, path in enumerate(files(name="xcmapping.xml")):
+    seed("xml-mapping", f"mapping-{index}", open(path, "rb").read())
+with open(os.path.join(root, "Fuzz", "predicates.txt"), encoding="utf-8") as f:
+    for index, line in enumerate(l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")):
+        arguments = line.count("%@") + line.count("%d") + line.count("%K")
+        seed("predicate", f"predicate-{index}", bytes([arguments]) + line.encode())
+token = {"storeIdentifier": "6C8B9C3E-1F0A-4E43-9D0B-0D5E2C1A7A11", "transactionNumber": 3}
+seed("history-token", "json", b"\0" + json.dumps(token).encode())
+seed("history-token", "plist", b"\1" + plistlib.dumps(token, fmt=plistlib.FMT_BINARY))
+
