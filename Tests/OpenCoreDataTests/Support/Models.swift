@@ -124,3 +124,29 @@ final class Entry: ManagedObject {
     @Attribute(.preserveValueOnDeletion) var code: String = ""
     var value: Int64 = 0
 }
+
+// The differential tests' graph: probes with values of every kind, labels they point at through
+// a to-many and a to-one relationship.
+
+@Managed
+final class Probe: ManagedObject {
+    var small: Int16 = 0
+    var ratio: Double = 0
+    var title: String = ""
+    var note: String?
+    var amount: Decimal = 0
+    var identifier: UUID?
+    var payload: Data?
+    var created: Date = Date(timeIntervalSinceReferenceDate: 0)
+    var code: String = ""
+    @Relationship(inverse: \Label.probes) var labels: Set<Label> = []
+    @Relationship(inverse: \Label.owned) var owner: Label?
+}
+
+@Managed
+final class Label: ManagedObject {
+    var name: String = ""
+    var rank: Int32 = 0
+    var probes: Set<Probe> = []
+    var owned: Set<Probe> = []
+}
