@@ -52,6 +52,9 @@ struct StoreTarget: FuzzTarget {
 
     /// What the inspect and dump commands do, through the public API.
     private func read(_ url: URL) throws {
+        // On a file SQLite itself finds damaged, a table scan and a count may walk different
+        // b-trees and disagree: the agreement is checked on intact files only.
+        let intact = isIntact(url)
         _ = try StoreInspection(storeAt: url)
         _ = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
         let model = try ManagedObjectModel(cachedInStoreAt: url)
@@ -65,7 +68,7 @@ struct StoreTarget: FuzzTarget {
                 let request = FetchRequest<ManagedObject>(entityName: entity.name)
                 let objects = try context.fetch(request)
                 let counted = try context.count(for: request)
-                guard counted == objects.count else { fail("fetch found \(objects.count) \(entity.name) objects and count(for:) \(counted)") }
+                guard counted == objects.count || !intact else { fail("fetch found \(objects.count) \(entity.name) objects and count(for:) \(counted)") }
                 for object in objects.prefix(100) {
                     for property in entity.allProperties { _ = object.value(forKey: property.name) }
                 }
@@ -131,6 +134,14 @@ struct StoreTarget: FuzzTarget {
             bytes[offset] = reader.byte()
         }
         try? Data(bytes).write(to: url)
+    }
+
+    /// Whether `PRAGMA quick_check` finds the file sound.
+    private func isIntact(_ url: URL) -> Bool {
+        var db: OpaquePointer?
+        defer { sqlite3_close_v2(db) }
+        guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return false }
+        return column(db, "PRAGMA quick_check") == ["ok"]
     }
 
     private func column(_ db: OpaquePointer?, _ sql: String) -> [String] {

@@ -59,6 +59,7 @@ extension ManagedObjectModel {
             }
             parentEntity.subentities.append(childEntity)
         }
+        try checkInheritance()
         configurations = reader.configurations
         fetchRequestTemplatesByName = reader.templates
         unsupportedFeatures = reader.unsupported

@@ -102,12 +102,10 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         try freezeOnce()
     }
 
-    /// Serialises `freeze()` across threads (models are frozen once, so one lock for all).
-    private static let freezing = NSLock()
-
-    private func freezeOnce() throws(CoreDataError) {
-        guard !isFrozen else { return }
-        // Inheritance cycles first: everything below walks superentities.
+    /// Throws when an entity is its own ancestor: version hashes, inherited properties and entity
+    /// numbers all walk superentities, so a model file that makes inheritance a cycle is refused
+    /// before anything walks it.
+    package func checkInheritance() throws(CoreDataError) {
         for entity in entities {
             var ancestor = entity.superentity, steps = 0
             while let current = ancestor {
@@ -118,6 +116,15 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
                 ancestor = current.superentity
             }
         }
+    }
+
+    /// Serialises `freeze()` across threads (models are frozen once, so one lock for all).
+    private static let freezing = NSLock()
+
+    private func freezeOnce() throws(CoreDataError) {
+        guard !isFrozen else { return }
+        // Inheritance cycles first: everything below walks superentities.
+        try checkInheritance()
         var seen = Set<String>()
         for entity in entities {
             guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }

@@ -31,13 +31,14 @@ import Testing
         #expect(message.contains("fetch(_:) was called on context"))
     }
 
-    @Test func theEnvironmentVariableTurnsTheChecksOn() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func theEnvironmentVariableTurnsTheChecksOn() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             setenv("OPENCOREDATA_CONCURRENCY_DEBUG", "1", 1)
             let stack = try TestStack(.inMemory)
             let context = stack.container.newBackgroundContext()
             context.insert(Note(entity: stack.container.managedObjectModel.entitiesByName["Note"]!, insertInto: nil))
         }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("Concurrency violation"))
     }
 
     @Test func correctUseNeverTraps() async {

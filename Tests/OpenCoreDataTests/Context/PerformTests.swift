@@ -12,7 +12,7 @@ import Testing
         let context = stack.container.newBackgroundContext()
         let order = Recorder<Int>()
         let gate = DispatchSemaphore(value: 0)
-        context.perform { gate.wait() }              // hold the queue so the next blocks queue up
+        context.perform { gate.waitOrRecord() }              // hold the queue so the next blocks queue up
         for i in 0..<100 { context.perform { order.append(i) } }
         order.append(-1)                             // perform returned before any block ran
         gate.signal()
@@ -30,7 +30,7 @@ import Testing
             performThread.append(currentThreadID())
             done.signal()
         }
-        done.wait()
+        done.waitOrRecord()
         let waitThread = context.performAndWait { currentThreadID() }
         #expect(waitThread == caller)
         #expect(performThread.values == [performThread.values[0]])
@@ -52,7 +52,7 @@ import Testing
             }
             events.append("outer end")
         }
-        done.wait()
+        done.waitOrRecord()
         #expect(events.values == ["outer start", "nested value", "outer end", "nested perform"])
     }
 
@@ -121,11 +121,11 @@ import Testing
                 contexts.append(context)
                 let note = Note(context: context)
                 note.id = Int32(i)
-                try? context.save()
+                do { try context.save() } catch { Issue.record("the save failed: \(error)") }
                 group.leave()
             }
         }
-        group.wait()
+        group.waitOrRecord()
         #expect(Set(contexts.values.map(ObjectIdentifier.init)).count == 3)
         let total = try await stack.container.performBackgroundTask { context in
             contexts.append(context)
@@ -149,18 +149,19 @@ import Testing
             _ = Note(context: context)
             _ = Note(context: context)
         }
-        done.wait()
+        done.waitOrRecord()
         #expect(inserted.values == [2])
     }
 
-    @Test func aContextHasEitherAParentOrACoordinator() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func aContextHasEitherAParentOrACoordinator() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let model = ManagedObjectModel(entities: [EntityDescription(name: "Thing")])
             let parent = ManagedObjectContext(concurrencyType: .privateQueue)
             let child = ManagedObjectContext(concurrencyType: .privateQueue)
             child.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
             child.parent = parent
         }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("either a parent or a persistent store coordinator"))
     }
 
     /// Every pairing of main- and private-queue parent and child, each side calling
@@ -201,7 +202,7 @@ import Testing
                     child.performAndWait { _ = try? child.fetch(Note.fetchRequest()) }
                     done.signal()
                 }
-                done.wait()
+                done.waitOrRecord()
             }
         }
         let finished = group.wait(timeout: .now() + 60) == .success

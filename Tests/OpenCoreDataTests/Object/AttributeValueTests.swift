@@ -101,20 +101,22 @@ import Testing
         }
     }
 
-    @Test func valueForAnUnknownKeyTraps() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func valueForAnUnknownKeyTraps() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack(.inMemory)
             let context = stack.container.newBackgroundContext()
             context.performAndWait { _ = Note(context: context).value(forKey: "missing") }
         }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("has no attribute 'missing'"))
     }
 
-    @Test func setValueOfTheWrongTypeTraps() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func setValueOfTheWrongTypeTraps() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack(.inMemory)
             let context = stack.container.newBackgroundContext()
             context.performAndWait { Note(context: context).setValue("one", forKey: "id") }
         }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("does not fit the attribute 'id'"))
     }
 
     @Test func programmaticModelsWorkWithoutMacros() throws {

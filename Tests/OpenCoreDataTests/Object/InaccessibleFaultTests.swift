@@ -85,8 +85,8 @@ import Testing
         }
     }
 
-    @Test func theOptionOffTrapsAsCoreDataRaises() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func theOptionOffTrapsAsCoreDataRaises() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let stack = try TestStack(.sqlite)
             let (id, reader) = try Self.readerOfNoteDeletedElsewhere(stack)
             reader.shouldDeleteInaccessibleFaults = false
@@ -94,6 +94,7 @@ import Testing
                 _ = (reader.object(with: id) as? Note)?.text1
             }
         }
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("could not fulfill a fault"))
     }
 
     @Test func aRelationshipTheStoreCannotReadStopsTheNextSaveInsteadOfKillingTheProcess() throws {

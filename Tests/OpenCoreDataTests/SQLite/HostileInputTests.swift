@@ -167,6 +167,35 @@ import Testing
         #expect(mappingError.message.contains("not UTF-8"))
     }
 
+    @Test func anXMLModelWhoseInheritanceIsACycleIsRefusedBeforeAnythingWalksIt() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("contents")
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="A" parentEntity="B" representedClassName="A"><attribute name="a" optional="YES" attributeType="String"/></entity>
+            <entity name="B" parentEntity="A" representedClassName="B"><attribute name="b" optional="YES" attributeType="String"/></entity>
+        </model>
+        """.utf8).write(to: file)
+        // (Found by the fuzzer: the version hashes of such a model recursed until the stack overflowed.)
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: file) }
+        #expect(error.message.contains("inherits from itself"))
+    }
+
+    @Test func aProcessingInstructionXcodeDoesNotWriteIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let folder = directory.file("Broken.xcmappingmodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let book = "bookmigration-mhw/BookMigration-master/BookMigration/"
+        var text = try String(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        text = "<?selation?>\n" + text.drop { $0 != "\n" }
+        try Data(text.utf8).write(to: folder.appendingPathComponent("xcmapping.xml"))
+        let error = try #require(throws: CoreDataError.self) { _ = try MappingModel(contentsOf: folder, models: Fixtures.url(book + "Model.xcdatamodeld")) }
+        #expect(error.message.contains("processing instruction"))
+        // The fixture itself, with its XML declaration, still reads.
+        _ = try MappingModel(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel"), models: Fixtures.url(book + "Model.xcdatamodeld"))
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.

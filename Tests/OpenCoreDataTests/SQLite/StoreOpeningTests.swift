@@ -18,7 +18,7 @@ import Testing
             for _ in 0..<6 {
                 done.enter()
                 Thread {
-                    start.wait()
+                    start.waitOrRecord()
                     let result = Result { () throws -> (PersistentContainer, String) in
                         let container = try PersistentContainer.loaded(at: url, model: Self.model)
                         return (container, container.persistentStoreCoordinator.persistentStores[0].identifier)
@@ -28,7 +28,7 @@ import Testing
                 }.start()
             }
             for _ in 0..<6 { start.signal() }
-            done.wait()
+            done.waitOrRecord()
             let identifiers = try opened.withLock { try $0.map { try $0.get().1 } }
             #expect(identifiers.count == 6)
             #expect(Set(identifiers).count == 1, "every coordinator names the store by the UUID the file holds")

@@ -81,3 +81,20 @@ extension PersistentContainer {
         return container
     }
 }
+
+/// Waits with a deadline: a wait that times out fails the test instead of hanging the run. The
+/// deadline is sized for a loaded two-core machine, not for the time the work should take.
+protocol DeadlineWaitable {
+    func wait(timeout: DispatchTime) -> DispatchTimeoutResult
+}
+
+extension DispatchSemaphore: DeadlineWaitable {}
+extension DispatchGroup: DeadlineWaitable {}
+
+extension DeadlineWaitable {
+    func waitOrRecord(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) {
+        if wait(timeout: .now() + seconds) == .timedOut {
+            Issue.record("A wait did not end within \(Int(seconds)) s", sourceLocation: sourceLocation)
+        }
+    }
+}
