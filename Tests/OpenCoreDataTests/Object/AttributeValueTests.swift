@@ -107,7 +107,7 @@ import Testing
             let context = stack.container.newBackgroundContext()
             context.performAndWait { _ = Note(context: context).value(forKey: "missing") }
         }
-        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("has no attribute 'missing'"))
+        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("has no attribute named 'missing'"))
     }
 
     @Test func setValueOfTheWrongTypeTraps() async throws {
