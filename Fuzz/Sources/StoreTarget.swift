@@ -13,13 +13,14 @@ import OpenCoreDataSQLite
 /// blobs; 1: bytes patched into the file; 2: values written in WAL mode and left in the `-wal`
 /// file, whose bytes are then patched.
 struct StoreTarget: FuzzTarget {
-    let fixtures: [URL]
+    let fixtures: [(url: URL, bytes: Data)]
 
     init() {
         let root = repositoryRoot.appendingPathComponent("Tests/Fixtures")
         let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.fileSizeKey])?.compactMap { $0 as? URL } ?? []
         fixtures = files.filter { $0.pathExtension == "sqlite" && ((try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? nil ?? .max) < 400_000 }
             .sorted { $0.path < $1.path }
+            .compactMap { url in (try? Data(contentsOf: url)).map { (url, $0) } }
         guard !fixtures.isEmpty else { fail("no fixture stores under \(root.path); run Fuzz/run from the repository") }
     }
 
@@ -30,7 +31,11 @@ struct StoreTarget: FuzzTarget {
         let url = scratch.appendingPathComponent("store.sqlite")
         removeStore(at: url)
         defer { removeStore(at: url) }
-        do { try FileManager.default.copyItem(at: fixture, to: url) } catch { fail("the harness could not copy \(fixture.path): \(error)") }
+        // Written from memory, retried: libFuzzer's timer signals interrupt file copies (EINTR),
+        // which Foundation's copyItem does not retry.
+        var written = false
+        for _ in 0..<5 where !written { written = (try? fixture.bytes.write(to: url)) != nil }
+        guard written else { fail("the harness could not write a copy of \(fixture.url.path)") }
         switch mode {
         case 0:
             edit(url, &reader, walCopy: nil)
@@ -86,7 +91,9 @@ struct StoreTarget: FuzzTarget {
         if let walCopy {
             sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0", nil, nil, nil)
             defer {
-                for suffix in ["", "-wal"] { try? FileManager.default.copyItem(atPath: url.path + suffix, toPath: walCopy.path + suffix) }
+                for suffix in ["", "-wal"] {
+                if let bytes = try? Data(contentsOf: URL(fileURLWithPath: url.path + suffix)) { try? bytes.write(to: URL(fileURLWithPath: walCopy.path + suffix)) }
+            }
             }
             applyEdits(db, &reader)
         } else {
