@@ -6,6 +6,9 @@ extension ManagedObjectModel {
     package convenience init(archive data: Data) throws(CoreDataError) {
         let contents = try CompiledModelReader.contents(of: data)
         self.init(entities: contents.entities)
+        // Before anything walks superentities (version hashes, inherited properties): a crafted
+        // archive may make an entity its own ancestor.
+        try checkInheritance()
         versionIdentifiers = contents.versionIdentifiers
         configurations = contents.configurations
         unsupportedFeatures = contents.unsupportedFeatures

@@ -42,18 +42,6 @@ package struct CompiledModelReader {
             entities.append(entity)
             byIndex[archived.index] = entity
         }
-        // Inheritance must be a tree before anything walks it (version hashes and inherited
-        // properties follow superentities up): a crafted archive may make an entity its own ancestor.
-        for archived in archivedEntities {
-            var ancestor = archive.object(archived["NSSuperentity"]), steps = 0
-            while let current = ancestor, byIndex[current.index] != nil {
-                steps += 1
-                guard current.index != archived.index, steps <= archivedEntities.count else {
-                    throw CoreDataError(.coreData, "The model archive is malformed: the entity \(byIndex[archived.index]?.name ?? "") inherits from itself. Inheritance must form a tree.")
-                }
-                ancestor = archive.object(current["NSSuperentity"])
-            }
-        }
         // Parents, and each entity's own properties (those its superentity does not have).
         for archived in archivedEntities {
             guard let entity = byIndex[archived.index] else { continue }
