@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 /// Keyed archive → model (seeds: the fixtures' `.mom` files and their stores' inflated model
 /// caches). A model that reads and freezes must also write, read back, and create a store.

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 // libFuzzer's entry points. One binary holds every target; `OCD_FUZZ_TARGET` picks one (Fuzz/run
 // sets it). A target returns normally for every input: for bad input our API must answer or throw

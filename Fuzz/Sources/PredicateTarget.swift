@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 /// A predicate format string through the parser, binding to an entity, SQL compilation and
 /// execution on an SQLite store, and evaluation in memory (seeds: the predicates of the tests and

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 /// The binary-plist reader on raw bytes (seeds: compiled models and the metadata plists of the
 /// fixture stores).

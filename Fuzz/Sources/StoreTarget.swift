@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 import OpenCoreDataSQLite
 
 /// A store copied off a device, damaged or crafted: a fixture store (Core Data's own files),

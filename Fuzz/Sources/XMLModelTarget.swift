@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 /// The `.xcdatamodel` XML reader (seeds: the fixtures' `contents` files). A model that reads and
 /// freezes must also create a store.
