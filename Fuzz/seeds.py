@@ -6,7 +6,7 @@
 Seeds are made, not committed: they come from Tests/Fixtures (Core Data's own files) and from
 Fuzz/predicates.txt, so they follow the fixtures.
 """
-import json, os, plistlib, sqlite3, sys, zlib
+import json, os, sqlite3, sys, zlib
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 fixtures = os.path.join(root, "Tests", "Fixtures")
@@ -56,6 +56,5 @@ with open(os.path.join(root, "Fuzz", "predicates.txt"), encoding="utf-8") as f:
         arguments = line.count("%@") + line.count("%d") + line.count("%K")
         seed("predicate", f"predicate-{index}", bytes([arguments]) + line.encode())
 token = {"storeIdentifier": "6C8B9C3E-1F0A-4E43-9D0B-0D5E2C1A7A11", "transactionNumber": 3}
-seed("history-token", "json", b"\0" + json.dumps(token).encode())
-seed("history-token", "plist", b"\1" + plistlib.dumps(token, fmt=plistlib.FMT_BINARY))
+seed("history-token", "json", json.dumps(token).encode())
 

@@ -1,9 +1,9 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
-/// History tokens read back from disk (apps keep the last one they merged): decoded from JSON or
-/// a property list, then used to fetch history from a store that records it (seeds: tokens of
-/// that store, encoded both ways).
+/// History tokens read back from disk (apps keep the last one they merged): decoded from JSON,
+/// then used to fetch history from a store that records it (seed: a token as JSON).
 struct HistoryTokenTarget: FuzzTarget {
     let context: ManagedObjectContext
 
@@ -27,18 +27,13 @@ struct HistoryTokenTarget: FuzzTarget {
     }
 
     func run(_ input: Data) throws {
-        var reader = InputReader(input)
-        let json = reader.byte() & 1 == 0
-        let data = Data(reader.rest())
-        // swift-foundation's XML property-list decoder traps on some malformed input (found here:
-        // Fuzz/findings.md); tokens are read as JSON or binary plists, as docs/Reliability.md advises.
-        guard json || data.starts(with: Array("bplist00".utf8)) else { return }
+        // JSON only: swift-foundation's PropertyListDecoder traps on some malformed XML and binary
+        // property lists (found here; docs/Reliability.md), so tokens are saved as JSON.
         let token: PersistentHistoryToken
         do {
-            token = json ? try JSONDecoder().decode(PersistentHistoryToken.self, from: data)
-                         : try PropertyListDecoder().decode(PersistentHistoryToken.self, from: data)
+            token = try JSONDecoder().decode(PersistentHistoryToken.self, from: input)
         } catch {
-            return   // Foundation's decoders answer bad data (DecodingError, or BPlistError from the plist parser)
+            return   // Codable's answer to bad data
         }
         _ = token.description
         try context.performAndWait { () throws in
