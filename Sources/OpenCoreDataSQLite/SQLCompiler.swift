@@ -82,7 +82,10 @@ struct SQLCompiler {
             arguments.append(.string(pattern))
             return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(col(slot)), ?)"
         case .compareExpressions(let lhs, let op, let rhs):
-            return "\(try expression(lhs, in: scope, into: &arguments)) \(sqlOperator(op)) \(try expression(rhs, in: scope, into: &arguments))"
+            // Either side may be NULL (an aggregate over no members, a missing bound): memory says
+            // nil == nil, so equality is NULL-safe here too.
+            let sqlOp = op == .equal ? "IS" : sqlOperator(op)
+            return "\(try expression(lhs, in: scope, into: &arguments)) \(sqlOp) \(try expression(rhs, in: scope, into: &arguments))"
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return "0" }
             arguments += keys.map { .integer($0) }

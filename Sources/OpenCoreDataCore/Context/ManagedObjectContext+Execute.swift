@@ -33,6 +33,9 @@ extension ManagedObjectContext {
                 guard let stored = attribute.storedValue(value), !(stored.isNull && !attribute.isOptional) else {
                     throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to \(value), which does not fit its type \(attribute.attributeType)\(attribute.isOptional ? "" : " (and it is mandatory)").", key: key)
                 }
+                guard !stored.isNaN else {
+                    throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to NaN (not a number), which no store keeps (SQLite would read it back as nil or 0). Set nil for a missing value.", key: key)
+                }
                 values.append((slot, stored))
             }
             let storeRequest = StoreFetchRequest(entity: entity, predicate: try update.predicate?.bind(to: entity))
@@ -90,6 +93,9 @@ extension ManagedObjectContext {
                 let attribute = entity.storedAttributes[slot]
                 guard let stored = attribute.storedValue(value) else {
                     throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which is of type \(attribute.attributeType).", key: key)
+                }
+                guard !stored.isNaN else {
+                    throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has NaN (not a number) for '\(key)', which no store keeps (SQLite would read it back as nil or 0). Leave the key out, or set nil, for a missing value.", key: key)
                 }
                 values[slot] = stored
             }

@@ -48,7 +48,7 @@ package indirect enum BoundPredicate: Sendable {
         case .compare(let slot, let op, let value):
             return Self.compare(values[slot], op, value)
         case .isNull(let slot, let negated):
-            return values[slot].isNull != negated
+            return (values[slot].isNull || values[slot].isNaN) != negated
         case .compareSlots(let a, let op, let b):
             return Self.compare(values[a], op, values[b])
         case .isIn(let slot, let list):
@@ -56,7 +56,8 @@ package indirect enum BoundPredicate: Sendable {
             return !value.isNull && list.contains { ManagedValue.compare(value, $0) == .orderedSame }
         case .between(let slot, let low, let high):
             let value = values[slot]
-            guard !value.isNull else { return false }
+            // SQL: `x BETWEEN NULL AND 5` is NULL, so a missing bound matches nothing.
+            guard !value.isNull, !low.isNull, !high.isNull else { return false }
             return ManagedValue.compare(value, low) != .orderedAscending && ManagedValue.compare(value, high) != .orderedDescending
         case .stringMatch(let slot, let op, let pattern, let options):
             let value: String? = switch values[slot] {
@@ -84,6 +85,8 @@ package indirect enum BoundPredicate: Sendable {
     }
 
     private static func compare(_ lhs: ManagedValue, _ op: ComparisonOperator, _ rhs: ManagedValue) -> Bool {
+        // An unsaved NaN (which a save refuses) compares as nil, as SQLite would store it.
+        let lhs = lhs.isNaN ? .null : lhs, rhs = rhs.isNaN ? .null : rhs
         switch op {
         case .equal:
             return ManagedValue.compare(lhs, rhs) == .orderedSame
@@ -104,8 +107,8 @@ package indirect enum BoundPredicate: Sendable {
 }
 
 /// A computed operand: an attribute, a constant, or arithmetic over them. Evaluated over numbers
-/// (dates count as seconds since 2001, as stored); `nil` in, or a division by zero, gives `nil`,
-/// as SQL's NULL does.
+/// (dates count as seconds since 2001, as stored); `nil` in, a division by zero, or a NaN result
+/// (`∞ − ∞`) gives `nil`, as SQL's NULL does.
 package indirect enum BoundExpression: Sendable {
     case slot(Int)
     case constant(ManagedValue)
@@ -132,22 +135,31 @@ package indirect enum BoundExpression: Sendable {
             if let filter { members = members.filter { filter.evaluate($0) } }
             if function == .count { return .integer(Int64(members.count)) }
             let numbers = members.compactMap { value?.evaluate($0).numericValue }
-            switch function {
-            case .count: return .integer(Int64(members.count))
-            case .sum: return .double(numbers.reduce(0, +))
-            case .average: return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
-            case .minimum: return numbers.min().map { .double($0) } ?? .null
-            case .maximum: return numbers.max().map { .double($0) } ?? .null
+            let result: Double? = switch function {
+            case .count: Double(members.count)
+            case .sum: numbers.reduce(0, +)
+            case .average: numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+            case .minimum: numbers.min()
+            case .maximum: numbers.max()
             }
+            return Self.number(result)
         case .arithmetic(let op, let lhs, let rhs):
             guard let a = lhs.evaluate(subject).numericValue, let b = rhs.evaluate(subject).numericValue else { return .null }
             switch op {
-            case .add: return .double(a + b)
-            case .subtract: return .double(a - b)
-            case .multiply: return .double(a * b)
-            case .divide: return b == 0 ? .null : .double(a / b)
+            case .add: return Self.number(a + b)
+            case .subtract: return Self.number(a - b)
+            case .multiply: return Self.number(a * b)
+            case .divide: return b == 0 ? .null : Self.number(a / b)
             }
         }
+    }
+}
+
+extension BoundExpression {
+    /// A computed number as a value: NaN (and no number) is nil, as SQLite makes it NULL.
+    private static func number(_ value: Double?) -> ManagedValue {
+        guard let value, !value.isNaN else { return .null }
+        return .double(value)
     }
 }
 

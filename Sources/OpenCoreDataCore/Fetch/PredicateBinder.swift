@@ -250,10 +250,10 @@ package struct PredicateBinder {
         case .value(let value):
             switch value {
             case .integer(let v): return .constant(.integer(v))
-            case .double(let v): return .constant(.double(v))
+            case .double(let v): return .constant(v.isNaN ? .null : .double(v))
             case .bool(let v): return .constant(.integer(v ? 1 : 0))
-            case .decimal(let v): return .constant(.double(NSDecimalNumber(decimal: v).doubleValue))
-            case .date(let v): return .constant(.date(v))
+            case .decimal(let v): return .constant(v.isNaN ? .null : .double(NSDecimalNumber(decimal: v).doubleValue))
+            case .date(let v): return .constant(v.timeIntervalSinceReferenceDate.isNaN ? .null : .date(v))
             case .null: return .constant(.null)
             default: throw error("arithmetic needs numbers, not \(value)")
             }
@@ -359,7 +359,8 @@ package struct PredicateBinder {
         guard let converted else {
             throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(attribute.name)', of type \(type), with \(value), which is not a \(type) value. Pass a value of the attribute's type.", key: attribute.name)
         }
-        return converted
+        // NaN is no stored value (SQLite binds it as NULL): it compares as nil in every store.
+        return converted.isNaN ? .null : converted
     }
 
     private static func comparable(_ a: AttributeType, _ b: AttributeType) -> Bool {

@@ -54,6 +54,14 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
         }
     }
 
+    /// Whether a value of this type can be NaN (floating point, decimal, date), which saves refuse.
+    package var canHoldNaN: Bool {
+        switch self {
+        case .decimal, .double, .float, .date: true
+        default: false
+        }
+    }
+
     /// Whether values are stored as SQLite integers.
     public var isInteger: Bool {
         switch self {

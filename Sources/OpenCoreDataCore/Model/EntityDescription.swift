@@ -85,7 +85,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     private var relationshipsByNameCache: [String: RelationshipDescription] = [:]
     /// Attributes plus to-one relationships: the length of an object's `values`.
     package private(set) var valueSlotCount = 0
-    /// The attribute slots with a validation rule (mandatory, bounds, pattern).
+    /// The attribute slots with a validation rule (mandatory, bounds, pattern), and those whose
+    /// type can hold NaN (which saves refuse).
     package private(set) var validatedSlots: [Int] = []
     /// Whether some relationship has a rule checked at save (mandatory, counts).
     package private(set) var hasRelationshipRules = false
@@ -234,7 +235,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         defaultValues = storedAttributes.map(\.storedDefault) + toOneRelationships.map { _ in .null }
         validatedSlots = storedAttributes.indices.filter { slot in
             let a = storedAttributes[slot]
-            return !a.isOptional || a.minimum != nil || a.maximum != nil || a.earliestDate != nil || a.latestDate != nil || a.regularExpression != nil
+            return !a.isOptional || a.attributeType.canHoldNaN || a.minimum != nil || a.maximum != nil || a.earliestDate != nil || a.latestDate != nil || a.regularExpression != nil
         }
         tombstoneAttributes = storedAttributes.filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
         hasRelationshipRules = toOneRelationships.contains { !$0.isOptional }

@@ -3,8 +3,9 @@ import Foundation
 extension ManagedValue {
     /// Orders two stored values the way SQLite orders the columns that hold them: `nil` first,
     /// numbers by value, strings by their UTF-8 bytes (SQLite's `BINARY` collation), data by
-    /// bytes. Values of unrelated kinds order by kind. Used by in-memory sorting and predicates
-    /// so that they agree with the SQLite store.
+    /// bytes. Values of unrelated kinds order by kind; an unsaved NaN (which saves refuse) orders
+    /// as `nil`, keeping the order total. Used by in-memory sorting and predicates so that they
+    /// agree with the SQLite store.
     public static func compare(_ lhs: ManagedValue, _ rhs: ManagedValue) -> ComparisonResult {
         switch (lhs, rhs) {
         case (.null, .null): return .orderedSame
@@ -14,6 +15,7 @@ extension ManagedValue {
         }
         if let a = lhs.numericValue, let b = rhs.numericValue {
             if case .integer(let x) = lhs, case .integer(let y) = rhs { return order(x, y) }
+            if a.isNaN || b.isNaN { return a.isNaN == b.isNaN ? .orderedSame : (a.isNaN ? .orderedAscending : .orderedDescending) }
             return order(a, b)
         }
         switch (lhs, rhs) {

@@ -36,6 +36,18 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// Whether this is a floating-point NaN: a double, a decimal, or a date whose interval is NaN.
+    /// No store keeps one (SQLite turns NaN into NULL, so it would read back as nil or 0): saves
+    /// and batch requests refuse it, and a predicate reads it as nil.
+    package var isNaN: Bool {
+        switch self {
+        case .double(let v): v.isNaN
+        case .decimal(let v): v.isNaN
+        case .date(let v): v.timeIntervalSinceReferenceDate.isNaN
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .null: "nil"

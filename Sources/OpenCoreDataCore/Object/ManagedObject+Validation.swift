@@ -27,6 +27,10 @@ extension ManagedObject {
         for slot in entity.validatedSlots {
             let attribute = entity.storedAttributes[slot]
             let name = attribute
+            if values[slot].isNaN {
+                fail(.managedObjectValidation, name, "is NaN (not a number), which no store keeps: SQLite would read it back as nil or 0. Store nil in an optional attribute for a missing value.")
+                continue
+            }
             switch values[slot] {
             case .null:
                 if !attribute.isOptional { fail(.validationMissingMandatoryProperty, name, "is mandatory and has no value. Set it before saving, or make it optional.") }

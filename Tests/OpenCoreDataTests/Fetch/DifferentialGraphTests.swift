@@ -7,8 +7,10 @@ import Testing
 /// Swift evaluator), and from a reference evaluator written here from Core Data's documented
 /// semantics over plain Swift values — its own string folding, `LIKE` matcher, `nil` and
 /// empty-collection rules, so that a shared mistake in the library cannot agree with itself.
-/// `count(for:)`, dictionary results and batched fetches must agree with `fetch`; a quarter of the
-/// cases run with unsaved changes (an update, an insertion, a deletion, a relationship change).
+/// `count(for:)`, dictionary results, batched fetches and the objects a batch update selects must
+/// agree with `fetch`; a quarter of the cases run with unsaved changes (an update, an insertion, a
+/// deletion, a relationship change). NaN, which no store keeps, is read as nil: as a predicate's
+/// operand and as an unsaved value.
 ///
 /// `OCD_DIFFERENTIAL_SEED` replays a run; `OCD_DIFFERENTIAL_CASES` sets its size (the harness runs
 /// 100,000: `OCD_DIFFERENTIAL_CASES=100000 swift test --filter DifferentialGraphTests`).
@@ -43,8 +45,10 @@ import Testing
         var holds: (PlainProbe, World) -> Bool
     }
 
-    static func randomProbe(code: String, labels: Int, random: inout SeededGenerator) -> PlainProbe {
-        PlainProbe(small: [-1, 0, 1, 7, 300].randomElement(using: &random)!, ratio: ratios.randomElement(using: &random)!,
+    /// A random probe; `unsaved` ones may hold NaN, which a save would refuse.
+    static func randomProbe(code: String, labels: Int, unsaved: Bool = false, random: inout SeededGenerator) -> PlainProbe {
+        PlainProbe(small: [-1, 0, 1, 7, 300].randomElement(using: &random)!,
+                   ratio: unsaved && Int.random(in: 0..<4, using: &random) == 0 ? .nan : ratios.randomElement(using: &random)!,
                    title: strings.randomElement(using: &random)!, note: Bool.random(using: &random) ? nil : strings.randomElement(using: &random)!,
                    amount: amounts.randomElement(using: &random)!, identifier: Bool.random(using: &random) ? nil : uuids.randomElement(using: &random)!,
                    payload: Bool.random(using: &random) ? nil : blobs.randomElement(using: &random)!, created: dates.randomElement(using: &random)!, code: code,
@@ -104,8 +108,16 @@ import Testing
         }
     }
 
-    static func compare<T: Comparable>(_ value: T?, _ op: String, _ operand: T) -> Bool {
-        guard let value else { return op == "!=" }
+    /// A comparison as documented: `nil` equals only `nil`, differs from everything else, and has
+    /// no order.
+    static func compare<T: Comparable>(_ value: T?, _ op: String, _ operand: T?) -> Bool {
+        guard let value, let operand else {
+            switch op {
+            case "==": return value == nil && operand == nil
+            case "!=": return (value == nil) != (operand == nil)
+            default: return false
+            }
+        }
         switch op {
         case "==": return value == operand
         case "!=": return value != operand
@@ -142,8 +154,9 @@ import Testing
             let k = Int16([-1, 0, 1, 7, 300].randomElement(using: &random)!)
             return Condition(format: "small \(op) %d", arguments: [Int(k)]) { p, _ in compare(p.small, op, k) }
         case 1:
-            let x = ratios.randomElement(using: &random)!
-            return Condition(format: "ratio \(op) %@", arguments: [x]) { p, _ in compare(p.ratio, op, x) }
+            // NaN is no value: as an operand, and as an unsaved value, it reads as nil.
+            let x = (ratios + [.nan]).randomElement(using: &random)!
+            return Condition(format: "ratio \(op) %@", arguments: [x]) { p, _ in compare(p.ratio.isNaN ? nil : p.ratio, op, x.isNaN ? nil : x) }
         case 2, 3:
             let key = Bool.random(using: &random) ? "title" : "note"
             let stringOp = ["==", "!=", "<", ">", "BEGINSWITH", "ENDSWITH", "CONTAINS"].randomElement(using: &random)!
@@ -195,23 +208,31 @@ import Testing
                 p.labels.filter { w.labels[$0].rank >= k && string(w.labels[$0].name, "BEGINSWITH", "c", prefix) }.count > m
             }
         case 13:
-            // Aggregates over an empty collection: @max and @min are nil (nothing compares),
-            // @sum is 0. Only ordering operators: nil != k is true in memory and NULL in SQL.
+            // Aggregates over an empty collection: @max and @min are nil (equal only to nil,
+            // different from every number, never ordered), @sum is 0.
             let aggregate = ["@max", "@min", "@sum"].randomElement(using: &random)!
-            let ordered = ["<", "<=", ">", ">="].randomElement(using: &random)!
-            let k = Int32.random(in: 0...8, using: &random)
-            return Condition(format: "labels.\(aggregate).rank \(ordered) %d", arguments: [Int(k)]) { p, w in
+            let k: Int32? = Int.random(in: 0..<6, using: &random) == 0 ? nil : Int32.random(in: 0...8, using: &random)
+            return Condition(format: "labels.\(aggregate).rank \(op) %@", arguments: [k.map { NSNumber(value: $0) } ?? NSNull()]) { p, w in
                 let ranks = p.labels.map { w.labels[$0].rank }
                 let value: Int32? = switch aggregate {
                 case "@max": ranks.max()
                 case "@min": ranks.min()
                 default: ranks.reduce(0, +)
                 }
-                return value.map { compare($0, ordered, k) } ?? false
+                return compare(value, op, k)
             }
         case 14:
-            let s = strings.randomElement(using: &random)!
-            return Condition(format: "owner.name ==[c] %@", arguments: [s]) { p, w in p.owner.map { string(w.labels[$0].name, "==", "c", s) } ?? false }
+            // Through a to-one that may be missing: its values are nil then.
+            if Bool.random(using: &random) {
+                let k = Int32.random(in: 0...4, using: &random)
+                return Condition(format: "owner.rank \(op) %d", arguments: [Int(k)]) { p, w in compare(p.owner.map { w.labels[$0].rank }, op, k) }
+            }
+            let stringOp = ["==", "!=", "BEGINSWITH", "CONTAINS", "LIKE"].randomElement(using: &random)!
+            let modifier = ["", "c", "cd"].randomElement(using: &random)!
+            let s = (stringOp == "LIKE" ? patterns : strings).randomElement(using: &random)!
+            return Condition(format: "owner.name \(stringOp)\(modifier.isEmpty ? "" : "[\(modifier)]") %@", arguments: [s]) { p, w in
+                string(p.owner.map { w.labels[$0].name }, stringOp, modifier, s)
+            }
         default:
             let none = Bool.random(using: &random)
             return Condition(format: "owner \(none ? "==" : "!=") nil", arguments: []) { p, _ in (p.owner == nil) == none }
@@ -283,7 +304,7 @@ import Testing
                 // An update (values and relationships), an insertion and a deletion, unsaved.
                 let changed = Int.random(in: 0..<world.probes.count, using: &random)
                 let deleted = (changed + 1 + Int.random(in: 0..<(world.probes.count - 1), using: &random)) % world.probes.count
-                var update = Self.randomProbe(code: world.probes[changed].code, labels: labelNames.count, random: &random)
+                var update = Self.randomProbe(code: world.probes[changed].code, labels: labelNames.count, unsaved: true, random: &random)
                 update.code = world.probes[changed].code
                 let inserted = Self.randomProbe(code: "new", labels: labelNames.count, random: &random)
                 for side in sides {
@@ -300,6 +321,7 @@ import Testing
             }
             let bySmall = Bool.random(using: &random)
             let offset = [0, 0, 2].randomElement(using: &random)!, limit = [0, 0, 5, 30].randomElement(using: &random)!
+            let matching = expectedWorld.probes.filter { condition.holds($0, expectedWorld) }.map(\.code)
             var expected = expectedWorld.probes.filter { condition.holds($0, expectedWorld) }
                 .sorted { bySmall && $0.small != $1.small ? $0.small < $1.small : $0.code < $1.code }
                 .map(\.code)
@@ -338,6 +360,15 @@ import Testing
                         rows.propertiesToFetch = ["code"]
                         let codes = try side.context.fetch(rows).map { $0["code"] as? String ?? "?" }
                         if codes != fetched { return "dictionary results gave \(codes), fetch \(fetched)" }
+                    }
+                    if !pending && index % 4 == 0 {
+                        // A batch update selects in the store (SQL, or the in-memory store's own
+                        // filter) and ignores the window: it marks what the predicate matches.
+                        let update = BatchUpdateRequest(entityName: "Probe", predicate: request.predicate, propertiesToUpdate: ["mark": Int64(index + 1)])
+                        update.resultType = .updatedObjectIDsResultType
+                        let ids = try side.context.execute(update).result as? [ManagedObjectID] ?? []
+                        let marked = ids.compactMap { (side.context.object(with: $0) as? Probe)?.code }.sorted()
+                        if marked != matching.sorted() { return "a batch update selected \(marked), the reference \(matching.sorted())" }
                     }
                     return nil
                 }

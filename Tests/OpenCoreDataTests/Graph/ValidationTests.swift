@@ -1,3 +1,4 @@
+import Foundation
 import OpenCoreData
 import Testing
 
@@ -80,6 +81,43 @@ final class Ticket: ManagedObject {
             Ticket(context: context).seats = 9
             let error = try #require(throws: CoreDataError.self) { try context.save() }
             #expect(error.message == "A ticket holds at most 8 seats.")
+        }
+    }
+
+    /// SQLite stores NaN as NULL, so a saved NaN would read back as 0 or nil: saves and batch
+    /// requests refuse it (in every store, so that both answer alike), infinities round-trip.
+    @Test(arguments: StoreKind.allCases) func nanIsRefusedAndInfinitiesRoundTrip(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Probe.self, Label.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let probe = Probe(context: context)
+            probe.code = "p"
+            let nans: [(key: String, set: (Probe) -> Void)] = [
+                ("ratio", { $0.ratio = .nan }), ("amount", { $0.amount = .nan }),
+                ("created", { $0.created = Date(timeIntervalSinceReferenceDate: .nan) }),
+            ]
+            for (key, set) in nans {
+                set(probe)
+                let error = try #require(throws: CoreDataError.self) { try context.save() }
+                #expect(error.code == .managedObjectValidation)
+                #expect(error.key == key)
+                #expect(error.message.contains("NaN"))
+                probe.ratio = 0
+                probe.amount = 0
+                probe.created = Date(timeIntervalSinceReferenceDate: 0)
+            }
+            probe.ratio = -.infinity
+            try context.save()
+
+            let insert = BatchInsertRequest(entityName: "Probe", objects: [["code": "q", "ratio": Double.nan]])
+            #expect((try #require(throws: CoreDataError.self) { try context.execute(insert) }).key == "ratio")
+            let update = BatchUpdateRequest(entityName: "Probe", predicate: nil, propertiesToUpdate: ["ratio": Double.nan])
+            #expect((try #require(throws: CoreDataError.self) { try context.execute(update) }).key == "ratio")
+
+            context.reset()
+            let stored = try context.fetch(Probe.fetchRequest())
+            #expect(stored.map(\.code) == ["p"])
+            #expect(stored.first?.ratio == -.infinity)
         }
     }
 }

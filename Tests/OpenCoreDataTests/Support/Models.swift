@@ -139,6 +139,8 @@ final class Probe: ManagedObject {
     var payload: Data?
     var created: Date = Date(timeIntervalSinceReferenceDate: 0)
     var code: String = ""
+    /// Written only by batch updates, to see which objects they selected.
+    var mark: Int64 = 0
     @Relationship(inverse: \Label.probes) var labels: Set<Label> = []
     @Relationship(inverse: \Label.owned) var owner: Label?
 }
