@@ -1,0 +1,99 @@
+import Foundation
+
+// The object graph's invariants: what must hold between the registry, the pending changes, each
+// object's state and the inverse relationships whenever the context's queue is between two
+// public operations. Tests call `invariantViolations()` after each step of random sequences of
+// operations; a broken invariant is a bug in the library, never in the caller's code.
+extension ManagedObjectContext {
+    /// Every invariant of the context's object graph that does not hold now, described; empty
+    /// when all hold. Runs on the context's queue; reads only what is in memory (no faulting, no
+    /// I/O), so checking does not change what it checks.
+    package func invariantViolations() -> [String] {
+        var violations: [String] = []
+        func fail(_ object: ManagedObject, _ message: String) {
+            violations.append("\(object.entity.name) \(object.objectID): \(message)")
+        }
+
+        // Registry: keyed by each object's own ID, pointing back at this context; temporary IDs
+        // are found through the pending inserts, not the registry.
+        for (id, object) in registry {
+            if object.objectID != id { fail(object, "registered under another ID, \(id)") }
+            if object.managedObjectContext !== self { fail(object, "registered in a context it does not point at") }
+        }
+        let inserted = pending.liveInserted(in: self)
+        let changed = pending.liveChanged(in: self)
+        let heldInserted = Set(inserted.map(ObjectIdentifier.init))
+        let heldChanged = Set(changed.map(ObjectIdentifier.init))
+        var temporaryIDs = Set<ManagedObjectID>()
+        for object in inserted {
+            if object.objectID.isTemporaryID {
+                if !temporaryIDs.insert(object.objectID).inserted { fail(object, "inserted twice") }
+                if registry[object.objectID] != nil { fail(object, "a temporary ID in the registry") }
+            } else if registry[object.objectID] !== object {
+                fail(object, "inserted with a permanent ID but not registered under it")
+            }
+        }
+        for object in changed where registry[object.objectID] !== object && !object.isDeletedFlag {
+            fail(object, "changed but not registered")
+        }
+
+        // Each object's state.
+        let objects = inserted + changed + registry.values.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
+        for object in objects {
+            let identity = ObjectIdentifier(object)
+            if object.isFaultFlag {
+                if object.isInsertedFlag { fail(object, "an inserted object is a fault") }
+                if !object.dirty.isEmpty { fail(object, "a fault with changed values") }
+                if object.toMany.contains(where: \.hasChanges) { fail(object, "a fault with changed relationships") }
+            } else if object.values.count != object.entity.valueSlotCount {
+                fail(object, "\(object.values.count) values for \(object.entity.valueSlotCount) slots")
+            }
+            if object.isInsertedFlag && !object.isDeletedFlag {
+                if !heldInserted.contains(identity) { fail(object, "inserted but not among the pending inserts") }
+            } else if object.hasChanges && !object.isInsertedFlag && !heldChanged.contains(identity) {
+                fail(object, "changed but not among the pending changes")
+            }
+            if object.isInsertedFlag && !object.isDeletedFlag && object.snapshot != nil && object.objectID.isTemporaryID {
+                fail(object, "inserted with a committed snapshot")
+            }
+            if !object.isFaultFlag, !object.isDeletedFlag, !object.isInaccessibleFlag {
+                checkInverses(of: object, fail: fail)
+            }
+        }
+        return violations
+    }
+
+    /// Relationship ends agree where both are in memory: a to-one's destination lists the object
+    /// in its inverse (or points back), and a loaded to-many's members point back.
+    private func checkInverses(of object: ManagedObject, fail: (ManagedObject, String) -> Void) {
+        func loadedObject(_ id: ManagedObjectID) -> ManagedObject? {
+            guard let other = registry[id] ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
+            return other
+        }
+        for relationship in object.entity.toOneRelationships {
+            guard let inverse = relationship.inverseRelationship, let id = destination(of: object, relationship), let other = loadedObject(id) else { continue }
+            if inverse.isToMany {
+                guard let index = other.entity.toManyIndexByName[inverse.name], index < other.toMany.count else { continue }
+                if other.toMany[index].contains(object.objectID) == false {
+                    fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' does not hold it")
+                }
+            } else if destination(of: other, inverse) != object.objectID {
+                fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' is \(destination(of: other, inverse).map { "\($0)" } ?? "nil")")
+            }
+        }
+        for (index, relationship) in object.entity.toManyRelationships.enumerated() {
+            guard index < object.toMany.count, let members = object.toMany[index].members, let inverse = relationship.inverseRelationship else { continue }
+            for id in members {
+                guard let other = loadedObject(id) else { continue }
+                if inverse.isToMany {
+                    guard let otherIndex = other.entity.toManyIndexByName[inverse.name], otherIndex < other.toMany.count else { continue }
+                    if other.toMany[otherIndex].contains(object.objectID) == false {
+                        fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' does not hold it")
+                    }
+                } else if destination(of: other, inverse) != object.objectID {
+                    fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' is \(destination(of: other, inverse).map { "\($0)" } ?? "nil")")
+                }
+            }
+        }
+    }
+}
