@@ -115,17 +115,7 @@ extension ManagedObjectContext {
         survivor.objectID = rowID
         registry[rowID] = survivor
         remapRelationships([oldID: rowID])
-        survivor.isInsertedFlag = false
-        survivor.snapshot = row.snapshot
-        survivor.dirty.removeAll()
-        if objectWins {
-            for slot in survivor.values.indices where survivor.values[slot] != row.snapshot.values[slot] { survivor.dirty.insert(slot) }
-        } else {
-            survivor.values = row.snapshot.values
-        }
-        for (index, state) in survivor.toMany.enumerated() where state.hasChanges {
-            survivor.dirty.insert(survivor.entity.valueSlotCount + index)
-        }
+        survivor.state.becomeStored(as: row.snapshot, keepingValues: objectWins, toManyBase: survivor.entity.valueSlotCount)
         pending.compactInserted(in: self)
         pending.didChange(survivor)
         survivor.isPendingFlag = true
@@ -134,7 +124,7 @@ extension ManagedObjectContext {
     /// Drops an inserted object from the context, as if it had never been inserted.
     private func forgetInsert(_ object: ManagedObject) {
         unregister(object)
-        object.isInsertedFlag = false
+        object.state.forgetInsert()
         object.managedObjectContext = nil
         pending.compactInserted(in: self)
     }

@@ -196,9 +196,7 @@ extension ManagedObjectContext {
     package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
         if let existing = registry[id] ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
-                existing.values = snapshot.values
-                existing.snapshot = snapshot
-                existing.isFaultFlag = false
+                existing.state.fulfil(with: snapshot)
             }
             return existing
         }

@@ -172,7 +172,7 @@ extension ManagedObjectContext {
     private func markToManyChanged(_ object: ManagedObject, index: Int, _ change: (inout ToManyState) -> Bool) {
         object.willAccessValue()
         guard change(&object.toMany[index]) else { return }
-        object.dirty.insert(object.entity.valueSlotCount + index)
+        object.state.markToManyChanged(index, slotCount: object.entity.valueSlotCount)
         objectDidChange(object)
     }
 
@@ -259,11 +259,7 @@ extension ManagedObjectContext {
     package func remapRelationships(_ map: [ManagedObjectID: ManagedObjectID]) {
         guard !map.isEmpty else { return }
         for object in pending.all where object.managedObjectContext === self && !object.isFaultFlag {
-            let entity = object.entity
-            for slot in entity.storedAttributes.count..<entity.valueSlotCount {
-                if case .object(let id) = object.values[slot], let permanent = map[id] { object.values[slot] = .object(permanent) }
-            }
-            for index in object.toMany.indices { object.toMany[index].remap(map) }
+            object.state.remap(map, relationshipSlots: object.entity.storedAttributes.count..<object.entity.valueSlotCount)
         }
     }
 

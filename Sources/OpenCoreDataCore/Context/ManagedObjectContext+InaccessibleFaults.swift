@@ -10,14 +10,10 @@ extension ManagedObjectContext {
         guard shouldDeleteInaccessibleFaults else {
             preconditionFailure("CoreData could not fulfill a fault for \(object.objectID): \(reason). Set shouldDeleteInaccessibleFaults to true (the default) to read such objects as deleted, or check with existingObject(with:) before using an object that may have been deleted elsewhere.")
         }
-        object.values = Array(repeating: .null, count: object.entity.valueSlotCount)
-        object.snapshot = nil
-        object.toMany = Array(repeating: .empty, count: object.entity.toManyRelationships.count)
-        object.isFaultFlag = false
-        object.isInaccessibleFlag = true
-        guard !object.isDeletedFlag else { return }
+        let wasDeleted = object.isDeletedFlag
+        object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)
+        guard !wasDeleted else { return }
         // Deleted without delete propagation: nothing is known of its relationships.
-        object.isDeletedFlag = true
         pending.didChange(object)
         object.isPendingFlag = true
     }
@@ -33,14 +29,5 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
             }
         }
-    }
-
-    /// Makes an inaccessible object a fault again (a rollback: the next use tries the store anew,
-    /// which succeeds when the row is back or the store error has passed).
-    func restoreFault(_ object: ManagedObject) {
-        object.values = []
-        object.toMany = []
-        object.isInaccessibleFlag = false
-        object.isFaultFlag = true
     }
 }

@@ -49,13 +49,7 @@ extension ManagedObjectContext {
         guard object.managedObjectContext === self, !object.isInsertedFlag else { return }
         if !mergeChanges {
             // A fault keeps no values, transient ones included (as in Core Data).
-            object.transientValues = [:]
-            object.values = []
-            object.snapshot = nil
-            object.toMany = []
-            object.isFaultFlag = true
-            object.dirty.removeAll()
-            object.isDeletedFlag = false
+            object.state.becomeFault()
             pending.forget(object)
             object.isPendingFlag = false
             return
@@ -137,15 +131,7 @@ extension ManagedObjectContext {
 
     /// Takes a committed row as the object's new snapshot, keeping its unsaved changes on top.
     package func apply(_ row: RowSnapshot, to object: ManagedObject, keepingChanges: Bool) {
-        var values = row.values
-        if keepingChanges {
-            for slot in object.dirty.slots where slot < values.count { values[slot] = object.values[slot] }
-        } else {
-            object.dirty.removeAll()
-        }
-        object.values = values
-        object.snapshot = row
-        object.isFaultFlag = false
+        object.state.rebase(on: row, keeping: keepingChanges ? object.dirty : DirtySlots())
         // Members of to-many relationships may have changed with the row: reload them on use.
         for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: keepingChanges) }
     }
@@ -153,19 +139,14 @@ extension ManagedObjectContext {
     /// The object's row was deleted elsewhere: it becomes deleted here and is forgotten.
     package func acceptExternalDeletion(of object: ManagedObject) {
         unregister(object)
-        object.isDeletedFlag = true
-        object.dirty.removeAll()
-        if object.isInsertedFlag { object.isInsertedFlag = false }
+        object.state.acceptDeletionElsewhere()
     }
 
     /// The object's row was deleted elsewhere but the merge policy keeps the object: it is
     /// written again, under its key, at the retried save.
     package func reinsert(_ object: ManagedObject) {
         pending.forget(object)
-        object.isInsertedFlag = true
-        object.isDeletedFlag = false
-        object.snapshot = nil
-        for slot in object.values.indices { object.dirty.insert(slot) }
+        object.state.reinsert()
         pending.didInsert(object)
         object.isPendingFlag = true
     }

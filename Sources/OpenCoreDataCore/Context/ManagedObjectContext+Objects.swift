@@ -5,14 +5,13 @@ extension ManagedObjectContext {
     public func insert(_ object: ManagedObject) {
         checkQueue("insert(_:)")
         if object.managedObjectContext === self && object.isInsertedFlag {
-            if object.isDeletedFlag { object.isDeletedFlag = false }
+            object.state.insert()
             return
         }
         precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
                      "The object \(object.objectID) already belongs to another context; an object can be inserted into one context only.")
         object.managedObjectContext = self
-        object.isInsertedFlag = true
-        object.isDeletedFlag = false
+        object.state.insert()
         // Objects with temporary IDs are found through `pending`; they join the registry when
         // they get permanent IDs.
         if !object.objectID.isTemporaryID { register(object) }
@@ -31,7 +30,7 @@ extension ManagedObjectContext {
         }
         guard !object.isDeletedFlag else { return }
         undoStorage?.record(.delete(object))
-        object.isDeletedFlag = true
+        object.state.delete()
         if !object.isInsertedFlag { pending.didChange(object) }
         object.isPendingFlag = true
         unprocessed.append(object)
@@ -40,7 +39,7 @@ extension ManagedObjectContext {
     /// Takes back a delete (for undo).
     package func undelete(_ object: ManagedObject) {
         guard object.isDeletedFlag else { return }
-        object.isDeletedFlag = false
+        object.state.undelete()
         if object.isInsertedFlag {
             if object.managedObjectContext == nil { object.managedObjectContext = self }
             pending.didInsert(object)
@@ -78,9 +77,7 @@ extension ManagedObjectContext {
                                 affectedObjectIDs: [objectID])
         }
         if let object = registry[objectID] {
-            object.values = row.values
-            object.snapshot = row
-            object.isFaultFlag = false
+            object.state.fulfil(with: row)
             return object
         }
         let object = ManagedObject.materialize(entity: modelEntity(for: objectID.entity), id: objectID, context: self, snapshot: row)
@@ -103,16 +100,14 @@ extension ManagedObjectContext {
             if object.isInsertedFlag {
                 unregister(object)
                 object.managedObjectContext = nil
-                object.isInsertedFlag = false
+                object.state.forgetInsert()
             } else if object.isInaccessibleFlag {
-                restoreFault(object)
-            } else if let snapshot = object.snapshot {
-                object.values = snapshot.values
+                // The next use tries the store anew (the row may be back, the error passed).
+                object.state.becomeFault()
+            } else {
+                object.state.discardChanges()
             }
-            object.toMany = []
-            object.isDeletedFlag = false
             object.isPendingFlag = false
-            object.dirty.removeAll()
         }
         pending.removeAll()
         unprocessed.removeAll()

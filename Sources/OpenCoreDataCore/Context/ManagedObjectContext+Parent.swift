@@ -90,10 +90,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 let object = ManagedObject.materialize(entity: modelEntity(for: change.id.entity), id: change.id, context: self, snapshot: nil)
-                object.values = change.values
-                object.isFaultFlag = false
-                object.isInsertedFlag = true
-                for slot in change.values.indices { object.dirty.insert(slot) }
+                object.state.receiveInsert(values: change.values)
                 if !change.id.isTemporaryID { register(object) }
                 pending.didInsert(object)
                 objectDidChange(object)
@@ -131,17 +128,10 @@ extension ManagedObjectContext {
         }
         parent.performAndWait { parent.absorb(changes) }
         for object in inserted {
-            object.isInsertedFlag = false
-            object.snapshot = RowSnapshot(values: object.values, version: 0)
-            object.dirty.removeAll()
-            for index in object.toMany.indices { object.toMany[index].commit() }
+            object.state.commit(version: 0)
             register(object)
         }
-        for object in updated {
-            object.snapshot = RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
-            object.dirty.removeAll()
-            for index in object.toMany.indices { object.toMany[index].commit() }
-        }
+        for object in updated { object.state.commit(version: object.snapshot?.version ?? 0) }
         for object in deleted {
             unregister(object)
             object.managedObjectContext = nil

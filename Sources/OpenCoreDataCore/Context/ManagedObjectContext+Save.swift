@@ -141,17 +141,8 @@ extension ManagedObjectContext {
 
     /// Brings the saved objects up to date and tells observers.
     private func didSave(_ batch: SaveBatch) {
-        for object in batch.inserted {
-            object.snapshot = RowSnapshot(values: object.values, version: 1)
-            object.isInsertedFlag = false
-            object.dirty.removeAll()
-            for index in object.toMany.indices { object.toMany[index].commit() }
-        }
-        for object in batch.updated {
-            object.snapshot = RowSnapshot(values: object.values, version: (object.snapshot?.version ?? 0) + 1)
-            object.dirty.removeAll()
-            for index in object.toMany.indices { object.toMany[index].commit() }
-        }
+        for object in batch.inserted { object.state.commit(version: 1) }
+        for object in batch.updated { object.state.commit(version: (object.snapshot?.version ?? 0) + 1) }
         for object in batch.deleted {
             unregister(object)
             object.managedObjectContext = nil

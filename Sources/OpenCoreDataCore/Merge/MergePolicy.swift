@@ -104,17 +104,12 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         }
         let base = object.snapshot?.values ?? persisted.values
         if object.isDeletedFlag {
-            if mergeType == .rollback {
-                object.values = persisted.values
-                object.isDeletedFlag = false
-                object.dirty.removeAll()
-            }
-            object.snapshot = persisted
+            if mergeType == .rollback { object.state.revertDeletion(to: persisted) } else { object.state.keepDeletion(over: persisted) }
             return
         }
-        var values = persisted.values
-        var dirty = DirtySlots()
-        for slot in values.indices {
+        // The decision: which of the object's changed slots are kept on top of the stored row.
+        var kept = DirtySlots()
+        for slot in persisted.values.indices {
             let mine = object.dirty.contains(slot)
             let theirs = persisted.values[slot] != base[slot]
             let keepMine: Bool = switch mergeType {
@@ -123,14 +118,9 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
             case .overwrite: true
             case .rollback, .error: false
             }
-            if keepMine {
-                values[slot] = object.values[slot]
-                dirty.insert(slot)
-            }
+            if keepMine { kept.insert(slot) }
         }
-        object.values = values
-        object.dirty = dirty
-        object.snapshot = persisted
+        object.state.rebase(on: persisted, keeping: kept)
     }
 
     public var description: String { "MergePolicy(\(mergeType))" }

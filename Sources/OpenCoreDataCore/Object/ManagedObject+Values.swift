@@ -64,7 +64,7 @@ extension ManagedObject {
             return try fetchedValue(of: fetched)
         }
         if entity.slotByName[key] == nil, let transient = entity.transientAttribute(named: key) {
-            return transient.appValue(transientValues[key] ?? transient.storedDefault)
+            return transient.appValue(state.transientValues[key] ?? transient.storedDefault)
         }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
@@ -90,7 +90,7 @@ extension ManagedObject {
         }
         if transient != nil {
             // Kept in memory only, as Core Data keeps transient values.
-            transientValues[key] = stored
+            state.transientValues[key] = stored
             return
         }
         writeValue(stored, slot: slot)
@@ -178,8 +178,7 @@ extension ManagedObject {
         let context = managedObjectContext
         // Relationship slots are not undone alone: that would break their inverse.
         if recordingUndo, let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
-        values[slot] = value
-        dirty.insert(slot)
+        state.write(value, slot: slot)
         context?.objectDidChange(self)
     }
 
@@ -196,8 +195,6 @@ extension ManagedObject {
             context.faultIsInaccessible(self, reason: "its row was deleted from the store")
             return
         }
-        values = row.values
-        snapshot = row
-        isFaultFlag = false
+        state.fulfil(with: row)
     }
 }

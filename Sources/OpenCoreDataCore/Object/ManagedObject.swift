@@ -32,28 +32,31 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// instead of a weak reference per object, which would give every context a side table).
     package var contextHandle: ContextHandle?
 
-    // State below is owned by the object's context queue (or by the thread that made an
-    // object that has no context).
+    /// The object's values, committed row, changes and lifecycle, changed only through the named
+    /// transitions of ``ObjectState``. Owned by the object's context queue (or by the thread that
+    /// made an object that has no context).
+    package var state: ObjectState
+    /// Whether the context holds this object strongly because it has pending changes (the
+    /// context's bookkeeping, beside the registry). Queue-owned.
+    package var isPendingFlag = false
+
     /// Current values, in the entity's slot order; meaningless while `isFaultFlag` is set.
-    package var values: [ManagedValue]
+    package var values: [ManagedValue] { state.values }
     /// The committed row this object was read from or last saved as; `nil` for new objects.
-    package var snapshot: RowSnapshot?
-    /// Slots written since the last save or fetch; a to-many relationship's changes mark the
-    /// slot `entity.valueSlotCount + its index`.
-    package var dirty = DirtySlots()
+    package var snapshot: RowSnapshot? { state.snapshot }
+    /// Slots written since the last save or fetch.
+    package var dirty: DirtySlots { state.dirty }
     /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
-    package var toMany: [ToManyState] = []
-    package var isFaultFlag = false
-    package var isInsertedFlag = false
-    package var isDeletedFlag = false
+    package var toMany: [ToManyState] {
+        get { state.toMany }
+        _modify { yield &state.toMany }
+    }
+    package var isFaultFlag: Bool { state.isFault }
+    package var isInsertedFlag: Bool { state.isInserted }
+    package var isDeletedFlag: Bool { state.isDeleted }
     /// Set when the object was a fault that could not be fulfilled and now reads as deleted
     /// (see `ManagedObjectContext.shouldDeleteInaccessibleFaults`); its values are not the store's.
-    package var isInaccessibleFlag = false
-    /// Whether the context holds this object strongly because it has pending changes.
-    package var isPendingFlag = false
-    /// Values of transient attributes that have no slot (models read from a file or a store's
-    /// cache), as set; unset ones read as the attribute's default. Never saved. Queue-owned.
-    package var transientValues: [String: ManagedValue] = [:]
+    package var isInaccessibleFlag: Bool { state.isInaccessible }
 
     /// Makes an object of `entity` and inserts it into `context` (when given). This is the
     /// designated initializer, as in Core Data; subclasses that override it must call super.
@@ -64,7 +67,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         self.entity = entity
         self.objectID = .temporary(entity)
-        self.values = entity.defaultValues
+        self.state = ObjectState(defaults: entity.defaultValues)
         if let context { context.insert(self) }
     }
 
@@ -85,11 +88,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         object.objectID = id
         object.managedObjectContext = context
         if let snapshot {
-            object.values = snapshot.values
-            object.snapshot = snapshot
+            object.state.fulfil(with: snapshot)
         } else {
-            object.values = []
-            object.isFaultFlag = true
+            object.state.becomeFault()
         }
         return object
     }
@@ -120,13 +121,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { isInsertedFlag && !isDeletedFlag }
     /// Whether the object has unsaved changes to its values (and was not inserted or deleted).
-    public var isUpdated: Bool { !isInsertedFlag && !isDeletedFlag && !dirty.isEmpty }
+    public var isUpdated: Bool { state.lifecycle == .updated }
     /// Whether the object will be deleted at the next save.
     public var isDeleted: Bool { isDeletedFlag }
     /// Whether the object's values have not been loaded yet.
     public var isFault: Bool { isFaultFlag }
     /// Whether the object has unsaved changes (inserted, updated or deleted).
-    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || !dirty.isEmpty }
+    public var hasChanges: Bool { state.hasChanges }
     /// Whether the object has unsaved changes to persistent properties.
     public var hasPersistentChangedValues: Bool { hasChanges }
 

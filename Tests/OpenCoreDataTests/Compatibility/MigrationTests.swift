@@ -336,15 +336,16 @@ import Testing
         }
     }
 
-    /// Doubles another program may have written (NaN, infinities, numbers past Int64) become
-    /// nil when the attribute turns into an integer; the whole part of the others is kept.
+    /// Doubles another program may have written (infinities, numbers past Int64) become nil when
+    /// the attribute turns into an integer; the whole part of the others is kept. (SQLite has no
+    /// NaN: it stores NULL, and saves refuse NaN.)
     @Test func doublesThatFitNoIntegerBecomeNilInsteadOfTrapping() throws {
         func model(_ type: AttributeType) -> ManagedObjectModel {
             ManagedObjectModel(entities: [EntityDescription(name: "Reading", properties: [
                 AttributeDescription(name: "order", type: .integer16), AttributeDescription(name: "value", type: type),
             ])])
         }
-        let values: [Double] = [3.7, -2.5, .nan, .infinity, -.infinity, 1e300, 9.3e18, 40_000]
+        let values: [Double] = [3.7, -2.5, .infinity, -.infinity, 1e300, 9.3e18, 40_000]
         let directory = TemporaryDirectory()
         let container = try Self.migrate(from: model(.double), to: model(.integer16), in: directory) { context, old in
             for (order, value) in values.enumerated() {
@@ -355,7 +356,7 @@ import Testing
         }
         let readings = try Self.objects("Reading", in: container, sortedBy: "order")
         container.viewContext.performAndWait {
-            #expect(readings.map { $0.value(forKey: "value") as? Int16 } == [3, -2, nil, nil, nil, nil, nil, nil])
+            #expect(readings.map { $0.value(forKey: "value") as? Int16 } == [3, -2, nil, nil, nil, nil, nil])
         }
     }
 
