@@ -65,12 +65,16 @@ extension SQLiteStore {
                                                        current: try currentRow(db, mapping: mapping, layout: layout, primaryKey: update.primaryKey)))
                     }
                 }
+                // A row already deleted elsewhere is not a conflict, nor recorded again in history.
+                var removed: [StoreSaveRequest.Delete] = []
                 for delete in request.deletes {
                     let mapping = try layout.mapping(for: delete.entity)
                     let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
                     try statement.bind([.integer(delete.primaryKey), .integer(delete.expectedVersion)])
                     try statement.run()
-                    if db.changes == 0, let current = try currentRow(db, mapping: mapping, layout: layout, primaryKey: delete.primaryKey) {
+                    if db.changes > 0 {
+                        removed.append(delete)
+                    } else if let current = try currentRow(db, mapping: mapping, layout: layout, primaryKey: delete.primaryKey) {
                         conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))
                     }
                 }
@@ -84,7 +88,7 @@ extension SQLiteStore {
                 if tracksHistory {
                     let changes = request.inserts.map { PendingChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
                         + request.updates.map { PendingChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey, changedSlots: $0.changedSlots) }
-                        + request.deletes.map { PendingChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
+                        + removed.map { PendingChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
                     try recordHistory(db, layout: layout, author: request.author, changes: changes)
                 }
                 try db.execute("COMMIT")

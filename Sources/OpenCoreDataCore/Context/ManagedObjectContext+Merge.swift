@@ -120,8 +120,7 @@ extension ManagedObjectContext {
             inserted.insert(object(with: id))
         }
         for id in event.deletedObjectIDs {
-            guard let object = registry[id] else { continue }
-            acceptExternalDeletion(of: object)
+            guard let object = mergeDeletion(of: id) else { continue }
             deleted.insert(object)
         }
         guard !(refreshed.isEmpty && inserted.isEmpty && deleted.isEmpty) else { return }
@@ -136,7 +135,21 @@ extension ManagedObjectContext {
         for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: keepingChanges) }
     }
 
-    /// The object's row was deleted elsewhere: it becomes deleted here and is forgotten.
+    /// A deletion saved elsewhere reaches an object held here: as in Core Data, it becomes a
+    /// pending delete — still registered, `isDeleted`, in `deletedObjects`, left out of fetches
+    /// and counts — and the next save, finding no row, forgets it (no conflict, no second
+    /// history entry). An object nobody holds is simply forgotten. Returns the held object.
+    package func mergeDeletion(of id: ManagedObjectID) -> ManagedObject? {
+        guard let object = liveRegisteredObject(for: id) else { return nil }
+        guard !object.isDeletedFlag else { return object }
+        object.state.delete()
+        pending.didChange(object)
+        object.isPendingFlag = true
+        return object
+    }
+
+    /// The object's row was deleted elsewhere and a merge policy accepts it at a save: it is
+    /// deleted here and forgotten.
     package func acceptExternalDeletion(of object: ManagedObject) {
         unregister(object)
         object.state.acceptDeletionElsewhere()

@@ -160,14 +160,16 @@ package final class InMemoryStore: StoreEngine {
                 state.tables[update.entity.rootEntity.name]?.rows[update.primaryKey] =
                     StoreRow(entity: update.entity, primaryKey: update.primaryKey, snapshot: RowSnapshot(values: update.values, version: update.expectedVersion + 1))
             }
-            for delete in request.deletes {
-                state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey] = nil
+            // A row already deleted elsewhere is not deleted again, nor recorded again in history.
+            var removed: [StoreSaveRequest.Delete] = []
+            for delete in request.deletes where state.tables[delete.entity.rootEntity.name]?.rows.removeValue(forKey: delete.primaryKey) != nil {
+                removed.append(delete)
             }
             if tracksHistory {
                 record(&state, author: request.author, changes:
                     request.inserts.map { (.insert, $0.entity, $0.primaryKey, nil, nil) }
                     + request.updates.map { (.update, $0.entity, $0.primaryKey, $0.entity.names(ofChangedSlots: $0.changedSlots), nil) }
-                    + request.deletes.map { delete in (.delete, delete.entity, delete.primaryKey, nil, delete.values.flatMap { Self.tombstone(delete.entity, $0) }) })
+                    + removed.map { delete in (.delete, delete.entity, delete.primaryKey, nil, delete.values.flatMap { Self.tombstone(delete.entity, $0) }) })
             }
             for change in request.orders {
                 state.orders[ObjectIdentifier(change.relationship), default: [:]][change.source] = change.members

@@ -39,6 +39,42 @@ import Testing
         #expect(context.persistentStoreCoordinator?.currentPersistentHistoryToken() == transactions.last?.token)
     }
 
+    /// An object deleted in two contexts — one merged the other's deletion, one did not — is
+    /// deleted once: the later saves meet no conflict and record no second deletion.
+    @Test(arguments: StoreKind.allCases)
+    func aRowDeletedTwiceIsRecordedOnce(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let first = stack.container.newBackgroundContext(), merging = stack.container.newBackgroundContext(), unaware = stack.container.newBackgroundContext()
+        let id = try first.performAndWait { () throws in
+            let entry = Entry(context: first)
+            entry.code = "twice"
+            try first.save()
+            return entry.objectID
+        }
+        let heldByMerging = try merging.performAndWait { try merging.existingObject(with: id) }
+        let heldByUnaware = try unaware.performAndWait { try unaware.existingObject(with: id) }
+        let saves = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: first, queue: nil) { saves.append($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try first.performAndWait { () throws in
+            first.delete(first.object(with: id))
+            try first.save()
+        }
+        let deletion = try #require(saves.values.first)
+        try merging.performAndWait { () throws in
+            merging.mergeChanges(fromContextDidSave: deletion)
+            #expect(heldByMerging.isDeleted && merging.hasChanges)
+            try merging.save()
+            #expect(merging.registeredObject(for: id) == nil)
+        }
+        try unaware.performAndWait { () throws in
+            unaware.delete(heldByUnaware)
+            try unaware.save()
+        }
+        let deletions = try history(first).flatMap { $0.changes ?? [] }.filter { $0.changeType == .delete && $0.changedObjectID == id }
+        #expect(deletions.count == 1)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func batchRequestsAreRecordedToo(kind: StoreKind) throws {
         let stack = try stack(kind)

@@ -62,10 +62,16 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
             let inserted = receiver.object(with: insertedID)
             #expect(inserted.isFault)
             #expect((inserted as? Note)?.text1 == "new")
-            #expect(receiver.registeredObject(for: doomedID) == nil)
+            // A merged deletion of a held object: a pending delete, as in Core Data — still
+            // registered, in deletedObjects, left out of fetches and counts.
+            #expect(receiver.registeredObject(for: doomedID) === doomedCopy)
             #expect(doomedCopy.isDeleted)
+            #expect(receiver.deletedObjects.contains(doomedCopy))
             #expect(try receiver.fetch(Note.fetchRequest()).count == 2)
-            try receiver.save()                          // the local change saves without a conflict
+            #expect(try receiver.count(for: Note.fetchRequest()) == 2)
+            try receiver.save()                          // no conflict: the row is already gone
+            #expect(receiver.registeredObject(for: doomedID) == nil)
+            #expect(receiver.deletedObjects.isEmpty)
         }
         _ = stack
     }
