@@ -9,6 +9,10 @@ package struct PendingChanges {
     private(set) var inserted: [ManagedObject] = []
     /// Saved objects with changes (updated or deleted).
     private(set) var changed: [ObjectIdentifier: ManagedObject] = [:]
+    /// `inserted` by ID, built on the first lookup and extended on later ones (a bulk insert that
+    /// never looks objects up by temporary ID pays no hashing); may hold stale entries too.
+    private var insertedByID: [ManagedObjectID: ManagedObject] = [:]
+    private var indexedCount = 0
 
     package init() {}
 
@@ -19,6 +23,17 @@ package struct PendingChanges {
     package mutating func didChange(_ object: ManagedObject) { changed[ObjectIdentifier(object)] = object }
 
     package mutating func forget(_ object: ManagedObject) { changed[ObjectIdentifier(object)] = nil }
+
+    /// The object inserted in `context` under this (temporary) ID, if it still is: amortized
+    /// O(1), where a scan of the inserted objects made a bulk insert with relationships quadratic.
+    package mutating func insertedObject(for id: ManagedObjectID, in context: ManagedObjectContext) -> ManagedObject? {
+        while indexedCount < inserted.count {
+            insertedByID[inserted[indexedCount].objectID] = inserted[indexedCount]
+            indexedCount += 1
+        }
+        guard let object = insertedByID[id], object.objectID == id, object.isInsertedFlag, !object.isDeletedFlag, object.managedObjectContext === context else { return nil }
+        return object
+    }
 
     /// Inserted objects still inserted in `context`, in insertion order.
     package func liveInserted(in context: ManagedObjectContext) -> [ManagedObject] {
@@ -36,10 +51,14 @@ package struct PendingChanges {
     /// Drops stale inserted entries (after objects were deleted before their first save).
     package mutating func compactInserted(in context: ManagedObjectContext) {
         inserted = liveInserted(in: context)
+        insertedByID.removeAll()
+        indexedCount = 0
     }
 
     package mutating func removeAll() {
         inserted.removeAll()
         changed.removeAll()
+        insertedByID.removeAll()
+        indexedCount = 0
     }
 }
