@@ -210,27 +210,10 @@ extension ManagedObjectContext {
     /// ones are re-checked against the predicate, matching inserted ones join; then sort and window.
     package func applyPendingChanges(to fetched: [ManagedObject], plan: FetchPlan) -> [ManagedObject] {
         let request = plan.storeRequest
-        func matches(_ object: ManagedObject) -> Bool {
-            request.predicate.map { evaluate($0, on: object, as: plan.entity) } ?? true
-        }
-        func entityMatches(_ object: ManagedObject) -> Bool {
-            var current: EntityDescription? = object.entity
-            while let entity = current {
-                if entity === plan.entity { return true }
-                if !request.includesSubentities { return false }
-                current = entity.superentity
-            }
-            return false
-        }
-        var result = fetched.filter { !$0.isDeletedFlag && ($0.dirty.isEmpty || matches($0)) }
-        var seen = Set(result.map(ObjectIdentifier.init))
-        for object in pending.liveInserted(in: self) + pending.liveChanged(in: self) where !object.isDeletedFlag && entityMatches(object) {
-            guard !seen.contains(ObjectIdentifier(object)), object.isInsertedFlag || !object.dirty.isEmpty else { continue }
-            if matches(object) {
-                result.append(object)
-                seen.insert(ObjectIdentifier(object))
-            }
-        }
+        let pendingResults = PendingResults(context: self, request: request)
+        var result = fetched.filter(pendingResults.keeps)
+        let read = Set(result.map(ObjectIdentifier.init))
+        result += pendingResults.joining { read.contains(ObjectIdentifier($0)) }
         if request.sort.isEmpty {
             result.sort { ($0.objectID.primaryKey ?? .max) < ($1.objectID.primaryKey ?? .max) }
         } else {

@@ -6,6 +6,13 @@ package struct ParentRow: Sendable {
     package var snapshot: RowSnapshot
 }
 
+extension ParentRow {
+    /// An object as this context sees it now (its unsaved values, at its committed version).
+    init(_ object: ManagedObject) {
+        self.init(id: object.objectID, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0))
+    }
+}
+
 /// What a child context's save hands its parent.
 package struct ChildChange: Sendable {
     package enum Kind: Sendable { case insert, update, delete }
@@ -47,23 +54,18 @@ extension ManagedObjectContext {
             let (store, rows) = try coordinator.fetch(unwindowed)
             sources = rows.map { ParentRow(id: .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey), snapshot: $0.snapshot) }
         }
+        let pendingResults = PendingResults(context: self, request: request)
         var result: [ParentRow] = []
-        var seen = Set<ManagedObjectID>()
+        var read = Set<ManagedObjectID>()
         for row in sources {
-            seen.insert(row.id)
+            read.insert(row.id)
             guard let object = registry[row.id] ?? insertedObject(for: row.id), !object.isFaultFlag else {
                 result.append(row)
                 continue
             }
-            if object.isDeletedFlag { continue }
-            if !object.dirty.isEmpty, !(request.predicate.map { evaluate($0, on: object, as: request.entity) } ?? true) { continue }
-            result.append(ParentRow(id: row.id, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
+            if pendingResults.keeps(object) { result.append(ParentRow(object)) }
         }
-        for object in pending.liveInserted(in: self) + pending.liveChanged(in: self)
-        where !object.isDeletedFlag && !seen.contains(object.objectID) && object.entity.rootEntity === request.entity.rootEntity {
-            guard request.predicate.map({ evaluate($0, on: object, as: request.entity) }) ?? true else { continue }
-            result.append(ParentRow(id: object.objectID, snapshot: RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)))
-        }
+        for object in pendingResults.joining(besides: { read.contains($0.objectID) }) { result.append(ParentRow(object)) }
         return result
     }
 

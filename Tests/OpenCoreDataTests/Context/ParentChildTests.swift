@@ -92,6 +92,35 @@ import Testing
         _ = keep
     }
 
+    /// A child's fetch sees its parent's unsaved changes by the same rules as the parent's own
+    /// fetch: only objects of the fetched entity (or its sub-entities), matching the predicate.
+    @Test(arguments: StoreKind.allCases)
+    func aChildSeesItsParentsUnsavedObjectsOfTheFetchedEntityOnly(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: zooModel())
+        let parent = stack.container.newBackgroundContext()
+        try parent.performAndWait { () throws in
+            let rex = Dog(context: parent)
+            rex.name = "Rex"
+            try parent.save()
+            rex.breed = "collie"
+            Cat(context: parent).name = "Tom"
+            Dog(context: parent).name = "Fido"
+        }
+        let child = child(of: parent)
+        try child.performAndWait { () throws in
+            let dogs = Dog.fetchRequest()
+            dogs.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            #expect(try child.fetch(dogs).map(\.name) == ["Fido", "Rex"])
+            #expect(try child.count(for: dogs) == 2)
+            let animals = Animal.fetchRequest()
+            animals.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            #expect(try child.fetch(animals).map(\.name) == ["Fido", "Rex", "Tom"])
+            let collies = Dog.fetchRequest()
+            collies.predicate = NSPredicate(format: "breed == 'collie'")
+            #expect(try child.fetch(collies).map(\.name) == ["Rex"])
+        }
+    }
+
     @Test func theClassicWriterMainChildStack() async throws {
         let stack = try TestStack(.sqlite)
         let writer = stack.container.newBackgroundContext()
