@@ -8,8 +8,8 @@ extension ManagedObjectContext {
     /// compound one); the store's unique index backs this check against concurrent writers.
     func findConstraintConflicts() throws -> [ConstraintConflict] {
         guard persistentStoreCoordinator?.managedObjectModel.hasUniquenessConstraints == true else { return [] }
-        let changed = pending.liveChanged(in: self)
-        let saving = pending.liveInserted(in: self) + changed.filter { !$0.isDeletedFlag && !$0.isFaultFlag }
+        let changed = graph.pending.liveChanged(in: self)
+        let saving = graph.pending.liveInserted(in: self) + changed.filter { !$0.isDeletedFlag && !$0.isFaultFlag }
         var groups: [String: (entity: EntityDescription, constraint: [String], objects: [ManagedObject])] = [:]
         for object in saving {
             var current: EntityDescription? = object.entity
@@ -106,27 +106,27 @@ extension ManagedObjectContext {
         }
         let rowID = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
         // The survivor becomes the stored object: an update of that row.
-        if let existing = registry[rowID], existing !== survivor {
-            unregister(existing)
+        if let existing = graph.registry[rowID], existing !== survivor {
+            graph.unregister(existing)
             existing.managedObjectContext = nil
         }
         let oldID = survivor.objectID
-        registry[oldID] = nil
+        graph.registry[oldID] = nil
         survivor.objectID = rowID
-        registry[rowID] = survivor
+        graph.registry[rowID] = survivor
         remapRelationships([oldID: rowID])
         survivor.state.becomeStored(as: row.snapshot, keepingValues: objectWins, toManyBase: survivor.entity.valueSlotCount)
-        pending.compactInserted(in: self)
-        pending.didChange(survivor)
+        graph.pending.compactInserted(in: self)
+        graph.pending.didChange(survivor)
         survivor.isPendingFlag = true
     }
 
     /// Drops an inserted object from the context, as if it had never been inserted.
     private func forgetInsert(_ object: ManagedObject) {
-        unregister(object)
+        graph.unregister(object)
         object.state.forgetInsert()
         object.managedObjectContext = nil
-        pending.compactInserted(in: self)
+        graph.pending.compactInserted(in: self)
     }
 }
 

@@ -58,7 +58,7 @@ extension ManagedObjectContext {
             return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
-        registry.reserveCapacity(registry.count + rows.count)
+        graph.registry.reserveCapacity(graph.registry.count + rows.count)
         let identifier = store.identifier
         let objects = rows.map { registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh) }
         for keyPath in request.relationshipKeyPathsForPrefetching {
@@ -174,7 +174,7 @@ extension ManagedObjectContext {
         }
         let root = entity.rootEntity
         let usesPending = parent != nil || request.includesPendingChanges
-            && (pending.liveInserted(in: self).contains { $0.entity.rootEntity === root } || pending.liveChanged(in: self).contains { $0.entity.rootEntity === root })
+            && (graph.pending.liveInserted(in: self).contains { $0.entity.rootEntity === root } || graph.pending.liveChanged(in: self).contains { $0.entity.rootEntity === root })
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
@@ -194,7 +194,7 @@ extension ManagedObjectContext {
 
     /// The registered object for an ID with a known committed state, made when there is none.
     package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
-        if let existing = registry[id] ?? insertedObject(for: id) {
+        if let existing = graph.registry[id] ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
                 existing.state.fulfil(with: snapshot)
             }
@@ -202,7 +202,7 @@ extension ManagedObjectContext {
         }
         // (An object inserted in an ancestor and not saved yet is registered by its temporary ID.)
         let object = ManagedObject.materialize(entity: id.entity, id: id, context: self, snapshot: snapshot)
-        register(object)
+        graph.register(object)
         return object
     }
 

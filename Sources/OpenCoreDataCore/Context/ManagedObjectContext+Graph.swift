@@ -42,7 +42,7 @@ extension ManagedObjectContext {
             let result = parent.performAndWait { () -> Result<[ManagedObjectID], CoreDataError> in
                 do throws(CoreDataError) {
                     let id = parent.localize(id)
-                    if let object = parent.registry[id] ?? parent.insertedObject(for: id), !object.isDeletedFlag {
+                    if let object = parent.graph.registry[id] ?? parent.insertedObject(for: id), !object.isDeletedFlag {
                         return .success(try parent.members(of: object, relationship))
                     }
                     return .success(try parent.committedMembers(of: id, relationship))
@@ -173,7 +173,7 @@ extension ManagedObjectContext {
         object.willAccessValue()
         guard change(&object.toMany[index]) else { return }
         object.state.markToManyChanged(index, slotCount: object.entity.valueSlotCount)
-        objectDidChange(object)
+        graph.objectDidChange(object)
     }
 
     // MARK: - Parent and child
@@ -258,7 +258,7 @@ extension ManagedObjectContext {
     /// permanent IDs).
     package func remapRelationships(_ map: [ManagedObjectID: ManagedObjectID]) {
         guard !map.isEmpty else { return }
-        for object in pending.all where object.managedObjectContext === self && !object.isFaultFlag {
+        for object in graph.pending.all where object.managedObjectContext === self && !object.isFaultFlag {
             object.state.remap(map, relationshipSlots: object.entity.storedAttributes.count..<object.entity.valueSlotCount)
         }
     }

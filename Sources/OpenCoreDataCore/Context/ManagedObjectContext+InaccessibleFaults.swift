@@ -14,7 +14,7 @@ extension ManagedObjectContext {
         object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)
         guard !wasDeleted else { return }
         // Deleted without delete propagation: nothing is known of its relationships.
-        pending.didChange(object)
+        graph.pending.didChange(object)
         object.isPendingFlag = true
     }
 
@@ -22,10 +22,10 @@ extension ManagedObjectContext {
     /// and delete rules) and discards those that turn out inaccessible, which have no row to
     /// delete. Their store rows, if any, are left as they are.
     func discardInaccessibleObjects() {
-        for object in pending.liveChanged(in: self) where object.isDeletedFlag {
+        for object in graph.pending.liveChanged(in: self) where object.isDeletedFlag {
             if object.isFaultFlag { object.willAccessValue() }
             if object.isInaccessibleFlag {
-                unregister(object)
+                graph.unregister(object)
                 object.managedObjectContext = nil
             }
         }

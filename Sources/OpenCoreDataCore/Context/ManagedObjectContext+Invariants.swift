@@ -16,29 +16,29 @@ extension ManagedObjectContext {
 
         // Registry: keyed by each object's own ID, pointing back at this context; temporary IDs
         // are found through the pending inserts, not the registry.
-        for (id, object) in registry {
+        for (id, object) in graph.registry {
             if object.objectID != id { fail(object, "registered under another ID, \(id)") }
             if object.managedObjectContext !== self { fail(object, "registered in a context it does not point at") }
         }
-        let inserted = pending.liveInserted(in: self)
-        let changed = pending.liveChanged(in: self)
+        let inserted = graph.pending.liveInserted(in: self)
+        let changed = graph.pending.liveChanged(in: self)
         let heldInserted = Set(inserted.map(ObjectIdentifier.init))
         let heldChanged = Set(changed.map(ObjectIdentifier.init))
         var temporaryIDs = Set<ManagedObjectID>()
         for object in inserted {
             if object.objectID.isTemporaryID {
                 if !temporaryIDs.insert(object.objectID).inserted { fail(object, "inserted twice") }
-                if registry[object.objectID] != nil { fail(object, "a temporary ID in the registry") }
-            } else if registry[object.objectID] !== object {
+                if graph.registry[object.objectID] != nil { fail(object, "a temporary ID in the registry") }
+            } else if graph.registry[object.objectID] !== object {
                 fail(object, "inserted with a permanent ID but not registered under it")
             }
         }
-        for object in changed where registry[object.objectID] !== object && !object.isDeletedFlag {
+        for object in changed where graph.registry[object.objectID] !== object && !object.isDeletedFlag {
             fail(object, "changed but not registered")
         }
 
         // Each object's state.
-        let objects = inserted + changed + registry.values.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
+        let objects = inserted + changed + graph.registry.values.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
         for object in objects {
             let identity = ObjectIdentifier(object)
             if object.isFaultFlag {
@@ -67,7 +67,7 @@ extension ManagedObjectContext {
     /// in its inverse (or points back), and a loaded to-many's members point back.
     private func checkInverses(of object: ManagedObject, fail: (ManagedObject, String) -> Void) {
         func loadedObject(_ id: ManagedObjectID) -> ManagedObject? {
-            guard let other = registry[id] ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
+            guard let other = graph.registry[id] ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
             return other
         }
         for relationship in object.entity.toOneRelationships {

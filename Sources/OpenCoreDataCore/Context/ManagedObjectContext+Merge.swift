@@ -50,7 +50,7 @@ extension ManagedObjectContext {
         if !mergeChanges {
             // A fault keeps no values, transient ones included (as in Core Data).
             object.state.becomeFault()
-            pending.forget(object)
+            graph.pending.forget(object)
             object.isPendingFlag = false
             return
         }
@@ -61,8 +61,8 @@ extension ManagedObjectContext {
     /// Refreshes every registered object, keeping unsaved changes. Mirrors `refreshAllObjects()`.
     public func refreshAllObjects() {
         checkQueue("refreshAllObjects()")
-        purgeUnreferencedObjects()
-        for object in Array(registry.values) where !object.isFaultFlag && !object.isInsertedFlag {
+        graph.purgeUnreferencedObjects()
+        for object in Array(graph.registry.values) where !object.isFaultFlag && !object.isInsertedFlag {
             if object.hasChanges {
                 refresh(object, mergeChanges: true)
             } else {
@@ -105,7 +105,7 @@ extension ManagedObjectContext {
         }
         var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for id in event.updatedObjectIDs {
-            guard let object = registry[id] else { continue }
+            guard let object = graph.registry[id] else { continue }
             if object.isFaultFlag {
                 // A fault has no values to refresh, but it may hold loaded to-many members.
                 for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: true) }
@@ -116,7 +116,7 @@ extension ManagedObjectContext {
             apply(snapshot, to: object, keepingChanges: true)
             refreshed.insert(object)
         }
-        for id in event.insertedObjectIDs where !id.isTemporaryID && registry[id] == nil {
+        for id in event.insertedObjectIDs where !id.isTemporaryID && graph.registry[id] == nil {
             inserted.insert(object(with: id))
         }
         for id in event.deletedObjectIDs {
@@ -140,10 +140,10 @@ extension ManagedObjectContext {
     /// and counts — and the next save, finding no row, forgets it (no conflict, no second
     /// history entry). An object nobody holds is simply forgotten. Returns the held object.
     package func mergeDeletion(of id: ManagedObjectID) -> ManagedObject? {
-        guard let object = liveRegisteredObject(for: id) else { return nil }
+        guard let object = graph.liveRegisteredObject(for: id) else { return nil }
         guard !object.isDeletedFlag else { return object }
         object.state.delete()
-        pending.didChange(object)
+        graph.pending.didChange(object)
         object.isPendingFlag = true
         return object
     }
@@ -151,16 +151,16 @@ extension ManagedObjectContext {
     /// The object's row was deleted elsewhere and a merge policy accepts it at a save: it is
     /// deleted here and forgotten.
     package func acceptExternalDeletion(of object: ManagedObject) {
-        unregister(object)
+        graph.unregister(object)
         object.state.acceptDeletionElsewhere()
     }
 
     /// The object's row was deleted elsewhere but the merge policy keeps the object: it is
     /// written again, under its key, at the retried save.
     package func reinsert(_ object: ManagedObject) {
-        pending.forget(object)
+        graph.pending.forget(object)
         object.state.reinsert()
-        pending.didInsert(object)
+        graph.pending.didInsert(object)
         object.isPendingFlag = true
     }
 

@@ -14,10 +14,10 @@ extension ManagedObjectContext {
         object.state.insert()
         // Objects with temporary IDs are found through `pending`; they join the registry when
         // they get permanent IDs.
-        if !object.objectID.isTemporaryID { register(object) }
-        pending.didInsert(object)
+        if !object.objectID.isTemporaryID { graph.register(object) }
+        graph.pending.didInsert(object)
         object.isPendingFlag = false
-        objectDidChange(object)
+        graph.objectDidChange(object)
         undoStorage?.record(.insert(object))
     }
 
@@ -31,9 +31,9 @@ extension ManagedObjectContext {
         guard !object.isDeletedFlag else { return }
         undoStorage?.record(.delete(object))
         object.state.delete()
-        if !object.isInsertedFlag { pending.didChange(object) }
+        if !object.isInsertedFlag { graph.pending.didChange(object) }
         object.isPendingFlag = true
-        unprocessed.append(object)
+        graph.unprocessed.append(object)
     }
 
     /// Takes back a delete (for undo).
@@ -42,13 +42,13 @@ extension ManagedObjectContext {
         object.state.undelete()
         if object.isInsertedFlag {
             if object.managedObjectContext == nil { object.managedObjectContext = self }
-            pending.didInsert(object)
+            graph.pending.didInsert(object)
         } else {
-            if registry[object.objectID] == nil { register(object) }
-            pending.didChange(object)
+            if graph.registry[object.objectID] == nil { graph.register(object) }
+            graph.pending.didChange(object)
         }
         object.isPendingFlag = true
-        unprocessed.append(object)
+        graph.unprocessed.append(object)
     }
 
     /// The object for an ID: the registered one, or a new fault that loads its row on first
@@ -57,10 +57,10 @@ extension ManagedObjectContext {
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         checkQueue("object(with:)")
         let objectID = localize(objectID)
-        if let object = registry[objectID] ?? insertedObject(for: objectID) { return object }
+        if let object = graph.registry[objectID] ?? insertedObject(for: objectID) { return object }
         let entity = modelEntity(for: objectID.entity)
         let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
-        register(object)
+        graph.register(object)
         return object
     }
 
@@ -70,18 +70,18 @@ extension ManagedObjectContext {
         checkQueue("existingObject(with:)")
         let objectID = localize(objectID)
         if let object = insertedObject(for: objectID) { return object }
-        if let object = registry[objectID], !object.isFaultFlag { return object }
+        if let object = graph.registry[objectID], !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
             throw CoreDataError(.managedObjectReferentialIntegrity,
                                 "No object with ID \(objectID) exists in the store. It may have been deleted, or the ID is temporary and was never saved.",
                                 affectedObjectIDs: [objectID])
         }
-        if let object = registry[objectID] {
+        if let object = graph.registry[objectID] {
             object.state.fulfil(with: row)
             return object
         }
         let object = ManagedObject.materialize(entity: modelEntity(for: objectID.entity), id: objectID, context: self, snapshot: row)
-        register(object)
+        graph.register(object)
         return object
     }
 
@@ -89,16 +89,16 @@ extension ManagedObjectContext {
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
         checkQueue("registeredObject(for:)")
         let objectID = localize(objectID)
-        return insertedObject(for: objectID) ?? liveRegisteredObject(for: objectID)
+        return insertedObject(for: objectID) ?? graph.liveRegisteredObject(for: objectID)
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones restored,
     /// changed ones get their saved values back.
     public func rollback() {
         checkQueue("rollback()")
-        for object in pending.all where object.managedObjectContext === self {
+        for object in graph.pending.all where object.managedObjectContext === self {
             if object.isInsertedFlag {
-                unregister(object)
+                graph.unregister(object)
                 object.managedObjectContext = nil
                 object.state.forgetInsert()
             } else if object.isInaccessibleFlag {
@@ -109,8 +109,8 @@ extension ManagedObjectContext {
             }
             object.isPendingFlag = false
         }
-        pending.removeAll()
-        unprocessed.removeAll()
+        graph.pending.removeAll()
+        graph.unprocessed.removeAll()
         relationshipReadFailure = nil
     }
 
@@ -118,11 +118,9 @@ extension ManagedObjectContext {
     /// must not be used afterwards.
     public func reset() {
         checkQueue("reset()")
-        for object in pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
-        for object in registry.values { object.managedObjectContext = nil }
-        registry.removeAll()
-        pending.removeAll()
-        unprocessed.removeAll()
+        for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
+        for object in graph.registry.values { object.managedObjectContext = nil }
+        graph.removeAll()
         relationshipReadFailure = nil
     }
 
@@ -133,22 +131,22 @@ extension ManagedObjectContext {
     public func processPendingChanges() {
         checkQueue("processPendingChanges()")
         defer { undoStorage?.closeGroup() }      // one undo group per event
-        guard !unprocessed.isEmpty else { return }
+        guard !graph.unprocessed.isEmpty else { return }
         // Delete rules may delete and change more objects: apply them until nothing is new.
         var changed: [ManagedObject] = []
-        while !unprocessed.isEmpty {
-            let batch = unprocessed
-            unprocessed.removeAll()
+        while !graph.unprocessed.isEmpty {
+            let batch = graph.unprocessed
+            graph.unprocessed.removeAll()
             changed += batch
             propagateDeletes(batch.filter(\.isDeletedFlag))
         }
         var forgotInserted = false
-        defer { if forgotInserted { pending.compactInserted(in: self) } }
+        defer { if forgotInserted { graph.pending.compactInserted(in: self) } }
         var inserted = Set<ManagedObject>(), updated = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for object in changed {
             if object.isInsertedFlag && object.isDeletedFlag {
                 if object.managedObjectContext === self {
-                    unregister(object)
+                    graph.unregister(object)
                     object.managedObjectContext = nil
                     forgotInserted = true
                 }
@@ -174,16 +172,16 @@ extension ManagedObjectContext {
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
-        registry.reserveCapacity(registry.count + ids.count)
+        graph.registry.reserveCapacity(graph.registry.count + ids.count)
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         let remember = hasChildren
         // With no child left, nobody can still use a retired temporary ID: forget them all.
-        if !remember { retiredTemporaryIDs = [:] }
+        if !remember { graph.retiredTemporaryIDs = [:] }
         for (object, id) in zip(temporary, ids) {
-            if remember { retiredTemporaryIDs[object.objectID] = id }
+            if remember { graph.retiredTemporaryIDs[object.objectID] = id }
             if !object.entity.toOneRelationships.isEmpty || !object.entity.toManyRelationships.isEmpty { map[object.objectID] = id }
             object.objectID = id
-            registry[id] = object
+            graph.registry[id] = object
         }
         remapRelationships(map)
     }
@@ -191,7 +189,7 @@ extension ManagedObjectContext {
     /// The same ID in terms of this context's model (an ID may come from another coordinator,
     /// with its own model instance, on the same store file).
     package func localize(_ id: ManagedObjectID) -> ManagedObjectID {
-        if id.isTemporaryID, let permanent = retiredTemporaryIDs[id] { return permanent }
+        if id.isTemporaryID, let permanent = graph.retiredTemporaryIDs[id] { return permanent }
         let entity = modelEntity(for: id.entity)
         return entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier, key: id.key)
     }

@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         var read = Set<ManagedObjectID>()
         for row in sources {
             read.insert(row.id)
-            guard let object = registry[row.id] ?? insertedObject(for: row.id), !object.isFaultFlag else {
+            guard let object = graph.registry[row.id] ?? insertedObject(for: row.id), !object.isFaultFlag else {
                 result.append(row)
                 continue
             }
@@ -73,7 +73,7 @@ extension ManagedObjectContext {
     /// its in-memory values when registered and loaded, else the committed row.
     package func currentRow(for id: ManagedObjectID, fresh: Bool) throws(CoreDataError) -> RowSnapshot? {
         let id = localize(id)
-        if let object = registry[id] ?? insertedObject(for: id), !object.isFaultFlag {
+        if let object = graph.registry[id] ?? insertedObject(for: id), !object.isFaultFlag {
             return object.isDeletedFlag ? nil : RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
         }
         return try loadRow(for: id, fresh: fresh)
@@ -84,18 +84,18 @@ extension ManagedObjectContext {
     package func absorb(_ changes: [ChildChange]) {
         for var change in changes {
             // The child may still use temporary IDs this context has since made permanent.
-            if !retiredTemporaryIDs.isEmpty { change = change.localized(by: self) }
+            if !graph.retiredTemporaryIDs.isEmpty { change = change.localized(by: self) }
             switch change.kind {
             case .insert:
-                if let existing = insertedObject(for: change.id) ?? registry[change.id] {
+                if let existing = insertedObject(for: change.id) ?? graph.registry[change.id] {
                     for slot in change.slots { existing.writeValue(change.values[slot], slot: slot) }
                     continue
                 }
                 let object = ManagedObject.materialize(entity: modelEntity(for: change.id.entity), id: change.id, context: self, snapshot: nil)
                 object.state.receiveInsert(values: change.values)
-                if !change.id.isTemporaryID { register(object) }
-                pending.didInsert(object)
-                objectDidChange(object)
+                if !change.id.isTemporaryID { graph.register(object) }
+                graph.pending.didInsert(object)
+                graph.objectDidChange(object)
                 applyToManyChanges(change.toManyChanges, to: object)
             case .update:
                 let object = self.object(with: change.id)
@@ -110,8 +110,8 @@ extension ManagedObjectContext {
 
     /// Pushes this (child) context's changes into its parent: no store I/O.
     func pushToParent(_ parent: ManagedObjectContext) {
-        let inserted = pending.liveInserted(in: self)
-        let changed = pending.liveChanged(in: self)
+        let inserted = graph.pending.liveInserted(in: self)
+        let changed = graph.pending.liveChanged(in: self)
         var changes: [ChildChange] = []
         for object in inserted {
             changes.append(ChildChange(id: object.objectID, kind: .insert, slots: Array(object.values.indices), values: object.values,
@@ -131,11 +131,11 @@ extension ManagedObjectContext {
         parent.performAndWait { parent.absorb(changes) }
         for object in inserted {
             object.state.commit(version: 0)
-            register(object)
+            graph.register(object)
         }
         for object in updated { object.state.commit(version: object.snapshot?.version ?? 0) }
         for object in deleted {
-            unregister(object)
+            graph.unregister(object)
             object.managedObjectContext = nil
         }
         clearPending()

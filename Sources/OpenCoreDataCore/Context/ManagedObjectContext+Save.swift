@@ -31,7 +31,7 @@ extension ManagedObjectContext {
             return
         }
         let coordinator = try requireCoordinator()
-        let needIDs = pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
+        let needIDs = graph.pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
         if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
 
         var attempts = 0
@@ -73,12 +73,12 @@ extension ManagedObjectContext {
 
     /// Whether anything waits to be saved.
     private var hasPendingWork: Bool {
-        !pending.liveInserted(in: self).isEmpty || !pending.liveChanged(in: self).isEmpty
+        !graph.pending.liveInserted(in: self).isEmpty || !graph.pending.liveChanged(in: self).isEmpty
     }
 
     func clearPending() {
-        for object in pending.all { object.isPendingFlag = false }
-        pending.removeAll()
+        for object in graph.pending.all { object.isPendingFlag = false }
+        graph.pending.removeAll()
     }
 
     /// The objects of one save attempt and the request that writes them.
@@ -93,14 +93,14 @@ extension ManagedObjectContext {
         var batch = SaveBatch()
         // Inserted objects in insertion order: their keys were allocated in that order and rows
         // are appended to the table in key order.
-        let inserted = pending.liveInserted(in: self)
+        let inserted = graph.pending.liveInserted(in: self)
         batch.request.inserts.reserveCapacity(inserted.count)
         for object in inserted {
             guard let pk = object.objectID.primaryKey else { continue }
             batch.request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
             batch.inserted.append(object)
         }
-        for object in pending.liveChanged(in: self) {
+        for object in graph.pending.liveChanged(in: self) {
             guard let pk = object.objectID.primaryKey else { continue }
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
@@ -144,7 +144,7 @@ extension ManagedObjectContext {
         for object in batch.inserted { object.state.commit(version: 1) }
         for object in batch.updated { object.state.commit(version: (object.snapshot?.version ?? 0) + 1) }
         for object in batch.deleted {
-            unregister(object)
+            graph.unregister(object)
             object.managedObjectContext = nil
         }
         clearPending()
@@ -170,7 +170,7 @@ extension ManagedObjectContext {
         var result: [MergeConflict] = []
         for conflict in conflicts {
             let id = ManagedObjectID.permanent(conflict.entity, store: store.identifier, primaryKey: conflict.primaryKey)
-            guard let object = registry[id] else { continue }
+            guard let object = graph.registry[id] else { continue }
             let cached = persistentStoreCoordinator?.rowCache.snapshot(for: id)
             result.append(MergeConflict(
                 sourceObject: object,

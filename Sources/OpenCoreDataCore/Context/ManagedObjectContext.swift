@@ -17,15 +17,10 @@ import Foundation
 ///
 /// The context itself is `Sendable`: the `perform` family may be called from anywhere, and the
 /// state it guards lives on its queue.
-// @unchecked Sendable: configuration (`config`) is behind a lock; the object graph state
-// (`registry`, `pending`, `unprocessed`) is owned by the context's queue: every method that
-// touches it runs on that queue (checked under concurrency debugging), as in Core Data.
-//
-// Registered objects are held weakly in effect, without Swift `weak` references (a weak
-// reference gives its target a side table, which makes every retain and release of every
-// managed object take the slow path): the registry holds them strongly, and an unchanged
-// object that nobody else references (`isKnownUniquelyReferenced`) is dropped on lookup and
-// by periodic purges. Objects point back through the context's `ContextHandle`.
+// @unchecked Sendable: configuration (`config`) is behind a lock; the object graph (`graph`,
+// see ObjectGraph) is owned by the context's queue: every method that touches it runs on that
+// queue (checked under concurrency debugging), as in Core Data. Objects point back through the
+// context's `ContextHandle`.
 public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
     /// How a context is bound to a queue. Mirrors `NSManagedObjectContextConcurrencyType`.
     public enum ConcurrencyType: Sendable {
@@ -62,19 +57,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private let config = Locked(Configuration())
 
     // Queue-owned state.
-    /// Registered objects by ID (purged of unreferenced unchanged objects, see above).
-    package var registry: [ManagedObjectID: ManagedObject] = [:]
-    private var registryPurgeThreshold = 4096
-    /// Objects with unsaved changes, held strongly.
-    package var pending = PendingChanges()
-    /// Objects changed since the last `processPendingChanges()`.
-    package var unprocessed: [ManagedObject] = []
+    /// The registered objects, pending changes and retired IDs (see ``ObjectGraph``).
+    package var graph = ObjectGraph()
     /// A relationship that could not be read from the store since the last save (its members
     /// read as empty): the next `save()` throws it rather than write changes made on that view.
     package var relationshipReadFailure: CoreDataError?
-    /// Temporary IDs this context replaced by permanent ones at a save, kept only when it has
-    /// children (which go on using the temporary IDs of objects they pushed). Queue-owned.
-    package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// The undo manager, queue-owned like the objects it records.
     package var undoStorage: ContextUndoManager?
 
@@ -220,90 +207,43 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: - Registration (queue-owned)
 
-    package func register(_ object: ManagedObject) {
-        registry[object.objectID] = object
-        if registry.count > registryPurgeThreshold { purgeUnreferencedObjects() }
-    }
-
-    /// Drops registered objects that have no changes and that nobody outside the context
-    /// references: what a weak reference would have dropped.
-    package func purgeUnreferencedObjects() {
-        var doomed: [ManagedObjectID] = []
-        var index = registry.startIndex
-        while index != registry.endIndex {
-            if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
-                doomed.append(registry.keys[index])
-            }
-            registry.formIndex(after: &index)
-        }
-        for id in doomed {
-            registry.removeValue(forKey: id)?.managedObjectContext = nil
-        }
-        registryPurgeThreshold = max(4096, registry.count * 2)
-    }
-
-    /// The registered object for an ID, unless only the registry still references it.
-    package func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
-        guard let index = registry.index(forKey: id) else { return nil }
-        if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
-            registry.remove(at: index).value.managedObjectContext = nil
-            return nil
-        }
-        return registry.values[index]
-    }
-
-    package func unregister(_ object: ManagedObject) {
-        if registry[object.objectID] === object { registry[object.objectID] = nil }
-        pending.forget(object)
-        object.isPendingFlag = false
-    }
-
-    /// Called by objects whose values or state changed: holds them strongly until saved.
-    package func objectDidChange(_ object: ManagedObject) {
-        if !object.isPendingFlag {
-            object.isPendingFlag = true
-            if !object.isInsertedFlag { pending.didChange(object) }
-            unprocessed.append(object)
-        }
-    }
-
     /// The object with a temporary ID (inserted objects are not in the registry until they get
     /// permanent IDs).
     package func insertedObject(for id: ManagedObjectID) -> ManagedObject? {
         guard id.isTemporaryID else { return nil }
-        return pending.insertedObject(for: id, in: self)
+        return graph.pending.insertedObject(for: id, in: self)
     }
 
     /// The objects registered in the context (objects with changes, and the unchanged ones that
     /// are still referenced somewhere).
     public var registeredObjects: Set<ManagedObject> {
         checkQueue("registeredObjects")
-        purgeUnreferencedObjects()
-        return Set(pending.liveInserted(in: self)).union(pending.changed.values).union(registry.values)
+        graph.purgeUnreferencedObjects()
+        return Set(graph.pending.liveInserted(in: self)).union(graph.pending.changed.values).union(graph.registry.values)
     }
 
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<ManagedObject> {
         checkQueue("insertedObjects")
-        return Set(pending.liveInserted(in: self))
+        return Set(graph.pending.liveInserted(in: self))
     }
 
     /// Registered objects with unsaved changes to their values.
     public var updatedObjects: Set<ManagedObject> {
         checkQueue("updatedObjects")
-        return Set(pending.changed.values.filter { $0.isUpdated })
+        return Set(graph.pending.changed.values.filter { $0.isUpdated })
     }
 
     /// Objects that will be deleted at the next save.
     public var deletedObjects: Set<ManagedObject> {
         checkQueue("deletedObjects")
-        return Set(pending.changed.values.filter { $0.isDeleted })
+        return Set(graph.pending.changed.values.filter { $0.isDeleted })
     }
 
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         checkQueue("hasChanges")
-        return pending.inserted.contains { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === self }
-            || pending.changed.values.contains { $0.hasChanges }
+        return graph.pending.inserted.contains { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === self }
+            || graph.pending.changed.values.contains { $0.hasChanges }
     }
 }

@@ -29,7 +29,7 @@ struct PendingResults {
     /// those already read (`isRead`), in insertion order then the changed ones.
     func joining(besides isRead: (ManagedObject) -> Bool) -> [ManagedObject] {
         var joined: [ManagedObject] = []
-        for object in context.pending.liveInserted(in: context) + context.pending.liveChanged(in: context)
+        for object in context.graph.pending.liveInserted(in: context) + context.graph.pending.liveChanged(in: context)
         where !object.isDeletedFlag && (object.isInsertedFlag || !object.dirty.isEmpty) && isOfFetchedEntity(object) && !isRead(object) && matches(object) {
             joined.append(object)
         }

@@ -66,7 +66,7 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
             return unsafeDowncast(object, to: Element.self)
         }
         batchIndex = number
-        context.purgeUnreferencedObjects()
+        context.graph.purgeUnreferencedObjects()
     }
 }
 

@@ -100,10 +100,10 @@ extension ManagedObjectContext {
                 errors.append(CoreDataError(.managedObjectValidation, "Validation failed: \(error)"))
             }
         }
-        for object in pending.liveInserted(in: self) {
+        for object in graph.pending.liveInserted(in: self) {
             do { try object.validateForInsert() } catch { record(error) }
         }
-        for object in pending.liveChanged(in: self) {
+        for object in graph.pending.liveChanged(in: self) {
             do {
                 if object.isDeletedFlag { try object.validateForDelete() } else if !object.isFaultFlag { try object.validateForUpdate() }
             } catch { record(error) }

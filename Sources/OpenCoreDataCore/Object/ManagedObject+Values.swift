@@ -179,7 +179,7 @@ extension ManagedObject {
         // Relationship slots are not undone alone: that would break their inverse.
         if recordingUndo, let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
         state.write(value, slot: slot)
-        context?.objectDidChange(self)
+        context?.graph.objectDidChange(self)
     }
 
     private func fireFault() {

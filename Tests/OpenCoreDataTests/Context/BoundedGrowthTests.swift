@@ -39,7 +39,7 @@ import Testing
             }
             try parent.performAndWait { () throws in try parent.save() }
             // While the child lives, the parent remembers the IDs it may still use.
-            parent.performAndWait { #expect(parent.retiredTemporaryIDs.count == 1) }
+            parent.performAndWait { #expect(parent.graph.retiredTemporaryIDs.count == 1) }
             // … and its next push with the old temporary ID lands on the saved object.
             try child.performAndWait { () throws in
                 #expect(note.objectID.isTemporaryID, "a child keeps the temporary ID after its parent saves")
@@ -58,6 +58,6 @@ import Testing
                 try parent.save()
             }
         }
-        parent.performAndWait { #expect(parent.retiredTemporaryIDs.isEmpty) }
+        parent.performAndWait { #expect(parent.graph.retiredTemporaryIDs.isEmpty) }
     }
 }

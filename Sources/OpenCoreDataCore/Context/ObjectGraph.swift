@@ -1,0 +1,80 @@
+import Foundation
+
+/// A context's object graph: the registered objects, the objects with unsaved changes, the
+/// changes not processed yet and the temporary IDs its saves retired. One value, owned by the
+/// context's queue (every method of the context that touches it runs there; checked under
+/// concurrency debugging). Each object's own state is its ``ObjectState``.
+///
+/// Registered objects are held weakly in effect, without Swift `weak` references (a weak
+/// reference gives its target a side table, which makes every retain and release of every
+/// managed object take the slow path): the registry holds them strongly, and an unchanged object
+/// that nobody else references (`isKnownUniquelyReferenced`) is dropped on lookup and by purges,
+/// which run when the registry has doubled since the last one.
+package struct ObjectGraph {
+    /// Registered objects by ID. Objects with temporary IDs are found through `pending` instead;
+    /// they join the registry when they get permanent IDs.
+    package var registry: [ManagedObjectID: ManagedObject] = [:]
+    private var purgeThreshold = 4096
+    /// Objects with unsaved changes, held strongly.
+    package var pending = PendingChanges()
+    /// Objects changed since the last `processPendingChanges()`.
+    package var unprocessed: [ManagedObject] = []
+    /// Temporary IDs the context replaced by permanent ones at a save, kept only while it has
+    /// children (which go on using the temporary IDs of objects they pushed).
+    package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
+
+    package mutating func register(_ object: ManagedObject) {
+        registry[object.objectID] = object
+        if registry.count > purgeThreshold { purgeUnreferencedObjects() }
+    }
+
+    /// Drops registered objects that have no changes and that nobody outside the context
+    /// references: what a weak reference would have dropped.
+    package mutating func purgeUnreferencedObjects() {
+        var doomed: [ManagedObjectID] = []
+        var index = registry.startIndex
+        while index != registry.endIndex {
+            if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
+                doomed.append(registry.keys[index])
+            }
+            registry.formIndex(after: &index)
+        }
+        for id in doomed {
+            registry.removeValue(forKey: id)?.managedObjectContext = nil
+        }
+        purgeThreshold = max(4096, registry.count * 2)
+    }
+
+    /// The registered object for an ID, unless only the registry still references it.
+    package mutating func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
+        guard let index = registry.index(forKey: id) else { return nil }
+        if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
+            registry.remove(at: index).value.managedObjectContext = nil
+            return nil
+        }
+        return registry.values[index]
+    }
+
+    package mutating func unregister(_ object: ManagedObject) {
+        if registry[object.objectID] === object { registry[object.objectID] = nil }
+        pending.forget(object)
+        object.isPendingFlag = false
+    }
+
+    /// An object's values or state changed: it is held strongly until saved, and its change
+    /// waits for the next `processPendingChanges()`.
+    package mutating func objectDidChange(_ object: ManagedObject) {
+        if !object.isPendingFlag {
+            object.isPendingFlag = true
+            if !object.isInsertedFlag { pending.didChange(object) }
+            unprocessed.append(object)
+        }
+    }
+
+    /// Forgets every object and change.
+    package mutating func removeAll() {
+        registry.removeAll()
+        pending.removeAll()
+        unprocessed.removeAll()
+    }
+}
