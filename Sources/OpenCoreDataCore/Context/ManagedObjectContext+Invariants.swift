@@ -5,6 +5,21 @@ import Foundation
 // public operations. Tests call `invariantViolations()` after each step of random sequences of
 // operations; a broken invariant is a bug in the library, never in the caller's code.
 extension ManagedObjectContext {
+    /// Whether contexts check their invariants after every `perform` / `performAndWait` block
+    /// (`OCD_CHECK_INVARIANTS=1`; CI runs the tests so). The check costs time proportional to
+    /// the objects a context holds; a broken invariant stops the process with what broke (a bug
+    /// in OpenCoreData, never in the caller's code: please report it).
+    package static let checksInvariants = ProcessInfo.processInfo.environment["OCD_CHECK_INVARIANTS"] == "1"
+
+    /// Stops the process when an invariant is broken (with `OCD_CHECK_INVARIANTS=1`).
+    package func checkInvariantsIfEnabled() {
+        guard Self.checksInvariants else { return }
+        let violations = invariantViolations()
+        guard violations.isEmpty else {
+            preconditionFailure("OpenCoreData broke its object graph's invariants in context '\(debugName)' (a bug in OpenCoreData; please report it): \(violations.prefix(10).joined(separator: "; "))")
+        }
+    }
+
     /// Every invariant of the context's object graph that does not hold now, described; empty
     /// when all hold. Runs on the context's queue; reads only what is in memory (no faulting, no
     /// I/O), so checking does not change what it checks.

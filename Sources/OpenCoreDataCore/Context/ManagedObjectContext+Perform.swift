@@ -18,6 +18,7 @@ extension ManagedObjectContext {
         queue.async { [self] in
             block()
             processPendingChanges()
+            checkInvariantsIfEnabled()
         }
     }
 
@@ -27,7 +28,11 @@ extension ManagedObjectContext {
     /// `performAndWait`), the block runs inline. Otherwise it waits behind blocks already
     /// enqueued; for a private-queue context it then runs on the calling thread.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        try queue.sync(block)
+        guard Self.checksInvariants, !queue.isCurrent else { return try queue.sync(block) }
+        return try queue.sync {
+            defer { checkInvariantsIfEnabled() }
+            return try block()
+        }
     }
 
     /// Runs `block` on the context's queue and returns its result to the awaiting task.
@@ -52,6 +57,7 @@ extension ManagedObjectContext {
             queue.async { [self] in
                 let result = Result { () throws(E) -> T in try work.value() }
                 processPendingChanges()
+                checkInvariantsIfEnabled()
                 continuation.resume(returning: result)
             }
         }

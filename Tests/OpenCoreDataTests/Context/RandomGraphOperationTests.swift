@@ -81,6 +81,32 @@ import Testing
         }
     }
 
+    /// The checker itself: a graph broken behind the context's back is reported.
+    @Test func brokenGraphsAreReported() throws {
+        let stack = try TestStack(.inMemory, model: ManagedObjectModel(Probe.self, Label.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let label = Label(context: context), probe = Probe(context: context), other = Probe(context: context)
+            probe.owner = label
+            try context.save()
+            _ = label.owned.count
+            #expect(context.invariantViolations().isEmpty)
+
+            // A member removed from one end of a relationship only.
+            let index = try #require(label.entity.toManyIndexByName["owned"])
+            label.toMany[index].remove(probe.objectID)
+            #expect(context.invariantViolations().contains { $0.contains("'owner'") && $0.contains("does not hold it") })
+            label.toMany[index].insert(probe.objectID)
+            #expect(context.invariantViolations().isEmpty)
+
+            // An object registered under another object's ID.
+            context.graph.registry[other.objectID] = probe
+            #expect(context.invariantViolations().contains { $0.contains("registered under another ID") })
+            context.graph.registry[other.objectID] = other   // repaired before the block ends (OCD_CHECK_INVARIANTS=1 checks then)
+            #expect(context.invariantViolations().isEmpty)
+        }
+    }
+
     func run(_ kind: StoreKind, seed: UInt64, steps: Int) throws {
         var random = SeededGenerator(seed: seed)
         let stack = try TestStack(kind, model: ManagedObjectModel(Probe.self, Label.self))
