@@ -142,7 +142,12 @@ extension ManagedObjectContext {
     package func mergeDeletion(of id: ManagedObjectID) -> ManagedObject? {
         guard let object = graph.liveRegisteredObject(for: id) else { return nil }
         guard !object.isDeletedFlag else { return object }
-        object.state.delete()
+        if object.isFaultFlag {
+            // Its row is gone: nothing to load, ever (the save must not try to).
+            object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)
+        } else {
+            object.state.delete()
+        }
         graph.pending.didChange(object)
         object.isPendingFlag = true
         return object

@@ -76,6 +76,35 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
         _ = stack
     }
 
+    /// A held fault whose deletion is merged is not loaded again at the next save (its row is
+    /// gone), even where inaccessible faults would stop the process.
+    @Test(arguments: StoreKind.allCases)
+    func aMergedDeletionOfAHeldFaultSavesWithoutLoadingIt(kind: StoreKind) throws {
+        let (stack, saver, receiver, id, _) = try twoContexts(kind)
+        receiver.shouldDeleteInaccessibleFaults = false
+        let fault = receiver.performAndWait { () -> ManagedObject in
+            receiver.refresh(receiver.object(with: id), mergeChanges: false)
+            return receiver.object(with: id)
+        }
+        let notifications = NotificationRecorder()
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: saver, queue: nil) { notifications.append($0) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try saver.performAndWait { () throws in
+            saver.delete(saver.object(with: id))
+            try saver.save()
+        }
+        let deletion = try #require(notifications.values.first)
+        try receiver.performAndWait { () throws in
+            #expect(fault.isFault)
+            receiver.mergeChanges(fromContextDidSave: deletion)
+            #expect(fault.isDeleted)
+            #expect(try receiver.count(for: Note.fetchRequest()) == 0)
+            try receiver.save()
+            #expect(receiver.registeredObject(for: id) == nil)
+        }
+        _ = stack
+    }
+
     @Test(arguments: StoreKind.allCases)
     func theObjectIDFormAndRemoteMergesWork(kind: StoreKind) throws {
         let (stack, saver, receiver, id, held) = try twoContexts(kind)
