@@ -2,8 +2,8 @@ import Foundation
 import OpenCoreData
 import Testing
 
-/// Long random sequences of operations on three contexts — two on the coordinator, one child of
-/// the first — over probes and the labels they point at (a to-one with a to-many inverse, a
+/// Long random sequences of operations on four contexts — two on the coordinator, a child of the
+/// first and a grandchild — over probes and the labels they point at (a to-one with a to-many inverse, a
 /// many-to-many in a join table): insert, change an attribute, set the to-one, add or remove a
 /// member, delete, save, merge another context's save, refresh, rollback and reset. After every
 /// step the graph's invariants hold in every context (`invariantViolations()`), and after every
@@ -64,6 +64,15 @@ import Testing
             context.name = name
         }
 
+        func descends(from ancestor: Player) -> Bool {
+            var current = parent
+            while let player = current {
+                if player === ancestor { return true }
+                current = player.parent
+            }
+            return false
+        }
+
         func change(_ code: String, _ edit: (inout Change) -> Void) {
             var change = changes[code] ?? Change()
             edit(&change)
@@ -121,10 +130,14 @@ import Testing
         }
         let a = Player("A", context: stack.container.newBackgroundContext())
         let b = Player("B", context: stack.container.newBackgroundContext())
-        let childContext = ManagedObjectContext(concurrencyType: .privateQueue)
-        childContext.parent = a.context
-        let c = Player("C", context: childContext, parent: a)
-        let players = [a, b, c]
+        func child(_ name: String, of parent: Player) -> Player {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.parent = parent.context
+            return Player(name, context: context, parent: parent)
+        }
+        let c = child("C", of: a)
+        let d = child("D", of: c)
+        let players = [a, b, c, d]
         var observers: [any NSObjectProtocol] = []
         for (saver, receiver) in [(a, b), (b, a)] {
             let inbox = receiver.inbox
@@ -266,10 +279,12 @@ import Testing
                     player.changes = [:]
                 }
             }
-            if player === a && (note.hasSuffix("rollback") || note.hasSuffix("reset") || note.contains("rolled back")) {
-                // The child's view rests on the parent's changes just discarded: start it over.
-                c.context.performAndWait { c.context.reset() }
-                c.changes = [:]
+            if note.hasSuffix("rollback") || note.hasSuffix("reset") || note.contains("rolled back") {
+                // The descendants' views rest on the changes just discarded: start them over.
+                for descendant in players where descendant.descends(from: player) {
+                    descendant.context.performAndWait { descendant.context.reset() }
+                    descendant.changes = [:]
+                }
             }
 
             for checked in players {
