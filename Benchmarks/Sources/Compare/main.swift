@@ -1,8 +1,14 @@
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration] [--json PATH]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
+if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
+    // One scenario of ours alone, for a profiler.
+    let n = index + 2 < arguments.count ? Int(arguments[index + 2]) ?? 10_000 : 10_000
+    try ProfileScenario.run(arguments[index + 1], n: n)
+    exit(0)
+}
 if arguments.contains("--migration") {
     // Only the migration scenario.
     printTable([try MigrationScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000)])

@@ -6,7 +6,8 @@
 // the context's queue while the context is alive (a deinit cannot race with its own queue's work,
 // which retains the context).
 package final class ContextHandle: @unchecked Sendable {
-    package unowned(unsafe) var context: ManagedObjectContext?
+    // Unchecked exclusivity: assigned whole by the context's init and deinit only.
+    @exclusivity(unchecked) package unowned(unsafe) var context: ManagedObjectContext?
 
     package init() {}
 }

@@ -58,12 +58,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // Queue-owned state.
     /// The registered objects, pending changes and retired IDs (see ``ObjectGraph``).
+    #if DEBUG
     package var graph = ObjectGraph()
+    #else
+    @exclusivity(unchecked) package var graph = ObjectGraph()   // see ManagedObject.state
+    #endif
     /// A relationship that could not be read from the store since the last save (its members
     /// read as empty): the next `save()` throws it rather than write changes made on that view.
     package var relationshipReadFailure: CoreDataError?
-    /// The undo manager, queue-owned like the objects it records.
-    package var undoStorage: ContextUndoManager?
+    /// The undo manager, queue-owned like the objects it records (assigned whole: its run-time
+    /// exclusivity check, paid on every property write, is skipped).
+    @exclusivity(unchecked) package var undoStorage: ContextUndoManager?
 
     /// Makes a context bound to the given kind of queue.
     public init(concurrencyType: ConcurrencyType) {

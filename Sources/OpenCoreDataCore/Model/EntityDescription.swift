@@ -61,37 +61,39 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public var superentityClass: ManagedObject.Type? { didSet { checkMutable() } }
 
 
-    // Built when the model freezes.
-    package private(set) var isFrozen = false
+    // Built when the model freezes. Unchecked exclusivity (this block and `frozenRoot`): written
+    // once while the model freezes, by one thread, then only read; checked, every read paid a
+    // run-time access record (a large part of each save's and fetch's cost).
+    @exclusivity(unchecked) package private(set) var isFrozen = false
     /// The stored (non-transient) attributes, in slot order: an object's values and a row's
     /// columns are arrays in this order.
-    package private(set) var storedAttributes: [AttributeDescription] = []
-    package private(set) var slotByName: [String: Int] = [:]
+    @exclusivity(unchecked) package private(set) var storedAttributes: [AttributeDescription] = []
+    @exclusivity(unchecked) package private(set) var slotByName: [String: Int] = [:]
     /// The names of the value slots (attributes, then to-one relationships), for the accessors'
     /// fast path.
-    package private(set) var storedAttributeNames: [String] = []
+    @exclusivity(unchecked) package private(set) var storedAttributeNames: [String] = []
     /// Core Data's entity number (`Z_ENT`), assigned by the model.
-    package internal(set) var entityNumber: Int = 0
-    package private(set) var attributesByNameCache: [String: AttributeDescription] = [:]
+    @exclusivity(unchecked) package internal(set) var entityNumber: Int = 0
+    @exclusivity(unchecked) package private(set) var attributesByNameCache: [String: AttributeDescription] = [:]
     /// To-one relationships (inherited first): their destination's ID is stored in the value
     /// slot `storedAttributes.count + i`.
-    package private(set) var toOneRelationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) package private(set) var toOneRelationships: [RelationshipDescription] = []
     /// To-many relationships (inherited first), in the order of an object's to-many states.
-    package private(set) var toManyRelationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) package private(set) var toManyRelationships: [RelationshipDescription] = []
     /// Value slot of each to-one, by name.
-    package private(set) var toOneSlotByName: [String: Int] = [:]
+    @exclusivity(unchecked) package private(set) var toOneSlotByName: [String: Int] = [:]
     /// Index of each to-many among `toManyRelationships`, by name.
-    package private(set) var toManyIndexByName: [String: Int] = [:]
-    private var relationshipsByNameCache: [String: RelationshipDescription] = [:]
+    @exclusivity(unchecked) package private(set) var toManyIndexByName: [String: Int] = [:]
+    @exclusivity(unchecked) private var relationshipsByNameCache: [String: RelationshipDescription] = [:]
     /// Attributes plus to-one relationships: the length of an object's `values`.
-    package private(set) var valueSlotCount = 0
+    @exclusivity(unchecked) package private(set) var valueSlotCount = 0
     /// The attribute slots with a validation rule (mandatory, bounds, pattern), and those whose
     /// type can hold NaN (which saves refuse).
-    package private(set) var validatedSlots: [Int] = []
+    @exclusivity(unchecked) package private(set) var validatedSlots: [Int] = []
     /// Whether some relationship has a rule checked at save (mandatory, counts).
-    package private(set) var hasRelationshipRules = false
+    @exclusivity(unchecked) package private(set) var hasRelationshipRules = false
     /// The attributes whose values a delete keeps in history (`ZTOMBSTONE<n>`), in name order.
-    package private(set) var tombstoneAttributes: [AttributeDescription] = []
+    @exclusivity(unchecked) package private(set) var tombstoneAttributes: [AttributeDescription] = []
 
     /// Makes an entity description.
     public init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self, properties: [PropertyDescription] = []) {
@@ -151,7 +153,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return superentity?.rootEntity ?? self
     }
     // Set at freeze; unowned(unsafe): the root is in the same frozen model, which outlives it.
-    private unowned(unsafe) var frozenRoot: EntityDescription?
+    @exclusivity(unchecked) private unowned(unsafe) var frozenRoot: EntityDescription?
     /// The values a new object starts with, in slot order (shared by every new object).
     package private(set) var defaultValues: [ManagedValue] = []
 

@@ -28,11 +28,13 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// fetched properties), one line each; empty for models built in code.
     public internal(set) var unsupportedFeatures: [String] = []
 
-    package private(set) var isFrozen = false
+    // Unchecked exclusivity (here and for `byClass`): written once under the freeze lock before
+    // any context uses the model, then only read.
+    @exclusivity(unchecked) package private(set) var isFrozen = false
     /// Whether some entity has a uniqueness constraint (saves check them only then).
     package private(set) var hasUniquenessConstraints = false
     private var byName: [String: EntityDescription] = [:]
-    private var byClass: [ObjectIdentifier: EntityDescription] = [:]
+    @exclusivity(unchecked) private var byClass: [ObjectIdentifier: EntityDescription] = [:]
 
     /// Makes a model from entity descriptions.
     public init(entities: [EntityDescription]) {
