@@ -35,30 +35,45 @@ extension SQLiteStore {
             do {
                 try checkModelUnchanged(db)
                 var conflicts: [StoreConflict] = []
-                // One statement per entity and set of changed columns (usually one per save).
+                // One statement per entity and set of changed columns (usually one per save); the
+                // previous update's is tried first, without hashing, and values are bound in place.
                 var updateStatements: [UpdateShape: SQLiteStatement] = [:]
+                var previous: (entity: ObjectIdentifier, slots: [Int], statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping)?
                 for update in request.updates {
-                    let mapping = try layout.mapping(for: update.entity)
-                    let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
-                    let statement: SQLiteStatement
-                    if let cached = updateStatements[shape] {
-                        statement = cached
+                    let statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping
+                    if let previous, previous.entity == ObjectIdentifier(update.entity), previous.slots == update.slots {
+                        (statement, mapping) = (previous.statement, previous.mapping)
                     } else {
-                        let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
-                            + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
-                        statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
-                        updateStatements[shape] = statement
+                        mapping = try layout.mapping(for: update.entity)
+                        let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
+                        if let cached = updateStatements[shape] {
+                            statement = cached
+                        } else {
+                            let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
+                                + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
+                            statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
+                            updateStatements[shape] = statement
+                        }
+                        previous = (shape.entity, update.slots, statement, mapping)
                     }
-                    let entityValues: [ManagedValue] = update.slots.compactMap { slot in
-                        guard mapping.entityColumns[slot] != nil else { return nil }
-                        guard case .object(let id) = update.values[slot] else { return .null }
-                        return .integer(Int64(layout.entityNumber(of: id.entity)))
+                    // Z_OPT, the changed columns, the Z_ENT of changed to-ones into hierarchies,
+                    // then the key and the expected version.
+                    var index: Int32 = 1
+                    statement.bind(update.expectedVersion + 1, at: index)
+                    for slot in update.slots {
+                        index += 1
+                        try statement.bind(update.values[slot], at: index)
                     }
-                    let bound = [.integer(update.expectedVersion + 1)] + update.slots.map { update.values[$0] } + entityValues
-                    try statement.bind(bound)
-                    let base = Int32(bound.count + 1)
-                    statement.bind(update.primaryKey, at: base)
-                    statement.bind(update.expectedVersion, at: base + 1)
+                    for slot in update.slots where mapping.entityColumns[slot] != nil {
+                        index += 1
+                        if case .object(let id) = update.values[slot] {
+                            statement.bind(Int64(layout.entityNumber(of: id.entity)), at: index)
+                        } else {
+                            try statement.bind(.null, at: index)
+                        }
+                    }
+                    statement.bind(update.primaryKey, at: index + 1)
+                    statement.bind(update.expectedVersion, at: index + 2)
                     try statement.run()
                     if db.changes == 0 {
                         conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
