@@ -85,7 +85,8 @@ extension SQLiteStore {
                 for delete in request.deletes {
                     let mapping = try layout.mapping(for: delete.entity)
                     let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
-                    try statement.bind([.integer(delete.primaryKey), .integer(delete.expectedVersion)])
+                    statement.bind(delete.primaryKey, at: 1)
+                    statement.bind(delete.expectedVersion, at: 2)
                     try statement.run()
                     if db.changes > 0 {
                         removed.append(delete)

@@ -144,7 +144,7 @@ extension ManagedObjectContext {
         for object in batch.inserted { object.state.commit(version: 1) }
         for object in batch.updated { object.state.commit(version: (object.snapshot?.version ?? 0) + 1) }
         for object in batch.deleted {
-            graph.unregister(object)
+            graph.removeFromRegistry(object)   // the pending changes are cleared just below
             object.managedObjectContext = nil
         }
         clearPending()

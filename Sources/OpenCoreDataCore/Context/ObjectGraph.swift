@@ -56,9 +56,15 @@ package struct ObjectGraph {
     }
 
     package mutating func unregister(_ object: ManagedObject) {
-        if registry[object.objectID] === object { registry[object.objectID] = nil }
+        removeFromRegistry(object)
         pending.forget(object)
         object.isPendingFlag = false
+    }
+
+    /// Drops the object from the registry (when it is the one registered under its ID), with one
+    /// hash of the ID.
+    package mutating func removeFromRegistry(_ object: ManagedObject) {
+        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
     }
 
     /// An object's values or state changed: it is held strongly until saved, and its change
