@@ -187,11 +187,14 @@ import Testing
         let folder = directory.file("Broken.xcmappingmodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let book = "bookmigration-mhw/BookMigration-master/BookMigration/"
-        var text = try String(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
-        text = "<?selation?>\n" + text.drop { $0 != "\n" }
-        try Data(text.utf8).write(to: folder.appendingPathComponent("xcmapping.xml"))
-        let error = try #require(throws: CoreDataError.self) { _ = try MappingModel(contentsOf: folder, models: Fixtures.url(book + "Model.xcdatamodeld")) }
-        #expect(error.message.contains("processing instruction"))
+        let text = try String(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        let body = text.drop { $0 != "\n" }
+        // `<?xml?>` without a version is an instruction to libxml2, not a declaration (fuzzer).
+        for instruction in ["<?selation?>", "<?xml?>", "<?xml ?>"] {
+            try Data((instruction + "\n" + body).utf8).write(to: folder.appendingPathComponent("xcmapping.xml"))
+            let error = try #require(throws: CoreDataError.self) { _ = try MappingModel(contentsOf: folder, models: Fixtures.url(book + "Model.xcdatamodeld")) }
+            #expect(error.message.contains("processing instruction"), "\(instruction)")
+        }
         // The fixture itself, with its XML declaration, still reads.
         _ = try MappingModel(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel"), models: Fixtures.url(book + "Model.xcdatamodeld"))
     }
