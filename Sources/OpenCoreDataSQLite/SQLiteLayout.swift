@@ -227,7 +227,9 @@ final class SQLiteLayout: @unchecked Sendable {
                 guard let inverse = relationship.inverseRelationship, let destination = relationship.destinationEntity,
                       let destinationMapping = mappings[ObjectIdentifier(destination)] else { continue }
                 if !inverse.isToMany {
-                    let slot = destination.toOneSlotByName[inverse.name] ?? 0
+                    // A model file can name an inverse that is not a to-one of the destination (the
+                    // archive fuzzer found one): no storage then, and using it is an error.
+                    guard let slot = destination.toOneSlotByName[inverse.name], slot < destinationMapping.columns.count else { continue }
                     toMany[ObjectIdentifier(relationship)] = .inverseForeignKey(
                         table: destinationMapping.table, column: destinationMapping.columns[slot],
                         orderColumn: relationship.isOrdered ? orderColumns[ObjectIdentifier(inverse)] : nil, destination: destination)

@@ -199,6 +199,17 @@ import Testing
         _ = try MappingModel(contentsOf: Fixtures.url(book + "Model1_to_Model2.xcmappingmodel"), models: Fixtures.url(book + "Model.xcdatamodeld"))
     }
 
+    /// An archived model (the archive fuzzer's input, kept in Tests/Fixtures/Fuzz) whose to-many
+    /// names as its inverse a to-one that the destination does not have: creating a store from it
+    /// read a column past the end of the destination's; now the relationship has no storage.
+    @Test func anInverseOutsideTheDestinationDoesNotTrapStoreCreation() throws {
+        let model = try ManagedObjectModel(archive: Data(contentsOf: Fixtures.url("Fuzz/archive-inverse-elsewhere.mom")))
+        let directory = TemporaryDirectory()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("Created.sqlite"))
+        try coordinator.remove(store)
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.
