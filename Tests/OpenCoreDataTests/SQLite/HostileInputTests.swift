@@ -203,7 +203,7 @@ import Testing
     /// names as its inverse a to-one that the destination does not have: creating a store from it
     /// read a column past the end of the destination's; now the relationship has no storage.
     @Test func anInverseOutsideTheDestinationDoesNotTrapStoreCreation() throws {
-        let model = try ManagedObjectModel(archive: Data(contentsOf: Fixtures.url("Fuzz/archive-inverse-elsewhere.mom")))
+        let model = try ManagedObjectModel(archive: Data(contentsOf: Fixtures.url("Fuzz/archive-inverse-elsewhere.keyedarchive")))
         let directory = TemporaryDirectory()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("Created.sqlite"))
