@@ -85,29 +85,27 @@ extension ManagedObjectContext {
             guard let other = graph.registry[id] ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
             return other
         }
-        for relationship in object.entity.toOneRelationships {
-            guard let inverse = relationship.inverseRelationship, let id = destination(of: object, relationship), let other = loadedObject(id) else { continue }
+        /// Why `other`'s `inverse` does not lead back to `object`; nil when it does, or when that
+        /// end is not in memory.
+        func mismatch(_ other: ManagedObject, _ inverse: RelationshipDescription) -> String? {
             if inverse.isToMany {
-                guard let index = other.entity.toManyIndexByName[inverse.name], index < other.toMany.count else { continue }
-                if other.toMany[index].contains(object.objectID) == false {
-                    fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' does not hold it")
-                }
-            } else if destination(of: other, inverse) != object.objectID {
-                fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' is \(destination(of: other, inverse).map { "\($0)" } ?? "nil")")
+                guard let index = other.entity.toManyIndexByName[inverse.name], index < other.toMany.count,
+                      other.toMany[index].contains(object.objectID) == false else { return nil }
+                return "does not hold it"
             }
+            let back = destination(of: other, inverse)
+            return back == object.objectID ? nil : "is \(back.map { "\($0)" } ?? "nil")"
+        }
+        for relationship in object.entity.toOneRelationships {
+            guard let inverse = relationship.inverseRelationship, let id = destination(of: object, relationship), let other = loadedObject(id),
+                  let reason = mismatch(other, inverse) else { continue }
+            fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' \(reason)")
         }
         for (index, relationship) in object.entity.toManyRelationships.enumerated() {
             guard index < object.toMany.count, let members = object.toMany[index].members, let inverse = relationship.inverseRelationship else { continue }
             for id in members {
-                guard let other = loadedObject(id) else { continue }
-                if inverse.isToMany {
-                    guard let otherIndex = other.entity.toManyIndexByName[inverse.name], otherIndex < other.toMany.count else { continue }
-                    if other.toMany[otherIndex].contains(object.objectID) == false {
-                        fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' does not hold it")
-                    }
-                } else if destination(of: other, inverse) != object.objectID {
-                    fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' is \(destination(of: other, inverse).map { "\($0)" } ?? "nil")")
-                }
+                guard let other = loadedObject(id), let reason = mismatch(other, inverse) else { continue }
+                fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' \(reason)")
             }
         }
     }
