@@ -102,10 +102,8 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore {
-    /// A batch delete of rows with relationships, in one transaction: deny rules refuse it
-    /// (1600) while destinations exist; cascade deletes the destinations (recursively); nullify
-    /// clears foreign keys pointing at the deleted rows; join-table rows go; no action leaves
-    /// the destinations as they are.
+    /// A batch delete of rows with relationships, in one transaction: the rules are
+    /// `BatchDeleteRules`'s, over this store's tables (`SQLiteDeleteRows`).
     fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: SQLiteLayout, author: HistoryAuthor) throws -> BatchOutcome {
         try writeTransaction { db in
             let select = try db.prepare(sql)
@@ -113,92 +111,99 @@ extension SQLiteStore {
             try select.bind(arguments)
             var keys: [Int64] = []
             while try select.step() { keys.append(select.int64(at: 0)) }
-            var history: [PendingChange] = []
-            var seen: [ObjectIdentifier: Set<Int64>] = [:]
-            try deleteRows(entity.rootEntity, keys: keys, db: db, layout: layout, history: &history, seen: &seen)
-            try recordHistory(db, layout: layout, author: author, changes: history)
+            var rows = SQLiteDeleteRows(store: self, db: db, layout: layout)
+            try BatchDeleteRules.delete(keys, of: entity.rootEntity, in: &rows)
+            try recordHistory(db, layout: layout, author: author, changes: rows.history)
             return BatchOutcome(count: keys.count, keys: keys)
         }
     }
+}
 
-    private func deleteRows(_ root: EntityDescription, keys: [Int64], db: SQLiteConnection, layout: SQLiteLayout, history: inout [PendingChange], seen: inout [ObjectIdentifier: Set<Int64>]) throws {
-        let rootMapping = try layout.mapping(for: root)
-        // Rows already deleted (or being deleted) in this request are skipped: cascades can loop.
-        let fresh = keys.filter { seen[ObjectIdentifier(root), default: []].insert($0).inserted }
-        guard !fresh.isEmpty else { return }
-        for chunk in stride(from: 0, to: fresh.count, by: 500).map({ Array(fresh[$0..<min($0 + 500, fresh.count)]) }) {
-            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
-            let bound = chunk.map { ManagedValue.integer($0) }
-            // The rows, with their own entities (rules are per entity) and values (tombstones).
-            let rows = try db.prepare("SELECT Z_ENT, * FROM \(rootMapping.table) WHERE Z_PK IN \(list)")
-            defer { rows.finalize() }
-            try rows.bind(bound)
-            var byEntity: [ObjectIdentifier: (EntityDescription, [Int64])] = [:]
-            while try rows.step() {
-                guard let entity = layout.entitiesByNumber[Int(rows.int64(at: 0))] else { continue }
-                let key = rows.int64(at: 1)
-                byEntity[ObjectIdentifier(entity), default: (entity, [])].1.append(key)
-                let values = tracksHistory ? readValues(rows, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
-                history.append(PendingChange(type: .delete, entity: entity, primaryKey: key, values: values))
-            }
-            for (entity, entityKeys) in byEntity.values {
-                try applyRules(entity, keys: entityKeys, db: db, layout: layout, history: &history, seen: &seen)
-            }
-            let delete = try db.prepare("DELETE FROM \(rootMapping.table) WHERE Z_PK IN \(list)")
-            defer { delete.finalize() }
-            try delete.bind(bound)
-            try delete.step()
+/// The rows of a batch delete with rules, in the SQLite store's tables, inside the caller's write
+/// transaction. Keys go to SQLite in chunks of 500 bound parameters.
+private struct SQLiteDeleteRows: BatchDeleteRows {
+    let store: SQLiteStore
+    let db: SQLiteConnection
+    let layout: SQLiteLayout
+    /// The deletions to record in history (with tombstone values when history is kept).
+    var history: [SQLiteStore.PendingChange] = []
+
+    private static let chunk = 500
+
+    /// Runs `sql(list)` once per chunk of `keys`, `list` being the chunk's `(?, ?, …)`; `row` is
+    /// called for each result row.
+    private func each(_ keys: [Int64], _ sql: (String) -> String, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
+        for start in stride(from: 0, to: keys.count, by: Self.chunk) {
+            let chunk = keys[start..<min(start + Self.chunk, keys.count)]
+            let statement = try db.prepare(sql("(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"))
+            defer { statement.finalize() }
+            for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
+            while try statement.step() { try row(statement) }
         }
     }
 
-    private func applyRules(_ entity: EntityDescription, keys: [Int64], db: SQLiteConnection, layout: SQLiteLayout, history: inout [PendingChange], seen: inout [ObjectIdentifier: Set<Int64>]) throws {
-        let mapping = try layout.mapping(for: entity)
-        let list = "(" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
-        let bound = keys.map { ManagedValue.integer($0) }
-        func column(_ sql: String) throws -> [Int64] {
-            let statement = try db.prepare(sql)
-            defer { statement.finalize() }
-            try statement.bind(bound)
-            var result: [Int64] = []
-            while try statement.step() { if !statement.isNull(at: 0) { result.append(statement.int64(at: 0)) } }
-            return result
-        }
-        func run(_ sql: String) throws {
-            let statement = try db.prepare(sql)
-            defer { statement.finalize() }
-            try statement.bind(bound)
-            try statement.step()
-        }
-        for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule != .noAction {
-            guard let destination = relationship.destinationEntity else { continue }
-            let destinationTable = try layout.mapping(for: destination).table
-            // The destinations of the deleted rows, and how to detach them.
-            let destinations: [Int64]
-            var detach: String?
-            if !relationship.isToMany {
-                guard let slot = entity.toOneSlotByName[relationship.name] else { continue }
-                destinations = try column("SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN \(list)")
-                if let inverse = relationship.inverseRelationship, !inverse.isToMany, let inverseSlot = destination.toOneSlotByName[inverse.name] {
-                    let inverseColumn = try layout.mapping(for: destination).columns[inverseSlot]
-                    detach = "UPDATE \(destinationTable) SET \(inverseColumn) = NULL, Z_OPT = Z_OPT + 1 WHERE \(inverseColumn) IN \(list)"
-                }
+    private func column(_ keys: [Int64], _ sql: (String) -> String) throws -> [Int64] {
+        var result: [Int64] = []
+        try each(keys, sql) { if !$0.isNull(at: 0) { result.append($0.int64(at: 0)) } }
+        return result
+    }
+
+    mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
+        let table = try layout.mapping(for: root).table
+        var groups: [(entity: EntityDescription, keys: [Int64])] = []
+        var index: [ObjectIdentifier: Int] = [:]
+        var found: [SQLiteStore.PendingChange] = []
+        let values = store.tracksHistory
+        try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN \($0)" }) { statement in
+            guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
+            let key = statement.int64(at: 1)
+            if let at = index[ObjectIdentifier(entity)] {
+                groups[at].keys.append(key)
             } else {
-                switch try layout.storage(of: relationship) {
-                case .inverseForeignKey(let table, let fk, let order, _):
-                    destinations = try column("SELECT Z_PK FROM \(table) WHERE \(fk) IN \(list)")
-                    detach = "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN \(list)"
-                case .joinTable(let table, let own, let other, _, _):
-                    destinations = try column("SELECT \(other) FROM \(table) WHERE \(own) IN \(list)")
-                    detach = "DELETE FROM \(table) WHERE \(own) IN \(list)"
-                }
+                index[ObjectIdentifier(entity)] = groups.count
+                groups.append((entity, [key]))
             }
-            if relationship.deleteRule == .deny, !destinations.isEmpty {
-                throw CoreDataError.batchDeleteDenied(entity, relationship, holding: destinations.count)
-            }
-            if let detach { try run(detach) }
-            if relationship.deleteRule == .cascade {
-                try deleteRows(destination.rootEntity, keys: destinations, db: db, layout: layout, history: &history, seen: &seen)
-            }
+            // `Z_ENT, *` puts Z_ENT, Z_PK, Z_ENT, Z_OPT before the table's columns.
+            let tombstone = values ? store.readValues(statement, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
+            found.append(SQLiteStore.PendingChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
         }
+        history += found
+        return groups
+    }
+
+    mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
+        if !relationship.isToMany {
+            guard let slot = entity.toOneSlotByName[relationship.name] else { return [] }
+            let mapping = try layout.mapping(for: entity)
+            return try column(keys) { "SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN \($0)" }
+        }
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let fk, _, _):
+            return try column(keys) { "SELECT Z_PK FROM \(table) WHERE \(fk) IN \($0)" }
+        case .joinTable(let table, let own, let other, _, _):
+            return try column(keys) { "SELECT \(other) FROM \(table) WHERE \(own) IN \($0)" }
+        }
+    }
+
+    mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
+        if !relationship.isToMany {
+            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship, !inverse.isToMany,
+                  let inverseSlot = destination.toOneSlotByName[inverse.name] else { return }
+            let mapping = try layout.mapping(for: destination)
+            let column = mapping.columns[inverseSlot]
+            try each(keys) { "UPDATE \(mapping.table) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN \($0)" }
+            return
+        }
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let fk, let order, _):
+            try each(keys) { "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN \($0)" }
+        case .joinTable(let table, let own, _, _, _):
+            try each(keys) { "DELETE FROM \(table) WHERE \(own) IN \($0)" }
+        }
+    }
+
+    mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
+        let table = try layout.mapping(for: root).table
+        try each(keys) { "DELETE FROM \(table) WHERE Z_PK IN \($0)" }
     }
 }

@@ -13,8 +13,17 @@
 ///
 /// Use it on its context's queue.
 public final class ContextUndoManager {
+    /// One change of the graph, as it was made: both ends of a relationship record their own
+    /// change (the graph keeps inverses by changing the other end), so replaying records one by
+    /// one, without inverse maintenance, keeps every relationship consistent.
     enum Record {
+        /// An attribute or a to-one relationship slot.
         case value(ManagedObject, slot: Int, old: ManagedValue, new: ManagedValue)
+        /// A member added to (or removed from) the to-many at `toMany` (its index in the entity's
+        /// to-many relationships).
+        case member(ManagedObject, toMany: Int, ManagedObjectID, added: Bool)
+        /// The members of an ordered to-many put in a new order.
+        case order(ManagedObject, toMany: Int, old: [ManagedObjectID], new: [ManagedObjectID])
         case insert(ManagedObject)
         case delete(ManagedObject)
     }
@@ -43,32 +52,14 @@ public final class ContextUndoManager {
     public func undo() {
         closeGroup()
         guard let group = undoStack.popLast(), let context else { return }
-        replay {
-            for record in group.reversed() {
-                switch record {
-                case .value(let object, let slot, let old, _): object.writeValue(old, slot: slot)
-                case .insert(let object): context.delete(object)
-                case .delete(let object): context.undelete(object)
-                }
-            }
-        }
-        context.processPendingChanges()
+        replay(group.reversed(), in: context, undoing: true)
         redoStack.append(group)
     }
 
     /// Redoes the last undone group.
     public func redo() {
         guard let group = redoStack.popLast(), let context else { return }
-        replay {
-            for record in group {
-                switch record {
-                case .value(let object, let slot, _, let new): object.writeValue(new, slot: slot)
-                case .insert(let object): context.insert(object)
-                case .delete(let object): context.delete(object)
-                }
-            }
-        }
-        context.processPendingChanges()
+        replay(group, in: context, undoing: false)
         undoStack.append(group)
     }
 
@@ -93,10 +84,26 @@ public final class ContextUndoManager {
         if levelsOfUndo > 0 && undoStack.count > levelsOfUndo { undoStack.removeFirst(undoStack.count - levelsOfUndo) }
     }
 
-    private func replay(_ body: () -> Void) {
+    /// Applies a group's records (their old side when undoing, their new side when redoing), then
+    /// processes the changes, none of it recorded again.
+    private func replay(_ records: some Sequence<Record>, in context: ManagedObjectContext, undoing: Bool) {
         isReplaying = true
-        body()
-        isReplaying = false
+        defer { isReplaying = false }
+        for record in records {
+            switch record {
+            case .value(let object, let slot, let old, let new):
+                object.writeValue(undoing ? old : new, slot: slot)
+            case .member(let object, let index, let id, let added):
+                context.replayMembership(of: id, in: object, toMany: index, present: added != undoing)
+            case .order(let object, let index, let old, let new):
+                context.replayOrder(undoing ? old : new, of: object, toMany: index)
+            case .insert(let object):
+                if undoing { context.delete(object) } else { context.insert(object) }
+            case .delete(let object):
+                if undoing { context.undelete(object) } else { context.delete(object) }
+            }
+        }
+        context.processPendingChanges()
     }
 }
 

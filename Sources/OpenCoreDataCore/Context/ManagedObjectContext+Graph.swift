@@ -111,6 +111,24 @@ extension ManagedObjectContext {
         markToManyChanged(object, index: index) { state in
             let before = state.members
             state.reorder(wanted)
+            guard let after = state.members, after != before else { return false }
+            if let before { undoStorage?.record(.order(object, toMany: index, old: before, new: after)) }
+            return true
+        }
+    }
+
+    /// Undo and redo: puts one member in or out of a to-many, leaving the inverse to its own record.
+    package func replayMembership(of id: ManagedObjectID, in object: ManagedObject, toMany index: Int, present: Bool) {
+        guard index < object.entity.toManyRelationships.count, (try? toManyIndex(of: object, object.entity.toManyRelationships[index])) != nil else { return }
+        markToManyChanged(object, index: index) { present ? $0.insert(id) : $0.remove(id) }
+    }
+
+    /// Undo and redo: puts the members of an ordered to-many back in an order.
+    package func replayOrder(_ order: [ManagedObjectID], of object: ManagedObject, toMany index: Int) {
+        guard index < object.toMany.count else { return }
+        markToManyChanged(object, index: index) { state in
+            let before = state.members
+            state.reorder(order)
             return state.members != before
         }
     }
@@ -151,6 +169,7 @@ extension ManagedObjectContext {
         let index = try toManyIndex(of: object, relationship)
         guard object.toMany[index].contains(id) != true else { return false }
         markToManyChanged(object, index: index) { $0.insert(id) }
+        undoStorage?.record(.member(object, toMany: index, id, added: true))
         return true
     }
 
@@ -161,12 +180,13 @@ extension ManagedObjectContext {
         let index = try toManyIndex(of: object, relationship)
         guard object.toMany[index].contains(id) != false else { return false }
         markToManyChanged(object, index: index) { $0.remove(id) }
+        undoStorage?.record(.member(object, toMany: index, id, added: false))
         return true
     }
 
     private func writeToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ id: ManagedObjectID?) {
         guard let slot = object.entity.toOneSlotByName[relationship.name] else { return }
-        object.writeValue(id.map { .object($0) } ?? .null, slot: slot, recordingUndo: false)
+        object.writeValue(id.map { .object($0) } ?? .null, slot: slot)
     }
 
     private func markToManyChanged(_ object: ManagedObject, index: Int, _ change: (inout ToManyState) -> Bool) {

@@ -93,7 +93,8 @@ extension ManagedObjectContext {
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, deleted ones restored,
-    /// changed ones get their saved values back.
+    /// changed ones get their saved values back. The undo manager forgets every change, as Core
+    /// Data's does.
     public func rollback() {
         checkQueue("rollback()")
         for object in graph.pending.all where object.managedObjectContext === self {
@@ -112,16 +113,18 @@ extension ManagedObjectContext {
         graph.pending.removeAll()
         graph.unprocessed.removeAll()
         relationshipReadFailure = nil
+        undoStorage?.removeAllActions()
     }
 
-    /// Forgets every registered object and every unsaved change. Objects from before the reset
-    /// must not be used afterwards.
+    /// Forgets every registered object, every unsaved change and what the undo manager holds.
+    /// Objects from before the reset must not be used afterwards.
     public func reset() {
         checkQueue("reset()")
         for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
         for object in graph.registry.values { object.managedObjectContext = nil }
         graph.removeAll()
         relationshipReadFailure = nil
+        undoStorage?.removeAllActions()
     }
 
     /// Brings the object graph up to date with the changes made since the last call: objects

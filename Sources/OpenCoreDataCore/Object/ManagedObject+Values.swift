@@ -173,11 +173,11 @@ extension ManagedObject {
     }
 
     @usableFromInline
-    package func writeValue(_ value: ManagedValue, slot: Int, recordingUndo: Bool = true) {
+    package func writeValue(_ value: ManagedValue, slot: Int) {
         willAccessValue()
         let context = managedObjectContext
-        // Relationship slots are not undone alone: that would break their inverse.
-        if recordingUndo, let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
+        // A to-one slot is recorded too: its inverse records its own change.
+        if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
         state.write(value, slot: slot)
         context?.graph.objectDidChange(self)
     }

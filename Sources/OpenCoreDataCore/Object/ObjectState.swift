@@ -55,6 +55,24 @@ package struct ObjectState {
 
     package var hasChanges: Bool { isInserted || isDeleted || !dirty.isEmpty }
 
+    /// Whether a written value slot holds something other than the committed row's value (every
+    /// written slot of an object without a committed row). A slot set again to the value it had is
+    /// written (the object is updated, as in Core Data) but changes nothing: it must not override
+    /// a newer value from elsewhere when a child pushes its changes or a merge policy keeps them.
+    package func changes(slot: Int) -> Bool {
+        guard dirty.contains(slot) else { return false }
+        guard let snapshot, slot < snapshot.values.count, slot < values.count else { return true }
+        return values[slot] != snapshot.values[slot]
+    }
+
+    /// The written slots that change something (`changes(slot:)`), with the to-many marks: what a
+    /// refresh or merge keeping local changes keeps on top of a newer row.
+    package var effectiveChanges: DirtySlots {
+        var kept = DirtySlots()
+        for slot in dirty.slots where slot >= values.count || changes(slot: slot) { kept.insert(slot) }
+        return kept
+    }
+
     package var lifecycle: ObjectLifecycle {
         if isInaccessible { return .inaccessible }
         if isDeleted { return .deleted }

@@ -246,60 +246,70 @@ package final class InMemoryStore: StoreEngine {
         return try state.withLock { state in
             try Self.checkOpen(state)
             // Rules are applied to a copy: a deny leaves the store untouched.
-            var working = state
-            var changes: [HistoryChange] = []
-            var seen: [String: Set<Int64>] = [:]
-            try Self.deleteRows(request.entity.rootEntity, keys: keys, in: &working, changes: &changes, seen: &seen)
-            if tracksHistory { record(&working, author: author, changes: changes) }
-            state = working
+            var rows = DeleteRows(state: state)
+            try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
+            if tracksHistory { record(&rows.state, author: author, changes: rows.changes) }
+            state = rows.state
             return BatchOutcome(count: keys.count, keys: keys)
         }
     }
 
-    /// Deletes rows applying the delete rules of their entities (as the SQLite store does):
-    /// deny refuses, cascade deletes the destinations, nullify detaches them.
-    private static func deleteRows(_ root: EntityDescription, keys: [Int64], in state: inout State, changes: inout [HistoryChange], seen: inout [String: Set<Int64>]) throws {
-        for key in keys where seen[root.name, default: []].insert(key).inserted {
-            guard let row = state.tables[root.name]?.rows[key] else { continue }
-            let entity = row.entity
-            for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule != .noAction {
-                guard let destination = relationship.destinationEntity else { continue }
-                let table = destination.rootEntity.name
-                var destinations: [Int64] = []
-                if !relationship.isToMany {
-                    if let slot = entity.toOneSlotByName[relationship.name], case .object(let id) = row.snapshot.values[slot], let pk = id.primaryKey {
-                        destinations = [pk]
-                        if let inverse = relationship.inverseRelationship, !inverse.isToMany { detach(table, pk, inverse.name, in: &state) }
-                    }
+    /// The rows of a batch delete with rules, in a copy of the store's state.
+    private struct DeleteRows: BatchDeleteRows {
+        var state: State
+        var changes: [HistoryChange] = []
+
+        mutating func rows(_ keys: [Int64], of root: EntityDescription) -> [(entity: EntityDescription, keys: [Int64])] {
+            var groups: [(entity: EntityDescription, keys: [Int64])] = []
+            for key in keys {
+                guard let row = state.tables[root.name]?.rows[key] else { continue }
+                if let at = groups.firstIndex(where: { $0.entity === row.entity }) {
+                    groups[at].keys.append(key)
                 } else {
-                    destinations = relatedKeys(relationship, of: key, in: state)
-                    if let inverse = relationship.inverseRelationship, !inverse.isToMany {
-                        for pk in destinations { detach(table, pk, inverse.name, in: &state) }
-                    } else {
-                        state.joins[ObjectIdentifier(relationship)] = state.joins[ObjectIdentifier(relationship)]?.filter { $0.source != key }
-                        if let inverse = relationship.inverseRelationship {
-                            state.joins[ObjectIdentifier(inverse)] = state.joins[ObjectIdentifier(inverse)]?.filter { $0.destination != key }
-                        }
-                    }
+                    groups.append((row.entity, [key]))
                 }
-                if relationship.deleteRule == .deny, !destinations.isEmpty {
-                    throw CoreDataError.batchDeleteDenied(entity, relationship, holding: destinations.count)
-                }
-                if relationship.deleteRule == .cascade {
-                    try deleteRows(destination.rootEntity, keys: destinations, in: &state, changes: &changes, seen: &seen)
+                changes.append((.delete, row.entity, key, nil, tombstone(row.entity, row.snapshot.values)))
+            }
+            return groups
+        }
+
+        func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) -> [Int64] {
+            guard let table = state.tables[entity.rootEntity.name] else { return [] }
+            if relationship.isToMany {
+                return keys.flatMap { relatedKeys(relationship, of: $0, in: state) }
+            }
+            guard let slot = entity.toOneSlotByName[relationship.name] else { return [] }
+            return keys.compactMap { key in
+                guard case .object(let id) = table.rows[key]?.snapshot.values[slot] else { return nil }
+                return id.primaryKey
+            }
+        }
+
+        mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) {
+            guard let destination = relationship.destinationEntity else { return }
+            let table = destination.rootEntity.name
+            if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                for key in destinations(of: relationship, from: keys, of: entity) { clear(inverse.name, of: key, in: table) }
+            } else if relationship.isToMany {
+                let deleted = Set(keys)
+                state.joins[ObjectIdentifier(relationship)] = state.joins[ObjectIdentifier(relationship)]?.filter { !deleted.contains($0.source) }
+                if let inverse = relationship.inverseRelationship {
+                    state.joins[ObjectIdentifier(inverse)] = state.joins[ObjectIdentifier(inverse)]?.filter { !deleted.contains($0.destination) }
                 }
             }
-            state.tables[root.name]?.rows[key] = nil
-            changes.append((.delete, entity, key, nil, tombstone(entity, row.snapshot.values)))
         }
-    }
 
-    /// Clears a to-one of a row (its destination is being deleted), bumping its version.
-    private static func detach(_ table: String, _ key: Int64, _ relationship: String, in state: inout State) {
-        guard var row = state.tables[table]?.rows[key], let slot = row.entity.toOneSlotByName[relationship] else { return }
-        row.snapshot.values[slot] = .null
-        row.snapshot.version += 1
-        state.tables[table]?.rows[key] = row
+        mutating func remove(_ keys: [Int64], of root: EntityDescription) {
+            for key in keys { state.tables[root.name]?.rows[key] = nil }
+        }
+
+        /// Clears a to-one of a row (its destination is being deleted), bumping its version.
+        private mutating func clear(_ relationship: String, of key: Int64, in table: String) {
+            guard var row = state.tables[table]?.rows[key], let slot = row.entity.toOneSlotByName[relationship] else { return }
+            row.snapshot.values[slot] = .null
+            row.snapshot.version += 1
+            state.tables[table]?.rows[key] = row
+        }
     }
 
     // MARK: - History

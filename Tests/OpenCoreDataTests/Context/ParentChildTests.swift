@@ -161,4 +161,47 @@ import Testing
         }
         #expect(total == 1)
     }
+
+    /// Setting a property to the value it already has updates the object (as in Core Data) but
+    /// changes nothing: the child's save does not push it over a value the parent set since, and a
+    /// refresh keeping changes does not keep it over a newer row.
+    @Test(arguments: StoreKind.allCases)
+    func aValueSetAgainIsNoChangeToPushOrKeep(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Probe.self, Label.self))
+        let parent = stack.container.newBackgroundContext()
+        try parent.performAndWait { () throws in
+            let probe = Probe(context: parent)
+            probe.code = "p"
+            probe.title = "first"
+            try parent.save()
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = parent
+        try child.performAndWait { () throws in
+            let probe = try child.fetch(Probe.fetchRequest())[0]
+            probe.title = "first"
+            #expect(probe.isUpdated)
+        }
+        try parent.performAndWait { () throws in
+            try parent.fetch(Probe.fetchRequest())[0].title = "parent's"
+        }
+        try child.performAndWait { try child.save() }
+        #expect(try parent.performAndWait { try parent.fetch(Probe.fetchRequest())[0].title } == "parent's")
+
+        // The same through a refresh: the child's re-set value gives way to the parent's newer one.
+        try child.performAndWait { () throws in
+            let probe = try child.fetch(Probe.fetchRequest())[0]
+            probe.title = probe.title
+            probe.code = "changed"
+        }
+        try parent.performAndWait { () throws in
+            try parent.fetch(Probe.fetchRequest())[0].title = "newer"
+        }
+        try child.performAndWait { () throws in
+            child.refreshAllObjects()
+            let probe = try child.fetch(Probe.fetchRequest())[0]
+            #expect(probe.title == "newer")
+            #expect(probe.code == "changed")
+        }
+    }
 }

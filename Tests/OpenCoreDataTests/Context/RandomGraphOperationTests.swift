@@ -5,7 +5,7 @@ import Testing
 /// Long random sequences of operations on four contexts — two on the coordinator, a child of the
 /// first and a grandchild — over probes and the labels they point at (a to-one with a to-many inverse, a
 /// many-to-many in a join table): insert, change an attribute, set the to-one, add or remove a
-/// member, delete, save, merge another context's save, refresh, rollback and reset. After every
+/// member, delete, save, merge another context's save, refresh, undo and redo, rollback and reset. After every
 /// step the graph's invariants hold in every context (`invariantViolations()`), and after every
 /// save the store holds exactly what a plain model of the acknowledged saves says.
 ///
@@ -138,6 +138,7 @@ import Testing
         let c = child("C", of: a)
         let d = child("D", of: c)
         let players = [a, b, c, d]
+        for player in players { player.context.performAndWait { player.context.undoManager = UndoManager() } }
         var observers: [any NSObjectProtocol] = []
         for (saver, receiver) in [(a, b), (b, a)] {
             let inbox = receiver.inbox
@@ -231,7 +232,43 @@ import Testing
                     context.refresh(probe, mergeChanges: false)
                     player.changes[probe.code] = nil
                     note += "refresh \(probe.code)"
-                case 88..<95:
+                case 88..<92 where !visible.isEmpty:
+                    // An edit undone at once leaves nothing to save; redone, it is an edit like
+                    // any other. `performAndWait` does not end an event (as in Core Data), so
+                    // the changes of earlier steps are grouped first: undo takes back this one.
+                    context.processPendingChanges()
+                    let probe = visible.randomElement(using: &random)!
+                    var code = probe.code
+                    let edit: (inout Change) -> Void
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0:
+                        let title = Self.titles.filter { $0 != probe.title }.randomElement(using: &random)!
+                        probe.title = title
+                        edit = { $0.title = title }
+                        note += "\(code).title = \(title.debugDescription)"
+                    case 1:
+                        context.delete(probe)
+                        edit = { $0.deleted = true }
+                        note += "delete \(code)"
+                    default:
+                        let inserted = Probe(context: context)
+                        code = "p\(nextCode)"
+                        nextCode += 1
+                        let title = Self.titles.randomElement(using: &random)!
+                        inserted.code = code
+                        inserted.title = title
+                        edit = { $0.inserted = true; $0.title = title; $0.owner = .some(nil) }
+                        note += "insert \(code)"
+                    }
+                    context.processPendingChanges()
+                    context.undo()
+                    note += ", undo"
+                    if Bool.random(using: &random) {
+                        context.redo()
+                        player.change(code, edit)
+                        note += ", redo"
+                    }
+                case 92..<95:
                     context.rollback()
                     player.changes = [:]
                     note += "rollback"

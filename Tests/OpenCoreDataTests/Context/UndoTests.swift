@@ -77,4 +77,70 @@ import Testing
         #expect(kept?.text1 == "recorded")
         #expect(kept?.managedObjectContext == nil)
     }
+
+    /// Relationships are undone with their inverses: a to-one, a many-to-many member, and the
+    /// links a delete's nullify rule cut, all come back with the object.
+    @Test(arguments: StoreKind.allCases)
+    func undoRestoresRelationshipsOnBothEnds(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Probe.self, Label.self))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            context.undoManager = UndoManager()
+            let red = Label(context: context)
+            red.name = "red"
+            let blue = Label(context: context)
+            blue.name = "blue"
+            let probe = Probe(context: context)
+            probe.code = "p"
+            try context.save()
+            context.processPendingChanges()
+
+            probe.owner = red
+            probe.labels.insert(blue)
+            context.processPendingChanges()
+            context.undo()
+            #expect(probe.owner == nil && probe.labels.isEmpty)
+            #expect(red.owned.isEmpty && blue.probes.isEmpty)
+            context.redo()
+            #expect(probe.owner == red && probe.labels == [blue])
+            #expect(red.owned == [probe] && blue.probes == [probe])
+            try context.save()
+
+            context.delete(probe)
+            context.processPendingChanges()
+            #expect(red.owned.isEmpty && blue.probes.isEmpty)
+            context.undo()
+            #expect(!probe.isDeleted)
+            #expect(probe.owner == red && probe.labels == [blue])
+            #expect(red.owned == [probe] && blue.probes == [probe])
+            #expect(context.invariantViolations().isEmpty)
+            try context.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let probes = try reader.fetch(Probe.fetchRequest())
+            #expect(probes.count == 1)
+            #expect(probes.first?.owner?.name == "red")
+            #expect(probes.first?.labels.map(\.name) == ["blue"])
+        }
+    }
+
+    /// `rollback()` and `reset()` empty the undo manager, as Core Data's do: nothing recorded
+    /// before them can be replayed on objects they discarded.
+    @Test func rollbackAndResetForgetWhatCouldBeUndone() throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        context.performAndWait {
+            context.undoManager = UndoManager()
+            let note = Note(context: context)
+            note.text1 = "draft"
+            context.processPendingChanges()
+            context.rollback()
+            #expect(context.undoManager?.canUndo == false)
+            _ = Note(context: context)
+            context.processPendingChanges()
+            context.reset()
+            #expect(context.undoManager?.canUndo == false && context.undoManager?.canRedo == false)
+        }
+    }
 }
