@@ -17,8 +17,8 @@ public final class ContextUndoManager {
     /// change (the graph keeps inverses by changing the other end), so replaying records one by
     /// one, without inverse maintenance, keeps every relationship consistent.
     enum Record {
-        /// An attribute or a to-one relationship slot.
-        case value(ManagedObject, slot: Int, old: ManagedValue, new: ManagedValue)
+        /// An attribute or a to-one relationship slot, and whether it had a change before.
+        case value(ManagedObject, slot: Int, old: ManagedValue, new: ManagedValue, wasChanged: Bool)
         /// A member added to (or removed from) the to-many at `toMany` (its index in the entity's
         /// to-many relationships).
         case member(ManagedObject, toMany: Int, ManagedObjectID, added: Bool)
@@ -91,8 +91,8 @@ public final class ContextUndoManager {
         defer { isReplaying = false }
         for record in records {
             switch record {
-            case .value(let object, let slot, let old, let new):
-                object.writeValue(undoing ? old : new, slot: slot)
+            case .value(let object, let slot, let old, let new, let wasChanged):
+                if undoing { object.restoreValue(old, slot: slot, changed: wasChanged) } else { object.writeValue(new, slot: slot) }
             case .member(let object, let index, let id, let added):
                 context.replayMembership(of: id, in: object, toMany: index, present: added != undoing)
             case .order(let object, let index, let old, let new):

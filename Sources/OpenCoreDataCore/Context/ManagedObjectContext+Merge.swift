@@ -130,7 +130,7 @@ extension ManagedObjectContext {
 
     /// Takes a committed row as the object's new snapshot, keeping its unsaved changes on top.
     package func apply(_ row: RowSnapshot, to object: ManagedObject, keepingChanges: Bool) {
-        object.state.rebase(on: row, keeping: keepingChanges ? object.state.effectiveChanges : DirtySlots())
+        object.state.rebase(on: row, keeping: keepingChanges ? object.dirty : DirtySlots())
         // Members of to-many relationships may have changed with the row: reload them on use.
         for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: keepingChanges) }
     }

@@ -123,7 +123,7 @@ extension ManagedObjectContext {
                 changes.append(ChildChange(id: object.objectID, kind: .delete, slots: [], values: []))
                 deleted.append(object)
             } else {
-                changes.append(ChildChange(id: object.objectID, kind: .update, slots: object.dirty.slots.filter { $0 < object.entity.valueSlotCount && object.state.changes(slot: $0) },
+                changes.append(ChildChange(id: object.objectID, kind: .update, slots: object.dirty.slots.filter { $0 < object.entity.valueSlotCount },
                                            values: object.values, toManyChanges: object.toManyChanges))
                 updated.append(object)
             }

@@ -163,6 +163,7 @@ extension ManagedObjectContext {
             deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
         saveEvents.send(event)
+        for child in mergingChildren { child.queue.async { child.merge(event) } }
     }
 
     /// Conflicts as Core Data reports them, with the objects of this context.

@@ -138,18 +138,33 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         set { config.withLock { $0.mergePolicy = newValue } }
     }
 
-    /// Whether saves of other contexts on the same coordinator are merged into this context
-    /// automatically: asynchronously, on this context's queue, in save order. Mirrors
+    /// Whether changes saved to this context's parent are merged into it automatically,
+    /// asynchronously on its queue, in save order: for a context on a coordinator, the saves of
+    /// the coordinator's other contexts; for a child context, its parent's saves (a sibling's
+    /// push into the parent is not one, see DEVIATIONS.md). Mirrors
     /// `automaticallyMergesChangesFromParent`.
     public var automaticallyMergesChangesFromParent: Bool {
         get { config.withLock { $0.automaticallyMerges } }
         set {
+            // A child hears from its parent (`announceSave`), never from the coordinator directly:
+            // its view of the store goes through the parent, which may not have merged the save.
             let coordinator = config.withLock { config -> PersistentStoreCoordinator? in
                 config.automaticallyMerges = newValue
-                return config.coordinator ?? config.parent?.persistentStoreCoordinator
+                return config.coordinator
             }
             if newValue { coordinator?.startMerging(into: self) } else { coordinator?.stopMerging(into: self) }
         }
+    }
+
+    /// The children that merge this context's saves automatically.
+    package var mergingChildren: [ManagedObjectContext] {
+        // Each child's flag is read after this context's lock is released (a child takes its own
+        // lock, then its parent's, when asked for its coordinator).
+        let children = config.withLock { config in
+            config.children.removeAll { $0.context == nil }
+            return config.children.compactMap(\.context)
+        }
+        return children.filter { $0.config.withLock { $0.automaticallyMerges } }
     }
 
     /// How old (in seconds) a cached row may be when a fault loads it; negative (the default)

@@ -110,7 +110,7 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         // The decision: which of the object's changed slots are kept on top of the stored row.
         var kept = DirtySlots()
         for slot in persisted.values.indices {
-            let mine = object.state.changes(slot: slot)
+            let mine = object.dirty.contains(slot)
             let theirs = persisted.values[slot] != base[slot]
             let keepMine: Bool = switch mergeType {
             case .mergeByPropertyStoreTrump: mine && !theirs

@@ -24,6 +24,15 @@ package struct DirtySlots: Sendable, Equatable {
         return word < high.count && high[word] & (1 << UInt64(bit)) != 0
     }
 
+    package mutating func remove(_ slot: Int) {
+        if slot < 64 {
+            low &= ~(1 << UInt64(slot))
+            return
+        }
+        let (word, bit) = (slot - 64).quotientAndRemainder(dividingBy: 64)
+        if word < high.count { high[word] &= ~(1 << UInt64(bit)) }
+    }
+
     package mutating func removeAll() {
         low = 0
         if !high.isEmpty { high.removeAll() }

@@ -175,11 +175,21 @@ extension ManagedObject {
     @usableFromInline
     package func writeValue(_ value: ManagedValue, slot: Int) {
         willAccessValue()
+        // The value it already has is no change: nothing to save, push to a parent, keep over a
+        // newer row in a merge, or undo (see DEVIATIONS.md).
+        guard values[slot] != value else { return }
         let context = managedObjectContext
         // A to-one slot is recorded too: its inverse records its own change.
-        if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value)) }
+        if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value, wasChanged: dirty.contains(slot))) }
         state.write(value, slot: slot)
         context?.graph.objectDidChange(self)
+    }
+
+    /// Undo: puts a slot back as it was before a write (a slot that had no change has none again).
+    package func restoreValue(_ value: ManagedValue, slot: Int, changed: Bool) {
+        willAccessValue()
+        state.restore(value, slot: slot, changed: changed)
+        managedObjectContext?.graph.objectDidChange(self)
     }
 
     private func fireFault() {

@@ -55,24 +55,6 @@ package struct ObjectState {
 
     package var hasChanges: Bool { isInserted || isDeleted || !dirty.isEmpty }
 
-    /// Whether a written value slot holds something other than the committed row's value (every
-    /// written slot of an object without a committed row). A slot set again to the value it had is
-    /// written (the object is updated, as in Core Data) but changes nothing: it must not override
-    /// a newer value from elsewhere when a child pushes its changes or a merge policy keeps them.
-    package func changes(slot: Int) -> Bool {
-        guard dirty.contains(slot) else { return false }
-        guard let snapshot, slot < snapshot.values.count, slot < values.count else { return true }
-        return values[slot] != snapshot.values[slot]
-    }
-
-    /// The written slots that change something (`changes(slot:)`), with the to-many marks: what a
-    /// refresh or merge keeping local changes keeps on top of a newer row.
-    package var effectiveChanges: DirtySlots {
-        var kept = DirtySlots()
-        for slot in dirty.slots where slot >= values.count || changes(slot: slot) { kept.insert(slot) }
-        return kept
-    }
-
     package var lifecycle: ObjectLifecycle {
         if isInaccessible { return .inaccessible }
         if isDeleted { return .deleted }
@@ -132,6 +114,15 @@ package struct ObjectState {
     package mutating func write(_ value: ManagedValue, slot: Int) {
         values[slot] = value
         dirty.insert(slot)
+    }
+
+    /// Undo: puts a slot back as it was before a write, value and change mark. A slot that had no
+    /// change has none again unless the committed row moved on since (a save in between): then the
+    /// old value is a change to save.
+    package mutating func restore(_ value: ManagedValue, slot: Int, changed: Bool) {
+        values[slot] = value
+        let committed = snapshot.flatMap { slot < $0.values.count ? $0.values[slot] : nil }
+        if changed || committed != value { dirty.insert(slot) } else { dirty.remove(slot) }
     }
 
     /// Marks a to-many relationship (by its index) changed.

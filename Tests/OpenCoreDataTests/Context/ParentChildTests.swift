@@ -162,9 +162,9 @@ import Testing
         #expect(total == 1)
     }
 
-    /// Setting a property to the value it already has updates the object (as in Core Data) but
-    /// changes nothing: the child's save does not push it over a value the parent set since, and a
-    /// refresh keeping changes does not keep it over a newer row.
+    /// Setting a property to the value it already has changes nothing: the child's save does not
+    /// push it over a value the parent set since, and a refresh keeping changes does not keep it
+    /// over a newer row. A value set back to the committed one after another is a change.
     @Test(arguments: StoreKind.allCases)
     func aValueSetAgainIsNoChangeToPushOrKeep(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: ManagedObjectModel(Probe.self, Label.self))
@@ -180,7 +180,7 @@ import Testing
         try child.performAndWait { () throws in
             let probe = try child.fetch(Probe.fetchRequest())[0]
             probe.title = "first"
-            #expect(probe.isUpdated)
+            #expect(!probe.isUpdated && !child.hasChanges)
         }
         try parent.performAndWait { () throws in
             try parent.fetch(Probe.fetchRequest())[0].title = "parent's"
@@ -202,6 +202,14 @@ import Testing
             let probe = try child.fetch(Probe.fetchRequest())[0]
             #expect(probe.title == "newer")
             #expect(probe.code == "changed")
+            // Changed and changed back: the user's last word stands.
+            probe.title = "other"
+            probe.title = "newer"
         }
+        try parent.performAndWait { () throws in
+            try parent.fetch(Probe.fetchRequest())[0].title = "newest"
+        }
+        try child.performAndWait { try child.save() }
+        #expect(try parent.performAndWait { try parent.fetch(Probe.fetchRequest())[0].title } == "newer")
     }
 }

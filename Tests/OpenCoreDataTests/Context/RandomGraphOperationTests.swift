@@ -139,6 +139,9 @@ import Testing
         let d = child("D", of: c)
         let players = [a, b, c, d]
         for player in players { player.context.performAndWait { player.context.undoManager = UndoManager() } }
+        // B also takes A's saves as they happen (besides the explicit merges of the steps), and so
+        // do C and D from their parents' saves and pushes.
+        for player in [b, c, d] { player.context.performAndWait { player.context.automaticallyMergesChangesFromParent = true } }
         var observers: [any NSObjectProtocol] = []
         for (saver, receiver) in [(a, b), (b, a)] {
             let inbox = receiver.inbox

@@ -1,3 +1,4 @@
+import Foundation
 import OpenCoreData
 import Testing
 
@@ -123,6 +124,49 @@ import Testing
             #expect(probes.first?.owner?.name == "red")
             #expect(probes.first?.labels.map(\.name) == ["blue"])
         }
+    }
+
+    /// An undone change is no change any more: a merge does not keep it over a newer row. Undone
+    /// after a save, the old value is a change to save.
+    @Test(arguments: StoreKind.allCases)
+    func anUndoneChangeIsGoneAndAnUndoAfterASaveIsSaved(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        let other = stack.container.newBackgroundContext()
+        let id = try context.performAndWait { () throws -> ManagedObjectID in
+            context.undoManager = UndoManager()
+            let note = Note(context: context)
+            note.text1 = "saved"
+            try context.save()
+            context.processPendingChanges()
+            note.text1 = "undone"
+            context.processPendingChanges()
+            context.undo()
+            return note.objectID
+        }
+        let notification = try other.performAndWait { () throws -> Notification in
+            let recorder = NotificationRecorder()
+            let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { recorder.append($0) }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            (try other.existingObject(with: id) as! Note).text1 = "elsewhere"
+            try other.save()
+            return recorder.values[0]
+        }
+        try context.performAndWait { () throws in
+            context.mergeChanges(fromContextDidSave: notification)
+            let note = context.object(with: id) as! Note
+            #expect(note.text1 == "elsewhere")
+            #expect(!note.hasChanges)
+
+            note.text1 = "then"
+            context.processPendingChanges()
+            try context.save()
+            context.undo()
+            #expect(note.text1 == "elsewhere")
+            try context.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        #expect(try reader.performAndWait { (try reader.existingObject(with: id) as! Note).text1 } == "elsewhere")
     }
 
     /// `rollback()` and `reset()` empty the undo manager, as Core Data's do: nothing recorded

@@ -231,6 +231,41 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
         _ = held
     }
 
+    /// A child context that merges automatically hears from its parent: the parent's saves reach
+    /// it, a save of another context on the coordinator does not (its parent has not seen it).
+    @Test(arguments: StoreKind.allCases)
+    func aChildMergesItsParentsSavesAutomatically(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let parent = stack.container.newBackgroundContext()
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = parent
+        child.automaticallyMergesChangesFromParent = true
+        let other = stack.container.newBackgroundContext()
+        let id = try parent.performAndWait { () throws -> ManagedObjectID in
+            let note = Note(context: parent)
+            note.text1 = "v0"
+            try parent.save()
+            return note.objectID
+        }
+        let held = try child.performAndWait { try child.existingObject(with: id) as! Note }
+        try other.performAndWait { () throws in
+            (try other.existingObject(with: id) as! Note).text1 = "elsewhere"
+            try other.save()
+        }
+        try parent.performAndWait { () throws in
+            parent.refreshAllObjects()
+            let note = try parent.existingObject(with: id) as! Note
+            #expect(note.text1 == "elsewhere")
+        }
+        child.performAndWait { #expect(held.text1 == "v0") }
+        try parent.performAndWait { () throws in
+            (try parent.existingObject(with: id) as! Note).text1 = "parent's"
+            try parent.save()
+        }
+        // The merge is queued on the child's queue during the parent's save: it runs first.
+        child.performAndWait { #expect(held.text1 == "parent's") }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func withoutAutomaticMergingObjectsKeepTheirValuesUntilRefreshed(kind: StoreKind) throws {
         let (stack, saver, receiver, id, held) = try twoContexts(kind)
