@@ -49,6 +49,65 @@ enum MemoryScenario {
                       extra: ["ours_peak_mb": peak, "raw_peak_mb": rawPeak, "baseline_mb": before])
     }
 
+    /// Bytes of heap per object held: `count` notes fetched into an array and kept (ours:
+    /// registered managed objects; GRDB: its records; raw: structs filled from the C API), and
+    /// the peak resident memory of our fetch. Heap in use is glibc's `mallinfo2().uordblks`.
+    static func perObject(count: Int) throws -> Result {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-objects-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Objects.sqlite")
+        do {
+            let container = PersistentContainer(name: "Objects", managedObjectModel: ManagedObjectModel(Note.self))
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+            try container.loadPersistentStores()
+            let coordinator = container.persistentStoreCoordinator
+            try coordinator.remove(coordinator.persistentStores[0])
+        }
+        fill(url.path, count: count)
+
+        let container = PersistentContainer(name: "Objects", managedObjectModel: ManagedObjectModel(Note.self))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        // Warm up (statement caches, the model's tables) on a small fetch.
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.fetchLimit = 10
+            _ = try context.fetch(request)
+            context.reset()
+        }
+        resetPeak()
+        let baselinePeak = peakMegabytes()
+        var heap = heapInUse()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let notes = try context.performAndWait { try context.fetch(Note.fetchRequest()) }
+        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+        let ours = Double(heapInUse() - heap) / Double(notes.count)
+        let peak = peakMegabytes()
+        precondition(notes.count == count)
+
+        heap = heapInUse()
+        let rawStart = DispatchTime.now().uptimeNanoseconds
+        let structs = RawSQLitePeer(path: url.path).fetchAll()
+        let rawMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - rawStart) / 1_000_000
+        let raw = Double(heapInUse() - heap) / Double(structs.count)
+
+        let grdbPeer = try GRDBPeer(path: url.path)
+        heap = heapInUse()
+        let grdbStart = DispatchTime.now().uptimeNanoseconds
+        let records = try grdbPeer.fetchAll()
+        let grdbMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - grdbStart) / 1_000_000
+        let grdb = Double(heapInUse() - heap) / Double(records.count)
+        precondition(structs.count == count && records.count == count)
+        withExtendedLifetime((notes, structs, records, context)) {}
+        return Result(scenario: "fetch and hold all notes (memory)", n: count, ours: milliseconds, raw: rawMilliseconds, grdb: grdbMilliseconds,
+                      extra: ["ours_bytes_per_object": ours, "raw_bytes_per_object": raw, "grdb_bytes_per_object": grdb,
+                              "ours_peak_mb": peak, "baseline_mb": baselinePeak])
+    }
+
+    /// Bytes of the heap in use (glibc).
+    private static func heapInUse() -> Int { Int(peer_heap_in_use()) }
+
     private static func fill(_ path: String, count: Int) {
         var db: OpaquePointer?
         sqlite3_open(path, &db)

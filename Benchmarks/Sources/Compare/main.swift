@@ -1,6 +1,6 @@
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration | --scale] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
@@ -20,9 +20,16 @@ if arguments.contains("--history") {
     exit(0)
 }
 let quick = arguments.contains("--quick")
+if arguments.contains("--scale") {
+    // Only the core scenarios, at 10,000 and 200,000 rows: how each ratio grows with the work.
+    let results = try ScaleScenario.run(small: 10_000, large: quick ? 100_000 : 200_000, runs: 3)
+    try writeJSON(results, to: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("results/scale.json"))
+    exit(0)
+}
 let n = quick ? 10_000 : 100_000
 // The memory scenario first: a process's resident set does not shrink back after the others.
-var results = [try MemoryScenario.run(count: quick ? 100_000 : 1_000_000)]
+var results = [try MemoryScenario.run(count: quick ? 100_000 : 1_000_000), try MemoryScenario.perObject(count: 100_000)]
 if !arguments.contains("--memory") {
     results = try Scenarios(n: n, runs: quick ? 3 : 5).all() + [try IndexedScenario.run(n: n, runs: quick ? 3 : 5),
         try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + (try HistoryScenario.run(n: n)) + [try MigrationScenario.run(n: n)] + results
