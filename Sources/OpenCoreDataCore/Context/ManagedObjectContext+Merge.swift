@@ -153,20 +153,27 @@ extension ManagedObjectContext {
         return object
     }
 
-    /// The object's row was deleted elsewhere and a merge policy accepts it at a save: it is
-    /// deleted here and forgotten.
-    package func acceptExternalDeletion(of object: ManagedObject) {
-        graph.unregister(object)
-        object.state.acceptDeletionElsewhere()
-    }
-
-    /// The object's row was deleted elsewhere but the merge policy keeps the object: it is
-    /// written again, under its key, at the retried save.
-    package func reinsert(_ object: ManagedObject) {
-        graph.pending.forget(object)
-        object.state.reinsert()
-        graph.pending.didInsert(object)
-        object.isPendingFlag = true
+    /// Carries out a merge policy's decision for one of this context's objects at a save (the
+    /// save is then retried).
+    package func apply(_ decision: MergeDecision, to object: ManagedObject) {
+        switch decision {
+        case .acceptDeletion:
+            // Deleted here and forgotten.
+            graph.unregister(object)
+            object.state.acceptDeletionElsewhere()
+        case .reinsert:
+            // Written again, under its key, at the retried save.
+            graph.pending.forget(object)
+            object.state.reinsert()
+            graph.pending.didInsert(object)
+            object.isPendingFlag = true
+        case .revertDeletion(let row):
+            object.state.revertDeletion(to: row)
+        case .keepDeletion(let row):
+            object.state.keepDeletion(over: row)
+        case .rebase(let row, let kept):
+            object.state.rebase(on: row, keeping: kept)
+        }
     }
 
     /// A save event from a notification's `userInfo` (objects, IDs or URIs).

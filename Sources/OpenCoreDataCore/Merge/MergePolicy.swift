@@ -89,25 +89,28 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Applies this policy's rule to one conflicting object.
+    /// Applies this policy's rule to one conflicting object: the policy decides, the object's
+    /// context carries the decision out.
     private func apply(to conflict: MergeConflict) {
+        let object = conflict.sourceObject
+        object.managedObjectContext?.apply(decision(for: conflict), to: object)
+    }
+
+    /// This policy's decision for one conflicting object.
+    private func decision(for conflict: MergeConflict) -> MergeDecision {
         let object = conflict.sourceObject
         guard let persisted = conflict.persisted else {
             // The row was deleted underneath.
             switch mergeType {
-            case .mergeByPropertyStoreTrump, .rollback:
-                object.managedObjectContext?.acceptExternalDeletion(of: object)
-            default:
-                object.managedObjectContext?.reinsert(object)
+            case .mergeByPropertyStoreTrump, .rollback: return .acceptDeletion
+            default: return .reinsert
             }
-            return
         }
-        let base = object.snapshot?.values ?? persisted.values
         if object.isDeletedFlag {
-            if mergeType == .rollback { object.state.revertDeletion(to: persisted) } else { object.state.keepDeletion(over: persisted) }
-            return
+            return mergeType == .rollback ? .revertDeletion(to: persisted) : .keepDeletion(over: persisted)
         }
-        // The decision: which of the object's changed slots are kept on top of the stored row.
+        // Which of the object's changed slots are kept on top of the stored row.
+        let base = object.snapshot?.values ?? persisted.values
         var kept = DirtySlots()
         for slot in persisted.values.indices {
             let mine = object.dirty.contains(slot)
@@ -120,7 +123,7 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
             }
             if keepMine { kept.insert(slot) }
         }
-        object.state.rebase(on: persisted, keeping: kept)
+        return .rebase(on: persisted, keeping: kept)
     }
 
     public var description: String { "MergePolicy(\(mergeType))" }
