@@ -129,16 +129,6 @@ extension ManagedObjectContext {
             }
         }
         parent.performAndWait { parent.absorb(changes) }
-        for object in inserted {
-            object.state.commit(version: 0)
-            graph.register(object)
-        }
-        for object in updated { object.state.commit(version: object.snapshot?.version ?? 0) }
-        for object in deleted {
-            graph.unregister(object)
-            object.managedObjectContext = nil
-        }
-        clearPending()
-        announceSave(inserted: inserted, updated: updated, deleted: deleted)
+        didCommit(inserted: inserted, updated: updated, deleted: deleted, toStore: false)
     }
 }

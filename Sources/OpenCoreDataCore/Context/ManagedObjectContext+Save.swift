@@ -58,7 +58,7 @@ extension ManagedObjectContext {
                 throw PersistentStoreCoordinator.wrap(error)
             }
             if conflicts.isEmpty {
-                didSave(batch)
+                didCommit(inserted: batch.inserted, updated: batch.updated, deleted: batch.deleted, toStore: true)
                 return
             }
             attempts += 1
@@ -140,15 +140,24 @@ extension ManagedObjectContext {
     }
 
     /// Brings the saved objects up to date and tells observers.
-    private func didSave(_ batch: SaveBatch) {
-        for object in batch.inserted { object.state.commit(version: 1) }
-        for object in batch.updated { object.state.commit(version: (object.snapshot?.version ?? 0) + 1) }
-        for object in batch.deleted {
+    /// After a save, to the store or pushed into the parent (one implementation for both): the
+    /// saved changes become the objects' committed state, deleted objects leave the context, and
+    /// the save is announced. A store save moves each row's version (a new row starts at 1); a
+    /// push leaves versions as they are (no row changed in the store) and registers the inserted
+    /// objects under the temporary IDs they keep.
+    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], toStore: Bool) {
+        let step: Int64 = toStore ? 1 : 0
+        for object in inserted {
+            object.state.commit(version: step)
+            if !toStore { graph.register(object) }   // a store save registered them with their permanent IDs
+        }
+        for object in updated { object.state.commit(version: (object.snapshot?.version ?? 0) + step) }
+        for object in deleted {
             graph.removeFromRegistry(object)   // the pending changes are cleared just below
             object.managedObjectContext = nil
         }
         clearPending()
-        announceSave(inserted: batch.inserted, updated: batch.updated, deleted: batch.deleted)
+        announceSave(inserted: inserted, updated: updated, deleted: deleted)
     }
 
     /// Tells observers about a successful save (to the store or into the parent), on this
