@@ -28,6 +28,14 @@ public typealias NSPersistentStoreDescription = PersistentStoreDescription
 public typealias NSFetchRequest = FetchRequest
 /// Core Data's name for ``MergeConflict``.
 public typealias NSMergeConflict = MergeConflict
+/// Core Data's name for ``FetchedResultsController``.
+public typealias NSFetchedResultsController = FetchedResultsController
+/// Core Data's name for ``FetchedResultsControllerDelegate``.
+public typealias NSFetchedResultsControllerDelegate = FetchedResultsControllerDelegate
+/// Core Data's name for ``FetchedResultsSectionInfo``.
+public typealias NSFetchedResultsSectionInfo = FetchedResultsSectionInfo
+/// Core Data's name for ``FetchedResultsChangeType``.
+public typealias NSFetchedResultsChangeType = FetchedResultsChangeType
 
 /// Core Data's SQLite store type name.
 public let NSSQLiteStoreType = PersistentStore.StoreType.sqlite.rawValue

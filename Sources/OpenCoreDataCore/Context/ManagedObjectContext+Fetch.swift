@@ -214,13 +214,8 @@ extension ManagedObjectContext {
         var result = fetched.filter(pendingResults.keeps)
         let read = Set(result.map(ObjectIdentifier.init))
         result += pendingResults.joining { read.contains(ObjectIdentifier($0)) }
-        if request.sort.isEmpty {
-            result.sort { ($0.objectID.primaryKey ?? .max) < ($1.objectID.primaryKey ?? .max) }
-        } else {
-            result.sort { a, b in
-                StoreSortKey.precedes(a.values, a.objectID.primaryKey, b.values, b.objectID.primaryKey, by: request.sort)
-            }
-        }
+        let order = ResultOrder(request.sort)
+        result.sort(by: order.precedes)
         if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }
         if plan.limit > 0 { result = Array(result.prefix(plan.limit)) }
         return result

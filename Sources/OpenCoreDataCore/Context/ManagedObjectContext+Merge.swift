@@ -47,6 +47,11 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
         guard object.managedObjectContext === self, !object.isInsertedFlag else { return }
+        reload(object, mergeChanges: mergeChanges)
+        tellGraphObservers(GraphChange(objects: [object]))
+    }
+
+    private func reload(_ object: ManagedObject, mergeChanges: Bool) {
         if !mergeChanges {
             // A fault keeps no values, transient ones included (as in Core Data).
             object.state.becomeFault()
@@ -62,13 +67,9 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         checkQueue("refreshAllObjects()")
         graph.purgeUnreferencedObjects()
-        for object in Array(graph.registry.values) where !object.isFaultFlag && !object.isInsertedFlag {
-            if object.hasChanges {
-                refresh(object, mergeChanges: true)
-            } else {
-                refresh(object, mergeChanges: false)
-            }
-        }
+        let refreshed = graph.registry.values.filter { !$0.isFaultFlag && !$0.isInsertedFlag && $0.managedObjectContext === self }
+        for object in refreshed { reload(object, mergeChanges: object.hasChanges) }
+        tellGraphObservers(GraphChange(objects: refreshed))
     }
 
     /// Throws 133020 when the object's row changed (or vanished) in the store since this context
@@ -123,9 +124,14 @@ extension ManagedObjectContext {
             guard let object = mergeDeletion(of: id) else { continue }
             deleted.insert(object)
         }
-        guard !(refreshed.isEmpty && inserted.isEmpty && deleted.isEmpty) else { return }
-        let info = UncheckedSendable([NSRefreshedObjectsKey: refreshed, NSInsertedObjectsKey: inserted, NSDeletedObjectsKey: deleted])
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+        if !(refreshed.isEmpty && inserted.isEmpty && deleted.isEmpty) {
+            let info = UncheckedSendable([NSRefreshedObjectsKey: refreshed, NSInsertedObjectsKey: inserted, NSDeletedObjectsKey: deleted])
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+        }
+        // Updated objects not registered here (or faults) are named by ID: they may now match.
+        if hasGraphObservers {
+            tellGraphObservers(GraphChange(objects: Array(refreshed) + Array(inserted) + Array(deleted), objectIDs: Array(event.updatedObjectIDs)))
+        }
     }
 
     /// Takes a committed row as the object's new snapshot, keeping its unsaved changes on top.

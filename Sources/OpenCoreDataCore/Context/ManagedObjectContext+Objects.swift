@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         object.state.delete()
         if !object.isInsertedFlag { graph.pending.didChange(object) }
         object.isPendingFlag = true
-        graph.unprocessed.append(object)
+        graph.markUnprocessed(object)
     }
 
     /// Takes back a delete (for undo).
@@ -48,7 +48,7 @@ extension ManagedObjectContext {
             graph.pending.didChange(object)
         }
         object.isPendingFlag = true
-        graph.unprocessed.append(object)
+        graph.markUnprocessed(object)
     }
 
     /// The object for an ID: the registered one, or a new fault that loads its row on first
@@ -97,6 +97,8 @@ extension ManagedObjectContext {
     /// Data's does.
     public func rollback() {
         checkQueue("rollback()")
+        let touched = hasGraphObservers ? graph.pending.all + graph.unprocessed : []
+        defer { tellGraphObservers(GraphChange(objects: touched)) }
         for object in graph.pending.all where object.managedObjectContext === self {
             if object.isInsertedFlag {
                 graph.unregister(object)
@@ -111,7 +113,7 @@ extension ManagedObjectContext {
             object.isPendingFlag = false
         }
         graph.pending.removeAll()
-        graph.unprocessed.removeAll()
+        _ = graph.takeUnprocessed()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
     }
@@ -125,6 +127,7 @@ extension ManagedObjectContext {
         graph.removeAll()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
+        tellGraphObservers(GraphChange(everything: true))
     }
 
     /// Brings the object graph up to date with the changes made since the last call: objects
@@ -138,8 +141,7 @@ extension ManagedObjectContext {
         // Delete rules may delete and change more objects: apply them until nothing is new.
         var changed: [ManagedObject] = []
         while !graph.unprocessed.isEmpty {
-            let batch = graph.unprocessed
-            graph.unprocessed.removeAll()
+            let batch = graph.takeUnprocessed()
             changed += batch
             propagateDeletes(batch.filter(\.isDeletedFlag))
         }
@@ -159,12 +161,15 @@ extension ManagedObjectContext {
             else if object.isInsertedFlag { inserted.insert(object) }
             else { updated.insert(object) }
         }
-        guard !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) else { return }
-        // Built on the context's queue and delivered synchronously on it.
-        let info = UncheckedSendable([
-            NSInsertedObjectsKey: inserted, NSUpdatedObjectsKey: updated, NSDeletedObjectsKey: deleted,
-        ])
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+        if !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) {
+            // Built on the context's queue and delivered synchronously on it.
+            let info = UncheckedSendable([
+                NSInsertedObjectsKey: inserted, NSUpdatedObjectsKey: updated, NSDeletedObjectsKey: deleted,
+            ])
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
+        }
+        // Objects inserted and deleted in between are named too: a controller may have shown them.
+        tellGraphObservers(GraphChange(objects: changed))
     }
 
     /// Gives permanent IDs to objects that still have temporary ones (before a save, e.g. to pass
@@ -187,6 +192,8 @@ extension ManagedObjectContext {
             graph.registry[id] = object
         }
         remapRelationships(map)
+        // A permanent key decides the order of equal results differently.
+        tellGraphObservers(GraphChange(rechecked: temporary))
     }
 
     /// The same ID in terms of this context's model (an ID may come from another coordinator,

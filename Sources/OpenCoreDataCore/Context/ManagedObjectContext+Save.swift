@@ -25,6 +25,10 @@ extension ManagedObjectContext {
             clearPending()
             return
         }
+        // Whatever the save does to these objects (permanent IDs, a merge policy's decisions,
+        // deleted objects leaving), observers re-examine them once it is over, saved or not.
+        let touched = hasGraphObservers ? graph.pending.all : []
+        defer { tellGraphObservers(GraphChange(rechecked: touched)) }
         try validateForSave()
         if let parent {
             pushToParent(parent)

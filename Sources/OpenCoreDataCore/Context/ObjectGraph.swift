@@ -18,10 +18,12 @@ package struct ObjectGraph {
     /// Objects with unsaved changes, held strongly.
     package var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
-    package var unprocessed: [ManagedObject] = []
+    package private(set) var unprocessed: [ManagedObject] = []
     /// Temporary IDs the context replaced by permanent ones at a save, kept only while it has
     /// children (which go on using the temporary IDs of objects they pushed).
     package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Who is told about changes (fetched results controllers), held weakly.
+    package var observers: [WeakGraphObserver] = []
 
     package mutating func register(_ object: ManagedObject) {
         registry[object.objectID] = object
@@ -73,14 +75,30 @@ package struct ObjectGraph {
         if !object.isPendingFlag {
             object.isPendingFlag = true
             if !object.isInsertedFlag { pending.didChange(object) }
+        }
+        markUnprocessed(object)
+    }
+
+    /// Lists the object among the changes of this event (once).
+    package mutating func markUnprocessed(_ object: ManagedObject) {
+        if !object.isUnprocessedFlag {
+            object.isUnprocessedFlag = true
             unprocessed.append(object)
         }
+    }
+
+    /// The changes of this event, taken for processing (the list is emptied).
+    package mutating func takeUnprocessed() -> [ManagedObject] {
+        let taken = unprocessed
+        unprocessed.removeAll()
+        for object in taken { object.isUnprocessedFlag = false }
+        return taken
     }
 
     /// Forgets every object and change.
     package mutating func removeAll() {
         registry.removeAll()
         pending.removeAll()
-        unprocessed.removeAll()
+        _ = takeUnprocessed()
     }
 }

@@ -223,3 +223,28 @@ extension EntityDescription {
         return result
     }
 }
+
+extension BoundPredicate {
+    /// Whether the predicate reads other objects (a to-one's destination, a to-many's members):
+    /// then a change to one object can change whether another matches.
+    package var followsRelationships: Bool {
+        switch self {
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .stringMatch, .primaryKeyIn: false
+        case .compareExpressions(let lhs, _, let rhs): lhs.followsRelationships || rhs.followsRelationships
+        case .and(let parts), .or(let parts): parts.contains { $0.followsRelationships }
+        case .not(let inner): inner.followsRelationships
+        case .toOne, .anyMember: true
+        }
+    }
+}
+
+extension BoundExpression {
+    /// Whether the expression reads other objects.
+    package var followsRelationships: Bool {
+        switch self {
+        case .slot, .constant: false
+        case .arithmetic(_, let lhs, let rhs): lhs.followsRelationships || rhs.followsRelationships
+        case .toOne, .aggregate: true
+        }
+    }
+}

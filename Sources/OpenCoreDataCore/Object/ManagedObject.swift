@@ -54,6 +54,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     #else
     @exclusivity(unchecked) package var isPendingFlag = false
     #endif
+    /// Whether the object is in its context's list of changes not processed yet (so that a
+    /// second change in one event is not listed twice, and a change to an object that already
+    /// has unsaved changes is listed again). Queue-owned.
+    #if DEBUG
+    package var isUnprocessedFlag = false
+    #else
+    @exclusivity(unchecked) package var isUnprocessedFlag = false
+    #endif
 
     /// Current values, in the entity's slot order; meaningless while `isFaultFlag` is set.
     package var values: [ManagedValue] { state.values }
