@@ -89,7 +89,7 @@ public final class ContextUndoManager {
     private func replay(_ records: some Sequence<Record>, in context: ManagedObjectContext, undoing: Bool) {
         isReplaying = true
         defer { isReplaying = false }
-        for record in records {
+        for record in records where isReplayable(record, in: context) {
             switch record {
             case .value(let object, let slot, let old, let new, let wasChanged):
                 if undoing { object.restoreValue(old, slot: slot, changed: wasChanged) } else { object.writeValue(new, slot: slot) }
@@ -104,6 +104,20 @@ public final class ContextUndoManager {
             }
         }
         context.processPendingChanges()
+    }
+
+    /// Whether a record's object is still this context's to change: an object whose deletion
+    /// was saved (here or merged from elsewhere) has left the context and its row the store, so
+    /// what was recorded of it is skipped. An object inserted and then deleted before any save
+    /// is only detached, and undoing the deletion brings it back.
+    private func isReplayable(_ record: Record, in context: ManagedObjectContext) -> Bool {
+        let object: ManagedObject
+        switch record {
+        case .value(let target, _, _, _, _), .member(let target, _, _, _), .order(let target, _, _, _), .insert(let target), .delete(let target):
+            object = target
+        }
+        if object.managedObjectContext === context { return true }
+        return object.managedObjectContext == nil && object.isInsertedFlag
     }
 }
 

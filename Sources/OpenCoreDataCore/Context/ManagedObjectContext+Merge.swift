@@ -147,9 +147,9 @@ extension ManagedObjectContext {
     /// history entry). An object nobody holds is simply forgotten. Returns the held object.
     package func mergeDeletion(of id: ManagedObjectID) -> ManagedObject? {
         guard let object = graph.liveRegisteredObject(for: id) else { return nil }
-        guard !object.isDeletedFlag else { return object }
-        if object.isFaultFlag {
-            // Its row is gone: nothing to load, ever (the save must not try to).
+        if object.isFaultFlag || object.isDeletedFlag {
+            // Its row is gone: nothing to load or delete, ever (the save must not try to; an
+            // undo of a deletion made here finds it gone).
             object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)
         } else {
             object.state.delete()

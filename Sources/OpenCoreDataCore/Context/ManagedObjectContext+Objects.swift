@@ -104,8 +104,9 @@ extension ManagedObjectContext {
                 graph.unregister(object)
                 object.managedObjectContext = nil
                 object.state.forgetInsert()
-            } else if object.isInaccessibleFlag {
-                // The next use tries the store anew (the row may be back, the error passed).
+            } else if object.isInaccessibleFlag || object.isDeletedFlag {
+                // The next use tries the store anew: the row may be back, the error passed, or
+                // (a deletion merged from elsewhere) the row gone, which the load then finds.
                 object.state.becomeFault()
             } else {
                 object.state.discardChanges()

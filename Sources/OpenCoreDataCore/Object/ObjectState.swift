@@ -157,9 +157,10 @@ package struct ObjectState {
         isDeleted = true
     }
 
-    /// A delete taken back (undo).
+    /// A delete taken back (undo). An object whose row went away meanwhile becomes a fault: its
+    /// next use asks the store again (and finds the row gone, or back).
     package mutating func undelete() {
-        isDeleted = false
+        if isInaccessible { becomeFault() } else { isDeleted = false }
     }
 
     // MARK: - Saving and discarding

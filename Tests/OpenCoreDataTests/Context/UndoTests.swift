@@ -187,4 +187,58 @@ import Testing
             #expect(context.undoManager?.canUndo == false && context.undoManager?.canRedo == false)
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func undoingPastASavedDeletionSkipsTheObjectThatLeft(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            context.undoManager = UndoManager()
+            let note = Note(context: context)
+            note.text1 = "kept a while"
+            context.processPendingChanges()                  // event 1: the insert
+            try context.save()
+            context.delete(note)
+            context.processPendingChanges()                  // event 2: the delete
+            try context.save()                               // the object leaves the context
+            context.undo()                                   // its row is gone: nothing to take back
+            context.undo()                                   // nor to delete again (this trapped)
+            #expect(note.managedObjectContext == nil)
+            #expect(try context.count(for: Note.fetchRequest()) == 0)
+            #expect(context.hasChanges == false)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionTakenBackAfterTheRowWasDeletedElsewhereDoesNotBringTheObjectBack(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        let other = stack.container.newBackgroundContext()
+        context.automaticallyMergesChangesFromParent = true
+        let request = Note.fetchRequest()
+        request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context)
+        let note = try context.performAndWait { () throws in
+            context.undoManager = UndoManager()
+            let note = Note(context: context)
+            try context.save()
+            try controller.performFetch()
+            context.delete(note)
+            context.processPendingChanges()
+            return note
+        }
+        try other.performAndWait { () throws in
+            other.delete(other.object(with: context.performAndWait { note.objectID }))
+            try other.save()
+        }
+        try context.performAndWait { () throws in
+            context.undo()                                   // the local deletion, after the merged one
+            #expect(try context.fetch(Note.fetchRequest()).isEmpty)
+            #expect(controller.fetchedObjects?.isEmpty == true)
+            #expect(try context.count(for: Note.fetchRequest()) == 0)
+            try context.save()                               // nothing to write, no conflict
+            context.rollback()
+            #expect(try context.fetch(Note.fetchRequest()).isEmpty)
+        }
+    }
 }
