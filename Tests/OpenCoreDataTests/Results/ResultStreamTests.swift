@@ -1,0 +1,77 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct ResultStreamTests {
+    private func request() -> FetchRequest<Note> {
+        let request = Note.fetchRequest()
+        request.sortDescriptors = [NSSortDescriptor(key: "text1", ascending: true), NSSortDescriptor(key: "id", ascending: true)]
+        return request
+    }
+
+    @Test func theFirstResultsThenEveryChangeMergedFromAnotherContext() async throws {
+        let stack = try TestStack(.sqlite)
+        let viewContext = stack.container.viewContext
+        viewContext.automaticallyMergesChangesFromParent = true
+        let writer = stack.container.newBackgroundContext()
+        try await writer.perform {
+            let note = Note(context: writer)
+            note.id = 1
+            note.text1 = "a"
+            try writer.save()
+        }
+        var iterator = viewContext.results(for: request(), sectionNameKeyPath: "text1").makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(first.sectionIdentifiers == ["a"])
+        #expect(first.numberOfItems == 1)
+
+        try await writer.perform {
+            let note = Note(context: writer)
+            note.id = 2
+            note.text1 = "b"
+            try writer.save()
+        }
+        let second = try #require(try await iterator.next())
+        #expect(second.sectionIdentifiers == ["a", "b"])
+        let ids = try await viewContext.perform { try viewContext.fetch(self.request()).map(\.objectID) }
+        #expect(second.itemIdentifiers == ids)
+    }
+
+    @Test func valuesMadeOnTheContextsQueueFollowLocalEdits() async throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        var iterator = context.results(for: request(), map: { "\($0.id)" }).makeAsyncIterator()
+        #expect(try await iterator.next() == [])
+        await context.perform {
+            let note = Note(context: context)
+            note.id = 7
+            note.text1 = "z"
+        }                                                    // perform ends the event
+        #expect(try await iterator.next() == ["7"])
+    }
+
+    @Test func aBadRequestEndsTheSequenceWithItsError() async throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        var iterator = context.results(for: Note.fetchRequest()).makeAsyncIterator()   // no sort descriptor
+        await #expect(throws: CoreDataError.self) { _ = try await iterator.next() }
+    }
+
+    @Test func endingTheLoopStopsFollowingTheContext() async throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        do {
+            for try await snapshot in context.results(for: request()) {
+                #expect(snapshot.numberOfItems == 0)
+                break
+            }
+        }
+        // The stop is queued on the context's queue; a later block runs after it.
+        var observing = true
+        for _ in 0..<100 where observing {
+            observing = await context.perform { context.hasGraphObservers }
+            if observing { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(!observing)
+    }
+}
