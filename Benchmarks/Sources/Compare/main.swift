@@ -1,6 +1,6 @@
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration | --scale] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration | --scale | --results] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
@@ -19,6 +19,11 @@ if arguments.contains("--history") {
     printTable(try HistoryScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000))
     exit(0)
 }
+if arguments.contains("--results") {
+    // Only the live-results scenario: a controller's update against a re-fetch and a diff.
+    printTable(try ResultsScenario.run())
+    exit(0)
+}
 let quick = arguments.contains("--quick")
 if arguments.contains("--scale") {
     // Only the core scenarios, at 10,000 and 200,000 rows: how each ratio grows with the work.
@@ -32,7 +37,7 @@ let n = quick ? 10_000 : 100_000
 var results = [try MemoryScenario.run(count: quick ? 100_000 : 1_000_000), try MemoryScenario.perObject(count: 100_000)]
 if !arguments.contains("--memory") {
     results = try Scenarios(n: n, runs: quick ? 3 : 5).all() + [try IndexedScenario.run(n: n, runs: quick ? 3 : 5),
-        try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + (try HistoryScenario.run(n: n)) + [try MigrationScenario.run(n: n)] + results
+        try LatencyScenario.run(count: quick ? 100_000 : 1_000_000)] + (try ResultsScenario.run()) + (try HistoryScenario.run(n: n)) + [try MigrationScenario.run(n: n)] + results
 }
 printTable(results)
 let jsonPath = arguments.firstIndex(of: "--json").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }

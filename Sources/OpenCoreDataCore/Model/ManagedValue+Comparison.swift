@@ -19,7 +19,7 @@ extension ManagedValue {
             return order(a, b)
         }
         switch (lhs, rhs) {
-        case (.string(let a), .string(let b)): return compareBytes(Array(a.utf8), Array(b.utf8))
+        case (.string(let a), .string(let b)): return compareUTF8(a, b)
         case (.url(let a), .url(let b)): return compareBytes(Array(a.absoluteString.utf8), Array(b.absoluteString.utf8))
         case (.data(let a), .data(let b)): return compareBytes(Array(a), Array(b))
         case (.uuid(let a), .uuid(let b)): return compareBytes(a.bytes, b.bytes)
@@ -54,6 +54,21 @@ extension ManagedValue {
 
     private static func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
         a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+    }
+
+    /// Two strings by their UTF-8 bytes, read in place (no copies for native strings).
+    private static func compareUTF8(_ a: String, _ b: String) -> ComparisonResult {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                if common > 0, let xBase = x.baseAddress, let yBase = y.baseAddress {
+                    let difference = memcmp(xBase, yBase, common)
+                    if difference != 0 { return difference < 0 ? .orderedAscending : .orderedDescending }
+                }
+                return order(x.count, y.count)
+            }
+        }
     }
 
     private static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> ComparisonResult {

@@ -140,7 +140,7 @@ open class AnyFetchedResultsController {
                                              managedObjects: ArraySlice(update.old[section.start ..< section.start + section.count].map(\.object)))
             delegate.controller(self, didChange: info, atSectionIndex: index, for: .delete)
         }
-        let objects = results.entries.map(\.object)
+        let objects = update.insertedSections.isEmpty ? [] : results.entries.map(\.object)
         for (index, section) in update.insertedSections {
             let info = FetchedResultsSection(name: section.name, indexTitle: indexTitle(forSectionName: section.name), numberOfObjects: section.count,
                                              managedObjects: objects[section.start ..< section.start + section.count])

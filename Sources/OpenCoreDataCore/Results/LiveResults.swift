@@ -12,11 +12,22 @@ import Foundation
 /// their order (O(n + k log k) for k named objects). Otherwise the request is fetched again
 /// and compared.
 package final class LiveResults: GraphObserver {
-    /// One result: the object, what it was ordered by and its section when it was placed.
-    package struct Entry {
+    /// One result: the object, what it was ordered by and its section when it was placed. A
+    /// class: results are copied whole at every change, one reference each.
+    package final class Entry {
         package let object: ManagedObject
-        package var key: ResultOrder.Key
-        package var section: String
+        package let key: ResultOrder.Key
+        package let section: String
+        /// During one change: the object's old entry, to be replaced or dropped.
+        package var isLeaving = false
+        /// During one change: an entry placed by this change.
+        package var isJoining = false
+
+        init(object: ManagedObject, key: ResultOrder.Key, section: String) {
+            self.object = object
+            self.key = key
+            self.section = section
+        }
     }
 
     /// A run of results sharing a section name.
@@ -38,6 +49,9 @@ package final class LiveResults: GraphObserver {
 
     package private(set) var entries: [Entry] = []
     package private(set) var sections: [Section] = []
+    /// Each result's entry by object, to find the entries a change names without a table of
+    /// every object per change.
+    private var entryByObject: [ObjectIdentifier: Entry] = [:]
     /// The error of the last fetch made to follow a change (the results were left as they were).
     package private(set) var lastError: (any Error)?
     /// Called after each change that altered the results (on the context's queue).
@@ -84,6 +98,7 @@ package final class LiveResults: GraphObserver {
         let grouped = try group(fresh, checked: true)
         entries = fresh
         sections = grouped
+        entryByObject = Self.index(fresh)
         lastError = nil
         if !isObserving {
             context.addGraphObserver(self)
@@ -111,7 +126,8 @@ package final class LiveResults: GraphObserver {
             if isOfEntity(object.entity) { candidates.append(object) }
         }
         let fresh: [Entry]
-        if change.everything || !incremental {
+        let onlyNamed = !(change.everything || !incremental)
+        if !onlyNamed {
             guard !(change.isEmpty) else { return }
             do { fresh = try fetch().map(entry(for:)) } catch {
                 lastError = error
@@ -129,16 +145,38 @@ package final class LiveResults: GraphObserver {
             }
             guard !candidates.isEmpty else { return }
             var joining: [Entry] = []
-            for object in candidates where isMember(object) { joining.append(entry(for: object)) }
+            for object in candidates {
+                entryByObject[ObjectIdentifier(object)]?.isLeaving = true
+                if isMember(object) {
+                    let placed = entry(for: object)
+                    placed.isJoining = true
+                    joining.append(placed)
+                }
+            }
             joining.sort { order.precedes($0.key, $1.key) }
-            fresh = merge(entries.filter { !named.contains(ObjectIdentifier($0.object)) }, joining)
+            fresh = merge(joining, into: entries)
+            for object in candidates { entryByObject.removeValue(forKey: ObjectIdentifier(object)) }
+            for entry in joining { entryByObject[ObjectIdentifier(entry.object)] = entry }
         }
         let grouped = (try? group(fresh, checked: false)) ?? []
-        let update = ResultsUpdate(old: entries, oldSections: sections, new: fresh, newSections: grouped, updated: updated, order: order)
+        let update = ResultsUpdate(old: entries, oldSections: sections, new: fresh, newSections: grouped,
+                                   named: named, updated: updated, onlyNamed: onlyNamed, order: order)
+        if onlyNamed {
+            for entry in fresh where entry.isJoining { entry.isJoining = false }
+        } else {
+            entryByObject = Self.index(fresh)
+        }
         entries = fresh
         sections = grouped
         lastError = nil
         if !update.isEmpty { onUpdate?(update) }
+    }
+
+    private static func index(_ entries: [Entry]) -> [ObjectIdentifier: Entry] {
+        var index: [ObjectIdentifier: Entry] = [:]
+        index.reserveCapacity(entries.count)
+        for entry in entries { index[ObjectIdentifier(entry.object)] = entry }
+        return index
     }
 
     private func isOfEntity(_ other: EntityDescription) -> Bool {
@@ -159,22 +197,29 @@ package final class LiveResults: GraphObserver {
         return Entry(object: object, key: order.key(of: object), section: sectionName?(object) ?? "")
     }
 
-    /// Two ordered runs as one.
-    private func merge(_ a: [Entry], _ b: [Entry]) -> [Entry] {
-        guard !b.isEmpty else { return a }
-        guard !a.isEmpty else { return b }
+    /// The old results without their leaving entries, with the ordered `joining` entries placed
+    /// among them, in one pass: each place is found by binary search in the old results (still
+    /// ordered by the keys their entries hold) and the runs between are copied (O(n + k log n)
+    /// for k joining).
+    private func merge(_ joining: [Entry], into old: [Entry]) -> [Entry] {
         var result: [Entry] = []
-        result.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
-        while i < a.count && j < b.count {
-            if order.precedes(b[j].key, a[i].key) {
-                result.append(b[j]); j += 1
-            } else {
-                result.append(a[i]); i += 1
-            }
+        result.reserveCapacity(old.count + joining.count)
+        var copied = 0
+        func copy(upTo end: Int) {
+            for index in copied ..< end where !old[index].isLeaving { result.append(old[index]) }
+            copied = end
         }
-        result += a[i...]
-        result += b[j...]
+        for entry in joining {
+            // The first old entry this one precedes (keys never tie: the ID breaks ties).
+            var low = copied, high = old.count
+            while low < high {
+                let middle = (low + high) / 2
+                if order.precedes(entry.key, old[middle].key) { high = middle } else { low = middle + 1 }
+            }
+            copy(upTo: low)
+            result.append(entry)
+        }
+        copy(upTo: old.count)
         return result
     }
 
@@ -187,7 +232,8 @@ package final class LiveResults: GraphObserver {
         guard sectionName != nil else { return [Section(name: "", start: 0, count: entries.count)] }
         var sections: [Section] = []
         var seen = Set<String>()
-        for (index, entry) in entries.enumerated() {
+        for index in entries.indices {
+            let entry = entries[index]
             if let last = sections.last, last.name == entry.section {
                 sections[sections.count - 1].count += 1
                 continue

@@ -26,9 +26,12 @@ package struct ResultsUpdate {
 
     /// The changes from `old` to `new`. An object in both is moved when what it is sorted or
     /// sectioned by changed (Core Data's rule), or when keeping it in place would break the order
-    /// of the others; it is updated when it was named as changed (`updated`).
+    /// of the others; it is updated when it was named as changed (`updated`). With `onlyNamed`,
+    /// only the named objects can have entered, left or moved — their old entries are marked
+    /// `isLeaving`, their new ones `isJoining` — and the others are in the same order in both (the
+    /// incremental case: O(n) without hashing every object).
     init(old: [LiveResults.Entry], oldSections: [LiveResults.Section], new: [LiveResults.Entry], newSections: [LiveResults.Section],
-         updated: Set<ObjectIdentifier>, order: ResultOrder) {
+         named: Set<ObjectIdentifier>, updated: Set<ObjectIdentifier>, onlyNamed: Bool, order: ResultOrder) {
         self.old = old
         var oldSectionIndex: [String: Int] = [:], newSectionIndex: [String: Int] = [:]
         for (index, section) in oldSections.enumerated() { oldSectionIndex[section.name] = index }
@@ -39,18 +42,35 @@ package struct ResultsUpdate {
         for (index, section) in newSections.enumerated() where oldSectionIndex[section.name] == nil {
             insertedSections.append((index, section))
         }
-        var oldIndex: [ObjectIdentifier: Int] = [:], newIndex = Set<ObjectIdentifier>()
-        oldIndex.reserveCapacity(old.count)
-        newIndex.reserveCapacity(new.count)
-        for (index, entry) in old.enumerated() { oldIndex[ObjectIdentifier(entry.object)] = index }
-        for entry in new { newIndex.insert(ObjectIdentifier(entry.object)) }
-        for (index, entry) in old.enumerated() where !newIndex.contains(ObjectIdentifier(entry.object)) {
-            objectChanges.append(.delete(entry.object, at: Self.indexPath(index, in: oldSections)))
+        // Where each object was: every object, or only the named ones (their old entries are
+        // marked leaving, their new ones joining).
+        var oldIndex: [ObjectIdentifier: Int] = [:], present = Set<ObjectIdentifier>()
+        oldIndex.reserveCapacity(onlyNamed ? named.count : old.count)
+        for index in old.indices where !onlyNamed || old[index].isLeaving {
+            oldIndex[ObjectIdentifier(old[index].object)] = index
+        }
+        for entry in new where !onlyNamed || entry.isJoining {
+            present.insert(ObjectIdentifier(entry.object))
+        }
+        for (id, index) in oldIndex.sorted(by: { $0.value < $1.value }) where !present.contains(id) {
+            objectChanges.append(.delete(old[index].object, at: Self.indexPath(index, in: oldSections)))
         }
         // Kept objects (neither moved nor removed) must appear in the new order as in the old:
         // one that would come before a kept one it used to follow is moved instead.
         var lastKept = -1
+        var scan = 0    // with onlyNamed: the next old position of an object not named
         for (index, entry) in new.enumerated() {
+            if onlyNamed && !entry.isJoining {
+                while old[scan].isLeaving { scan += 1 }
+                let before = scan
+                scan += 1
+                if before < lastKept {
+                    objectChanges.append(.move(entry.object, from: Self.indexPath(before, in: oldSections), to: Self.indexPath(index, in: newSections)))
+                } else {
+                    lastKept = before
+                }
+                continue
+            }
             let id = ObjectIdentifier(entry.object)
             guard let before = oldIndex[id] else {
                 objectChanges.append(.insert(entry.object, at: Self.indexPath(index, in: newSections)))
