@@ -18,10 +18,13 @@ package final class LiveResults: GraphObserver {
         package let object: ManagedObject
         package let key: ResultOrder.Key
         package let section: String
+        // The two marks are read once per result at every change: without the run-time
+        // exclusivity check, which would cost more than the loops. Only the context's queue
+        // touches them, and no access is held across a call.
         /// During one change: the object's old entry, to be replaced or dropped.
-        package var isLeaving = false
+        @exclusivity(unchecked) package var isLeaving = false
         /// During one change: an entry placed by this change.
-        package var isJoining = false
+        @exclusivity(unchecked) package var isJoining = false
 
         init(object: ManagedObject, key: ResultOrder.Key, section: String) {
             self.object = object
