@@ -7,8 +7,8 @@ import OpenCoreData
 struct QuakesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quakes",
-        abstract: "Import a USGS GeoJSON feed with a batch insert and list the newest quakes.",
-        subcommands: [ImportQuakes.self, ListQuakes.self]
+        abstract: "Import a USGS GeoJSON feed with a batch insert, list the newest quakes, or watch the strongest live.",
+        subcommands: [ImportQuakes.self, ListQuakes.self, WatchQuakes.self]
     )
 }
 
@@ -63,6 +63,47 @@ struct ListQuakes: AsyncParsableCommand {
         let store = try location.open()
         print("\(try await store.count()) quakes in \(store.url?.path ?? "?")")
         try await printNewest(store, limit: limit)
+    }
+}
+
+/// `ocd quakes watch`: a live table of the strongest quakes that updates while another process
+/// imports (`ocd quakes import` in another terminal).
+struct WatchQuakes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Show the strongest quakes by magnitude band, updated live as other processes import.")
+
+    @Option(name: .shortAndLong, help: "How many quakes to show.")
+    var limit = 10
+
+    @Option(name: .long, help: "Exit once the store holds at least this many quakes.")
+    var untilCount: Int?
+
+    @Option(name: .long, help: "Give up (exit 1) after this many seconds.")
+    var timeout: Double?
+
+    @OptionGroup var location: QuakeStoreOption
+
+    func run() async throws {
+        let store = try location.open()
+        let target = untilCount
+        let (tables, continuation) = AsyncStream.makeStream(of: QuakeWatch.Table.self)
+        let watch = try await QuakeWatch(store: store, limit: limit) { continuation.yield($0) }
+        defer { watch.stop() }
+        let interactive = isatty(STDOUT_FILENO) == 1
+        if let timeout {
+            Task {
+                try await Task.sleep(for: .seconds(timeout))
+                FileHandle.standardError.write(Data("ocd quakes watch: gave up after \(timeout) s\n".utf8))
+                Foundation.exit(1)
+            }
+        }
+        for await table in tables {
+            // A terminal is redrawn in place; a pipe gets each table in turn.
+            let text = (interactive ? "\u{1B}[H\u{1B}[2J" : "") + table.lines.joined(separator: "\n") + "\n" + (interactive ? "" : "\n")
+            FileHandle.standardOutput.write(Data(text.utf8))
+            if let target, table.total >= target { return }
+        }
     }
 }
 
