@@ -152,7 +152,28 @@ package final class SQLiteStore: StoreEngine {
                                 "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
         }
         let numbers = try Self.storedEntityNumbers(db, model: model)
-        return Loaded(layout: SQLiteLayout(model: model, entityNumbers: numbers), entityNumbers: numbers, metadata: metadata)
+        let layout = SQLiteLayout(model: model, entityNumbers: numbers)
+        try Self.checkPrimaryKeys(db, layout: layout)
+        return Loaded(layout: layout, entityNumbers: numbers, metadata: metadata)
+    }
+
+    /// Every entity table must key its rows by `Z_PK INTEGER PRIMARY KEY` (SQLite's row id), as
+    /// Core Data creates it. In a damaged or crafted file whose `Z_PK` is a plain column, rows could
+    /// have no key or share one, and several rows would be read as one object (whose entity and
+    /// values then disagree with what was asked for): such a file is refused when it is opened.
+    static func checkPrimaryKeys(_ db: SQLiteConnection, layout: SQLiteLayout) throws {
+        let statement = try db.prepare("SELECT name, type FROM pragma_table_info(?) WHERE pk > 0")
+        defer { statement.finalize() }
+        for table in layout.tables where try db.tableExists(table.name) {
+            statement.reset()
+            try statement.bind([.string(table.name)])
+            var keys: [(name: String, type: String)] = []
+            while try statement.step() { keys.append((statement.string(at: 0), statement.string(at: 1))) }
+            guard keys.count == 1, keys[0].name == "Z_PK", keys[0].type.uppercased() == "INTEGER" else {
+                throw CoreDataError(.persistentStoreInvalidType,
+                                    "The table \(table.name) of the store at \(db.path) does not key its rows by Z_PK INTEGER PRIMARY KEY (its key: \(keys.isEmpty ? "none" : keys.map { "\($0.name) \($0.type)" }.joined(separator: ", "))): the file is damaged or was not written by Core Data. Restore it from a backup.")
+            }
+        }
     }
 
     /// The `Z_ENT` of each entity as the store's `Z_PRIMARYKEY` lists it, matched by name or by

@@ -52,9 +52,13 @@ extension ManagedObjectModel {
         if let failure = reader.failure ?? stopped {
             throw CoreDataError(.coreData, "The model at \(contents.path) is not valid Core Data model XML: \(failure).")
         }
+        var byName: [String: EntityDescription] = [:]
+        for entity in reader.entities where byName.updateValue(entity, forKey: entity.name) != nil {
+            throw CoreDataError(.coreData, "The model at \(contents.path) has two entities named '\(entity.name)'. Entity names must be unique.")
+        }
         self.init(entities: reader.entities)
         for (child, parent) in reader.parents {
-            guard let parentEntity = reader.entities.first(where: { $0.name == parent }), let childEntity = reader.entities.first(where: { $0.name == child }) else {
+            guard let parentEntity = byName[parent], let childEntity = byName[child] else {
                 throw CoreDataError(.coreData, "The entity \(child) names the parent entity \(parent), which the model does not have.")
             }
             parentEntity.subentities.append(childEntity)

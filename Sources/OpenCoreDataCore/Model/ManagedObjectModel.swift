@@ -115,10 +115,24 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
                 guard steps <= entities.count, current !== entity else {
                     throw CoreDataError(.coreData, "The entity \(entity.name) inherits from itself (through \(current.name)). Inheritance must form a tree; check the model file.")
                 }
+                guard steps <= Self.maximumInheritanceDepth else {
+                    throw CoreDataError(.coreData, "The entity \(entity.name) is more than \(Self.maximumInheritanceDepth) levels below its root entity, far deeper than any model needs; the model file is damaged or crafted.")
+                }
                 ancestor = current.superentity
+            }
+            // Each sub-entity listed once, and inheriting from this entity: the lists and the
+            // superentities describe one tree (walks go down the lists and up the superentities).
+            var listed = Set<ObjectIdentifier>()
+            for sub in entity.subentities {
+                guard sub.superentity === entity, listed.insert(ObjectIdentifier(sub)).inserted else {
+                    throw CoreDataError(.coreData, "The entity \(entity.name) lists \(sub.name) as a sub-entity \(sub.superentity === entity ? "twice" : "but \(sub.name) inherits from \(sub.superentity?.name ?? "no entity")"). Inheritance must form a tree; check the model file.")
+                }
             }
         }
     }
+
+    /// How deep inheritance may go: walks of a hierarchy recurse this deep at most.
+    package static let maximumInheritanceDepth = 1000
 
     /// Serialises `freeze()` across threads (models are frozen once, so one lock for all).
     private static let freezing = NSLock()

@@ -210,6 +210,49 @@ import Testing
         try coordinator.remove(store)
     }
 
+    /// Found by the XML model fuzzer (kept in Tests/Fixtures/Fuzz): a damaged model file that
+    /// gave LuxuryCar the parent SportCar twice made SportCar list it twice, and freezing the
+    /// model recursed until the stack overflowed.
+    @Test func theFuzzedModelFileThatListedASubEntityTwiceIsRefused() throws {
+        let model = try Self.modelFolder(contents: Data(contentsOf: Fixtures.url("Fuzz/xml-model-duplicate-entities.xml")))
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        #expect(error.message.contains("lists LuxuryCar as a sub-entity twice"))
+    }
+
+    @Test func aModelFileWithTwoEntitiesOfOneNameIsRefused() throws {
+        let contents = #"<?xml version="1.0"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="Car" representedClassName="Car"/><entity name="Car" representedClassName="Car"/></model>"#
+        let model = try Self.modelFolder(contents: Data(contents.utf8))
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        #expect(error.message.contains("two entities named 'Car'"))
+    }
+
+    /// A temporary `.xcdatamodel` folder holding `contents` (removed when `folder` goes).
+    private static func modelFolder(contents: Data) throws -> (url: URL, folder: TemporaryDirectory) {
+        let folder = TemporaryDirectory()
+        let model = folder.url.appendingPathComponent("Fuzzed.xcdatamodel", isDirectory: true)
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try contents.write(to: model.appendingPathComponent("contents"))
+        return (model, folder)
+    }
+
+    @Test func subEntityListsThatDisagreeWithInheritanceAreRefused() throws {
+        let parent = EntityDescription(name: "Parent"), other = EntityDescription(name: "Other"), child = EntityDescription(name: "Child")
+        parent.subentities = [child]
+        other.subentities = [child]                      // child now inherits from Other; Parent still lists it
+        let model = ManagedObjectModel(entities: [parent, other, child])
+        let error = try #require(throws: CoreDataError.self) { try model.freeze() }
+        #expect(error.message.contains("lists Child as a sub-entity but Child inherits from Other"))
+    }
+
+    @Test func inheritanceFiveThousandLevelsDeepIsRefused() throws {
+        var entities = "<entity name=\"E0\" representedClassName=\"E0\"/>"
+        for level in 1..<5_000 { entities += "<entity name=\"E\(level)\" representedClassName=\"E\(level)\" parentEntity=\"E\(level - 1)\"/>" }
+        let contents = "<?xml version=\"1.0\"?><model type=\"com.apple.IDECoreDataModeler.DataModel\">\(entities)</model>"
+        let model = try Self.modelFolder(contents: Data(contents.utf8))
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        #expect(error.message.contains("more than 1000 levels below its root entity"))
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.
@@ -237,6 +280,27 @@ import Testing
         let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(cachedInStoreAt: url) }
         #expect(error.message.contains("inflates to more than 64 MB"))
         #expect(try StoreInspection(storeAt: url).hasModelCache)
+    }
+
+    /// Found by the store fuzzer: a byte patched into the schema made `Z_PK` a plain column, every
+    /// row's key read as NULL, and the rows of a parent entity and of its sub-entity became one
+    /// object — asked for the sub-entity's attributes, it trapped.
+    @Test func aTableWhoseRowsAreNotKeyedByZPKIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let url = try Self.store(in: directory)
+        let raw = try RawSQLite(url, writable: true)
+        let table = try #require(try raw.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ZPARENT%'").first?.first as? String)
+        let columns = try raw.rows("SELECT name FROM pragma_table_info('\(table)') WHERE name != 'Z_PK' ORDER BY cid").compactMap { $0.first as? String }
+        try raw.execute("CREATE TABLE Z_COPY (Z_PK INTEGER, \(columns.joined(separator: ", ")))")
+        try raw.execute("INSERT INTO Z_COPY (\(columns.joined(separator: ", "))) SELECT \(columns.joined(separator: ", ")) FROM \(table)")
+        try raw.execute("DROP TABLE \(table)")
+        try raw.execute("ALTER TABLE Z_COPY RENAME TO \(table)")
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try PersistentContainer.loaded(at: url, model: Self.twoEntityModel())
+        }
+        #expect(error.code == .persistentStoreInvalidType)
+        #expect(error.message.contains("does not key its rows by Z_PK INTEGER PRIMARY KEY"))
+        #expect(try StoreInspection(storeAt: url).entities.count == 2)   // inspecting still works
     }
 
     @Test func aCycleInTheEntityTableDoesNotHangInspection() throws {
