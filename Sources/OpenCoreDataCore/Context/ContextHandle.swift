@@ -8,6 +8,9 @@
 package final class ContextHandle: @unchecked Sendable {
     // Unchecked exclusivity: assigned whole by the context's init and deinit only.
     @exclusivity(unchecked) package unowned(unsafe) var context: ManagedObjectContext?
+    /// Whether reads of the objects' properties are recorded for Observation (the context's
+    /// `makesObjectsObservable`). Written on the context's queue, read there by its objects.
+    @exclusivity(unchecked) package var makesObjectsObservable = false
 
     package init() {}
 }

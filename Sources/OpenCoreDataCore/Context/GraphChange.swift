@@ -18,6 +18,9 @@ package struct GraphChange {
     package var objectIDs: [ManagedObjectID] = []
     /// Every object may have changed (`reset()`): results must be fetched anew.
     package var everything = false
+    /// The change is the context's own edits, told at `processPendingChanges()` (observers that
+    /// were told of each edit as it was made may skip it).
+    package var isOwnEdits = false
 
     package var isEmpty: Bool { objects.isEmpty && rechecked.isEmpty && objectIDs.isEmpty && !everything }
 }

@@ -194,6 +194,7 @@ extension ManagedObjectContext {
         guard change(&object.toMany[index]) else { return }
         object.state.markToManyChanged(index, slotCount: object.entity.valueSlotCount)
         graph.objectDidChange(object)
+        object.observedChange(object.entity.valueSlotCount + index)
     }
 
     // MARK: - Parent and child

@@ -170,7 +170,7 @@ extension ManagedObjectContext {
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
         }
         // Objects inserted and deleted in between are named too: a controller may have shown them.
-        tellGraphObservers(GraphChange(objects: changed))
+        tellGraphObservers(GraphChange(objects: changed, isOwnEdits: true))
     }
 
     /// Gives permanent IDs to objects that still have temporary ones (before a save, e.g. to pass

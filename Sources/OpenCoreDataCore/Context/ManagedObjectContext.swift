@@ -69,12 +69,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The undo manager, queue-owned like the objects it records (assigned whole: its run-time
     /// exclusivity check, paid on every property write, is skipped).
     @exclusivity(unchecked) package var undoStorage: ContextUndoManager?
+    /// Tells the objects' Observation registrars of changes that arrive whole (merges, refreshes,
+    /// rollbacks) while `makesObjectsObservable` is on.
+    let observationForwarder = ObservationForwarder()
 
     /// Makes a context bound to the given kind of queue.
     public init(concurrencyType: ConcurrencyType) {
         self.concurrencyType = concurrencyType
         self.queue = ContextQueue(main: concurrencyType == .mainQueue, label: "OpenCoreData.ManagedObjectContext")
         handle.context = self
+        if concurrencyType == .mainQueue {
+            handle.makesObjectsObservable = true
+            addGraphObserver(observationForwarder)
+        }
     }
 
     deinit {

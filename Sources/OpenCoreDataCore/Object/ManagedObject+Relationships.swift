@@ -46,6 +46,7 @@ extension ManagedObject {
     /// tries again) and the context's next save throws the store's error instead of saving.
     package func managedMembers(forKey key: String) -> [ManagedObject] {
         let (context, relationship) = graphAccess(key, toMany: true)
+        if let number = observedNumber(ofToMany: key) { observeRead(number) }
         let members = (try? context.members(of: self, relationship)) ?? []
         return members.map { context.object(with: $0) }
     }

@@ -30,6 +30,7 @@ extension ManagedObject {
     @usableFromInline
     package func readValue(slot: Int) -> ManagedValue {
         willAccessValue()
+        observeRead(slot)
         return values[slot]
     }
 
@@ -68,6 +69,7 @@ extension ManagedObject {
         }
         let slot = try entity.slot(forKey: key)
         willAccessValue()
+        observeRead(slot)
         return entity.storedAttributes[slot].appValue(values[slot])
     }
 
@@ -183,6 +185,7 @@ extension ManagedObject {
         if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value, wasChanged: dirty.contains(slot))) }
         state.write(value, slot: slot)
         context?.graph.objectDidChange(self)
+        observedChange(slot)
     }
 
     /// Undo: puts a slot back as it was before a write (a slot that had no change has none again).
@@ -190,6 +193,7 @@ extension ManagedObject {
         willAccessValue()
         state.restore(value, slot: slot, changed: changed)
         managedObjectContext?.graph.objectDidChange(self)
+        observedChange(slot)
     }
 
     private func fireFault() {

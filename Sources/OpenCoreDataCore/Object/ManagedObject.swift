@@ -33,6 +33,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Shared by every object of a context; the context clears it when it goes away (one write,
     /// instead of a weak reference per object, which would give every context a side table).
     @exclusivity(unchecked) package var contextHandle: ContextHandle?
+    /// The object's Observation registrar, made on the first observable read (see
+    /// `ObjectObservation`). Queue-owned, assigned once.
+    @exclusivity(unchecked) package var observation: ObjectObservation?
 
     /// The object's values, committed row, changes and lifecycle, changed only through the named
     /// transitions of ``ObjectState``. Owned by the object's context queue (or by the thread that
