@@ -109,10 +109,38 @@ enum ResultsScenario {
         let ok = watched.performAndWait { controller.fetchedObjects?.count == count }
         precondition(ok, "the controller lost objects")
         return [
+            try observationCost(container, request: request),
             Result(scenario: "controller update: 100 changes in 10k/50 sec.", n: count, ours: update, raw: median(refetch), grdb: nil,
                    extra: ["merge_with_controller_ms": median(withController), "merge_alone_ms": median(without)]),
             Result(scenario: "save() → controllerDidChangeContent", n: changes, ours: sorted[sorted.count / 2], raw: nil, grdb: nil,
                    extra: ["p99_ms": sorted[min(sorted.count - 1, sorted.count * 99 / 100)], "max_ms": sorted.last ?? 0]),
         ]
+    }
+
+    /// The price of Observation: fetching the notes and reading every attribute in a context that
+    /// makes its objects observable (a registrar per object, every read recorded), against the
+    /// same in one that does not (`extra`: both, and their ratio). A fresh context each run.
+    static func observationCost(_ container: PersistentContainer, request: FetchRequest<Note>, runs: Int = 9) throws -> Result {
+        func fetchAndRead(observable: Bool) throws -> Double {
+            let context = container.newBackgroundContext()
+            return try context.performAndWait { () throws in
+                context.makesObjectsObservable = observable
+                return try measure {
+                    var length = 0
+                    for note in try context.fetch(request) {
+                        length &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) &+ (note.text3?.utf8.count ?? 0)
+                    }
+                    precondition(length != 0)
+                }
+            }
+        }
+        var observable: [Double] = [], plain: [Double] = []
+        for _ in 0..<runs {
+            plain.append(try fetchAndRead(observable: false))
+            observable.append(try fetchAndRead(observable: true))
+        }
+        let on = median(observable), off = median(plain)
+        return Result(scenario: "fetch 10k + read all, observable context", n: 10_000, ours: on, raw: nil, grdb: nil,
+                      extra: ["not_observable_ms": off, "observable_over_not": on / off])
     }
 }
