@@ -40,9 +40,16 @@ extension ManagedObject {
     ///
     /// An unknown key is a programmer error and traps with a message listing the entity's
     /// keys, as Core Data raises `NSUnknownKeyException`. Use ``validatedValue(forKey:)`` for
-    /// keys that come from input.
+    /// keys that come from input. A fetched property whose fetch fails reads as `nil`: its
+    /// predicate and entity come from the model file, which may be damaged, so the failure is
+    /// not the caller's (``validatedValue(forKey:)`` throws it).
     public func value(forKey key: String) -> Any? {
-        do { return try validatedValue(forKey: key) } catch { preconditionFailure(error.description) }
+        do {
+            return try validatedValue(forKey: key)
+        } catch {
+            if entity.slotByName[key] == nil, entity.allProperties.contains(where: { $0.name == key && $0 is FetchedPropertyDescription }) { return nil }
+            preconditionFailure(error.description)
+        }
     }
 
     /// Sets the value of an attribute from any compatible Swift value.

@@ -253,6 +253,27 @@ import Testing
         #expect(error.message.contains("more than 1000 levels below its root entity"))
     }
 
+    /// Found by the store fuzzer: a byte patched into a store's model cache left a fetched
+    /// property with the predicate `( == $FETCH_SOURCE)`, and reading every property of an object
+    /// (as `ocd dump` does) trapped in `value(forKey:)`.
+    @Test func aFetchedPropertyWhosePredicateCannotBeParsedReadsAsNil() throws {
+        let author = EntityDescription(name: "Author", properties: [AttributeDescription(name: "alias", type: .string)])
+        author.properties.append(FetchedPropertyDescription(name: "damaged", entityName: "Author", predicate: "( == $FETCH_SOURCE) AND alias != nil"))
+        author.properties.append(FetchedPropertyDescription(name: "sound", entityName: "Author", predicate: "alias == $FETCH_SOURCE.alias"))
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer.loaded(at: directory.url.appendingPathComponent("Fetched.sqlite"), model: ManagedObjectModel(entities: [author]))
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let object = ManagedObject(entity: author, insertInto: context)
+            object.setValue("ann", forKey: "alias")
+            try context.save()
+            #expect(object.value(forKey: "damaged") == nil)
+            let error = try #require(throws: CoreDataError.self) { _ = try object.validatedValue(forKey: "damaged") }
+            #expect(error.message.contains("expected a key path or a value"))
+            #expect((object.value(forKey: "sound") as? [ManagedObject])?.count == 1)
+        }
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.
