@@ -8,7 +8,7 @@ struct XMLModelTarget: FuzzTarget {
     func run(_ input: Data) throws {
         let file = scratch.appendingPathComponent("contents")
         try write(input, to: file)
-        let model = try ManagedObjectModel(contentsOf: file)
+        let model = try ManagedObjectModel(contentsOf: file, version: nil)
         _ = model.entityVersionHashesByName
         try model.freeze()
         try createStore(with: model)

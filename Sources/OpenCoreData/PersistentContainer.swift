@@ -39,6 +39,20 @@ public final class PersistentContainer: @unchecked Sendable {
         state = Locked(State(descriptions: [PersistentStoreDescription(url: url)]))
     }
 
+    /// Makes a container for the model called `name`, found as Core Data finds it in an app's
+    /// main bundle (see ``ManagedObjectModel/init(named:in:)``: the main bundle's resources, the
+    /// executable's folder, SwiftPM resource bundles beside it). A missing or unreadable model is
+    /// a deployment error and traps with a message saying where it looked, as Core Data's
+    /// container cannot work without its model; use ``init(name:managedObjectModel:)`` with
+    /// `try ManagedObjectModel(named:)` to handle it. Mirrors `NSPersistentContainer(name:)`.
+    public convenience init(name: String) {
+        let model: ManagedObjectModel
+        do { model = try ManagedObjectModel(named: name) } catch {
+            preconditionFailure("NSPersistentContainer(name: \"\(name)\"): \(error)")
+        }
+        self.init(name: name, managedObjectModel: model)
+    }
+
     /// Where stores go by default: `$XDG_DATA_HOME`, else `~/.local/share`.
     public class func defaultDirectoryURL() -> URL {
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
@@ -72,7 +86,7 @@ public final class PersistentContainer: @unchecked Sendable {
         for description in persistentStoreDescriptions {
             let load: @Sendable () -> Void = { [persistentStoreCoordinator] in
                 do {
-                    try persistentStoreCoordinator.addPersistentStore(type: description.type, configuration: description.configuration,
+                    try persistentStoreCoordinator.addPersistentStore(type: description.storeType, configuration: description.configuration,
                                                                      at: description.url, options: Self.options(of: description))
                     completionHandler(description, nil)
                 } catch {
@@ -90,7 +104,7 @@ public final class PersistentContainer: @unchecked Sendable {
     /// Opens every described store synchronously; throws the first error.
     public func loadPersistentStores() throws {
         for description in persistentStoreDescriptions {
-            try persistentStoreCoordinator.addPersistentStore(type: description.type, configuration: description.configuration,
+            try persistentStoreCoordinator.addPersistentStore(type: description.storeType, configuration: description.configuration,
                                                              at: description.url, options: Self.options(of: description))
         }
     }

@@ -16,10 +16,15 @@ final class SQLiteReaderPool: Sendable {
         self.options = options
     }
 
-    /// Runs `body` with a reader connection (opened on first need).
+    /// Runs `body` with a reader connection (opened on first need), or on the snapshot of the
+    /// query generation the read runs in (``QueryGenerationScope``), taken by its first read.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         if closed.withLock({ $0 }) {
             throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(path) was closed; add it to a coordinator again.")
+        }
+        if let generation = QueryGenerationScope.current,
+           let snapshot = try generation.snapshot(for: path, open: { try SQLiteReadSnapshot.open(path: path, options: options) }) {
+            return try snapshot.read(body)
         }
         slots.wait()
         defer { slots.signal() }

@@ -72,7 +72,7 @@ struct InspectCommand: ParsableCommand {
     /// The model to describe the store with: the file given, else the store's own cache.
     static func model(file: String?, store: URL) -> (ManagedObjectModel?, String) {
         if let file {
-            do { return (try ManagedObjectModel(contentsOf: URL(fileURLWithPath: file)), "from \(file)") }
+            do { return (try ManagedObjectModel(contentsOf: URL(fileURLWithPath: file), version: nil), "from \(file)") }
             catch { return (nil, "could not load \(file): \(error)") }
         }
         do { return (try ManagedObjectModel(cachedInStoreAt: store), "from the store's cache (Z_MODELCACHE)") }

@@ -93,7 +93,38 @@ extension Notification.Name {
     public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSObjectsChangedInManagingContextNotification")
     /// Posted by a coordinator when its store changed (remote-change notifications).
     public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
+    /// Posted by a context when a save begins (``ManagedObjectContext/willSaveObjectsNotification``).
+    public static let NSManagedObjectContextWillSave = ManagedObjectContext.willSaveObjectsNotification
+    /// Posted by a context after a save, with object IDs (``ManagedObjectContext/didSaveObjectIDsNotification``).
+    public static let NSManagedObjectContextDidSaveObjectIDs = ManagedObjectContext.didSaveObjectIDsNotification
+    /// Posted by a context after it merged changes
+    /// (``ManagedObjectContext/didMergeChangesObjectIDsNotification``).
+    public static let NSManagedObjectContextDidMergeChangesObjectIDs = ManagedObjectContext.didMergeChangesObjectIDsNotification
 }
+
+/// Core Data's name for what a fetch request returns; `NSFetchRequest<NSFetchRequestResult>` is
+/// an untyped request (see ``FetchRequest``).
+public typealias NSFetchRequestResult = FetchRequestResult
+/// Core Data's name for ``FetchRequestResultType``.
+public typealias NSFetchRequestResultType = FetchRequestResultType
+
+extension ManagedObjectContext.ConcurrencyType {
+    /// Core Data's name for ``ManagedObjectContext/ConcurrencyType/privateQueue``.
+    public static let privateQueueConcurrencyType = Self.privateQueue
+    /// Core Data's name for ``ManagedObjectContext/ConcurrencyType/mainQueue``.
+    public static let mainQueueConcurrencyType = Self.mainQueue
+}
+
+/// Core Data's global for ``MergePolicy/error``.
+public let NSErrorMergePolicy = MergePolicy.error
+/// Core Data's global for ``MergePolicy/mergeByPropertyStoreTrump``.
+public let NSMergeByPropertyStoreTrumpMergePolicy = MergePolicy.mergeByPropertyStoreTrump
+/// Core Data's global for ``MergePolicy/mergeByPropertyObjectTrump``.
+public let NSMergeByPropertyObjectTrumpMergePolicy = MergePolicy.mergeByPropertyObjectTrump
+/// Core Data's global for ``MergePolicy/overwrite``.
+public let NSOverwriteMergePolicy = MergePolicy.overwrite
+/// Core Data's global for ``MergePolicy/rollback``.
+public let NSRollbackMergePolicy = MergePolicy.rollback
 
 /// The `userInfo` key of inserted object IDs in `didSaveObjectIDsNotification`.
 public let NSInsertedObjectIDsKey = "inserted_objectIDs"
@@ -134,3 +165,5 @@ public typealias NSPersistentHistoryChange = PersistentHistoryChange
 public typealias NSPersistentHistoryChangeRequest = PersistentHistoryChangeRequest
 /// Core Data's name for ``PersistentHistoryResult``.
 public typealias NSPersistentHistoryResult = PersistentHistoryResult
+/// Core Data's name for ``QueryGenerationToken``.
+public typealias NSQueryGenerationToken = QueryGenerationToken

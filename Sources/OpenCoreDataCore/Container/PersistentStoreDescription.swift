@@ -32,8 +32,14 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
         state = Locked(State(type: type, url: nil))
     }
 
+    /// The store type's name, as Core Data keeps it: `NSSQLiteStoreType` (`"SQLite"`, the
+    /// default) or `NSInMemoryStoreType`. ``storeType`` is the same as a typed value.
+    public var type: String {
+        get { storeType.rawValue }
+        set { storeType = PersistentStore.StoreType(rawValue: newValue) }
+    }
     /// The store type (`.sqlite` by default).
-    public var type: PersistentStore.StoreType {
+    public var storeType: PersistentStore.StoreType {
         get { state.withLock { $0.type } }
         set { state.withLock { $0.type = newValue } }
     }
@@ -101,5 +107,5 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
         set { state.withLock { $0.shouldInferMappingModelAutomatically = newValue } }
     }
 
-    public var description: String { "<PersistentStoreDescription \(type.rawValue) \(url?.path ?? "-")>" }
+    public var description: String { "<PersistentStoreDescription \(type) \(url?.path ?? "-")>" }
 }

@@ -11,6 +11,9 @@ package final class ContextHandle: @unchecked Sendable {
     /// Whether reads of the objects' properties are recorded for Observation (the context's
     /// `makesObjectsObservable`). Written on the context's queue, read there by its objects.
     @exclusivity(unchecked) package var makesObjectsObservable = false
+    /// Above zero while an object's `awakeFromFetch` runs: writes are not changes then (as in
+    /// Core Data, change processing is off). Queue-owned, like the objects.
+    @exclusivity(unchecked) package var awakingFromFetch = 0
 
     package init() {}
 }

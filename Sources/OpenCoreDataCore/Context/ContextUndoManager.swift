@@ -98,7 +98,12 @@ public final class ContextUndoManager {
             case .order(let object, let index, let old, let new):
                 context.replayOrder(undoing ? old : new, of: object, toMany: index)
             case .insert(let object):
-                if undoing { context.delete(object) } else { context.insert(object) }
+                if undoing {
+                    context.delete(object)
+                    object.state.prepareDeletion()    // taking an insert back is no deletion: no prepareForDeletion
+                } else {
+                    context.insert(object)
+                }
             case .delete(let object):
                 if undoing { context.undelete(object) } else { context.delete(object) }
             }

@@ -14,7 +14,7 @@ extension ManagedObjectContext {
     /// Dictionary results: projection, grouping, aggregates, distinct, having, then the window.
     /// Computed from the same objects an object fetch returns (pending changes included), so the
     /// SQLite and in-memory stores give the same dictionaries.
-    func fetchDictionaries<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [NSDictionary] {
+    func fetchDictionaries<T>(_ request: FetchRequest<T>) throws -> [NSDictionary] {
         let entity = try plan(for: request).entity
         let columns = try resultColumns(request, entity: entity)
         let groupSlots = try (request.propertiesToGroupBy ?? []).map { try slot(of: $0, in: entity, role: "propertiesToGroupBy") }
@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         }
     }
 
-    private func resultColumns<T: FetchRequestResult>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ResultColumn] {
+    private func resultColumns<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ResultColumn] {
         guard let properties = request.propertiesToFetch else {
             return entity.storedAttributes.enumerated().map { ResultColumn(name: $1.name, slot: $0, function: nil, type: $1.attributeType, attribute: $1) }
         }

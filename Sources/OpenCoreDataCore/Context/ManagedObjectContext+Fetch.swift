@@ -5,8 +5,13 @@ extension ManagedObjectContext {
     /// in-memory state; with ``FetchRequest/includesPendingChanges`` (the default) unsaved
     /// inserts, changes and deletes of the context count. Throws ``CoreDataError`` for an unknown
     /// entity or key, a malformed predicate or a type mismatch.
-    public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
+    ///
+    /// An untyped request (`FetchRequest<any FetchRequestResult>`, Core Data's
+    /// `NSFetchRequest<NSFetchRequestResult>`) returns whatever its ``FetchRequest/resultType``
+    /// asks for; cast the array (`as? [ManagedObject]`, `as? [NSDictionary]`…) as in Core Data.
+    public func fetch<T>(_ request: FetchRequest<T>) throws -> [T] {
         checkQueue("fetch(_:)")
+        if FetchRequest<T>.isUntyped { return try fetchUntyped(request) }
         switch request.resultType {
         case .managedObjectResultType:
             guard T.self is ManagedObject.Type else { throw resultTypeMismatch(request) }
@@ -18,7 +23,7 @@ extension ManagedObjectContext {
             // Keys alone do not say which sub-entity a row is: hierarchies read rows.
             if !plan.usesPendingChanges && parent == nil && plan.entity.subentities.isEmpty {
                 // IDs straight from the keys: no values read, no objects made.
-                let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+                let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
                 return keys.compactMap { ManagedObjectID.permanent(plan.entity, store: store.identifier, primaryKey: $0) as? T }
             }
             return try fetchObjects(request).compactMap { $0.objectID as? T }
@@ -31,12 +36,31 @@ extension ManagedObjectContext {
         }
     }
 
+    /// An untyped request's results, each cast to the request's `ResultType` (an existential,
+    /// `Any` or `AnyObject`); a result type nothing can be cast to is a mismatch.
+    private func fetchUntyped<T>(_ request: FetchRequest<T>) throws -> [T] {
+        let results: [Any]
+        switch request.resultType {
+        case .managedObjectResultType: results = try fetchObjects(request)
+        case .managedObjectIDResultType: results = try fetchObjects(request).map(\.objectID)
+        case .countResultType: results = [NSNumber(value: try count(for: request))]
+        case .dictionaryResultType: results = try fetchDictionaries(request)
+        }
+        var cast: [T] = []
+        cast.reserveCapacity(results.count)
+        for result in results {
+            guard let typed = result as? T else { throw resultTypeMismatch(request) }
+            cast.append(typed)
+        }
+        return cast
+    }
+
     private func resultTypeMismatch<T>(_ request: FetchRequest<T>) -> CoreDataError {
         CoreDataError(.coreData, "The fetch request's resultType \(request.resultType) does not fit FetchRequest<\(T.self)>: use FetchRequest<ManagedObjectID> for object IDs, FetchRequest<NSDictionary> for dictionaries, FetchRequest<NSNumber> for counts, and a managed object class for objects.")
     }
 
     /// The managed objects a request selects (any result type: IDs and dictionaries start here).
-    package func fetchObjects<T: FetchRequestResult>(_ request: FetchRequest<T>, ignoringWindow: Bool = false) throws -> [ManagedObject] {
+    package func fetchObjects<T>(_ request: FetchRequest<T>, ignoringWindow: Bool = false) throws -> [ManagedObject] {
         var plan = try plan(for: request)
         if ignoringWindow {
             plan.storeRequest.limit = 0
@@ -54,7 +78,7 @@ extension ManagedObjectContext {
             return applyPendingChanges(to: objects, plan: plan)
         }
         if !request.includesPropertyValues && !plan.usesPendingChanges && plan.entity.subentities.isEmpty {
-            let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+            let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
             return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
@@ -88,7 +112,7 @@ extension ManagedObjectContext {
             let keys = sources.compactMap(\.objectID.primaryKey)
             guard let entity = sources.first?.entity else { continue }
             var members: [Int64: [ManagedObjectID]] = [:]
-            for pair in try coordinator.related(relationship, of: keys, entity: entity) { members[pair.source, default: []].append(pair.member) }
+            for pair in try reading({ try coordinator.related(relationship, of: keys, entity: entity) }) { members[pair.source, default: []].append(pair.member) }
             for source in sources {
                 guard let key = source.objectID.primaryKey, let index = toManyStateIndex(of: source, relationship) else { continue }
                 source.toMany[index].load(members[key] ?? [])
@@ -123,11 +147,11 @@ extension ManagedObjectContext {
     }
 
     /// The number of objects a request would return. Mirrors `count(for:)`.
-    public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
+    public func count<T>(for request: FetchRequest<T>) throws -> Int {
         checkQueue("count(for:)")
         let plan = try plan(for: request)
         if plan.usesPendingChanges { return try fetchObjects(request).count }
-        do { return try plan.coordinator.count(plan.storeRequest) } catch { throw PersistentStoreCoordinator.wrap(error) }
+        do { return try reading { try plan.coordinator.count(plan.storeRequest) } } catch { throw PersistentStoreCoordinator.wrap(error) }
     }
 
     // MARK: - Internals
@@ -141,7 +165,7 @@ extension ManagedObjectContext {
         var offset: Int
     }
 
-    package func plan<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> FetchPlan {
+    package func plan<T>(for request: FetchRequest<T>) throws -> FetchPlan {
         let coordinator = try requireCoordinator()
         let model = coordinator.managedObjectModel
         let entity: EntityDescription
@@ -153,7 +177,7 @@ extension ManagedObjectContext {
             let names = model.entitiesByName.keys.sorted().joined(separator: ", ")
             throw CoreDataError(.coreData, "The fetch request names the entity '\(request.entity?.name ?? request.entityName ?? "")', which the model does not have. Its entities are: \(names).")
         }
-        guard request.resultType != .managedObjectResultType || entity.managedObjectClass is T.Type else {
+        guard request.resultType != .managedObjectResultType || FetchRequest<T>.isUntyped || entity.managedObjectClass is T.Type else {
             throw CoreDataError(.coreData, "The entity \(entity.name) is represented by \(entity.managedObjectClass), which is not \(T.self). Use FetchRequest<\(entity.managedObjectClass)> or FetchRequest<ManagedObject>.")
         }
         let predicate = try request.predicate?.bind(to: entity)
@@ -184,7 +208,7 @@ extension ManagedObjectContext {
     }
 
     private func fetchRows(_ request: StoreFetchRequest, coordinator: PersistentStoreCoordinator) throws -> (PersistentStore, [StoreRow]) {
-        do { return try coordinator.fetch(request) } catch { throw PersistentStoreCoordinator.wrap(error) }
+        do { return try reading { try coordinator.fetch(request) } } catch { throw PersistentStoreCoordinator.wrap(error) }
     }
 
     /// The registered object for a fetched row, made (and registered) when there is none.
@@ -196,13 +220,14 @@ extension ManagedObjectContext {
     package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
         if let existing = graph.registry[id] ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
-                existing.state.fulfil(with: snapshot)
+                fulfil(existing, with: snapshot)
             }
             return existing
         }
         // (An object inserted in an ancestor and not saved yet is registered by its temporary ID.)
         let object = ManagedObject.materialize(entity: id.entity, id: id, context: self, snapshot: snapshot)
         graph.register(object)
+        awakeFromFetch(object)
         return object
     }
 

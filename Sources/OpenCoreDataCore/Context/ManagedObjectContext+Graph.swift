@@ -51,7 +51,8 @@ extension ManagedObjectContext {
             return try result.get()
         }
         guard !id.isTemporaryID else { return [] }
-        return try requireCoordinator().related(relationship, of: id)
+        let coordinator = try requireCoordinator()
+        return try reading { () throws(CoreDataError) in try coordinator.related(relationship, of: id) }
     }
 
     /// The index of a to-many among an object's states (made on first use), or `nil`.
@@ -249,6 +250,8 @@ extension ManagedObjectContext {
     /// checked at save). Runs in `processPendingChanges()`.
     package func propagateDeletes(_ deleted: [ManagedObject]) {
         for object in deleted where object.isDeletedFlag && object.managedObjectContext === self {
+            prepareForDeletion(object)
+            guard object.isDeletedFlag else { continue }    // prepareForDeletion may take it back (undo)
             let entity = object.entity
             for relationship in entity.toOneRelationships + entity.toManyRelationships {
                 switch relationship.deleteRule {
@@ -257,10 +260,14 @@ extension ManagedObjectContext {
                 case .nullify, .cascade:
                     for id in destinations(of: object, relationship) {
                         let target = self.object(with: id)
+                        // A cascaded object is prepared while it still points back at this one.
+                        if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) {
+                            delete(target)
+                            prepareForDeletion(target)
+                        }
                         if let inverse = relationship.inverseRelationship, rowExists(target) {
                             try? unlink(target, inverse, from: object.objectID)
                         }
-                        if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) { delete(target) }
                     }
                 }
             }

@@ -6,6 +6,18 @@ extension ManagedObjectContext {
     /// Mirrors `NSManagedObjectContext.didSaveObjectIDsNotification`.
     public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
 
+    /// Posted on a context's queue after it merged changes (``mergeChanges(fromContextDidSave:)``,
+    /// ``mergeChanges(fromRemoteContextSave:into:)``, automatic merges from its parent or
+    /// coordinator, history merges), with the merged object IDs under `NSInsertedObjectIDsKey`,
+    /// `NSUpdatedObjectIDsKey`, `NSDeletedObjectIDsKey`. Mirrors
+    /// `NSManagedObjectContext.didMergeChangesObjectIDsNotification`.
+    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+
+    /// Posted on a context's queue when ``save()`` begins, before `willSave()` runs on the
+    /// objects (not posted when there is nothing to save). Mirrors
+    /// `NSManagedObjectContext.willSaveObjectsNotification`.
+    public static let willSaveObjectsNotification = Notification.Name("NSManagedObjectContextWillSaveNotification")
+
     /// This context's saves, for Swift concurrency: `for await event in context.didSaveEvents { … }`.
     public var didSaveEvents: AsyncStream<SaveEvent> { saveEvents.stream() }
 
@@ -54,7 +66,7 @@ extension ManagedObjectContext {
     private func reload(_ object: ManagedObject, mergeChanges: Bool) {
         if !mergeChanges {
             // A fault keeps no values, transient ones included (as in Core Data).
-            object.state.becomeFault()
+            turnIntoFault(object)
             graph.pending.forget(object)
             object.isPendingFlag = false
             return
@@ -90,6 +102,7 @@ extension ManagedObjectContext {
 
     /// Applies a save event (on this context's queue).
     package func merge(_ incoming: SaveEvent) {
+        advanceQueryGeneration()        // merges read the newest rows, and so does the context after
         var event = incoming
         // IDs from another coordinator (another model instance) are translated to this one's.
         let sample = event.insertedObjectIDs.first ?? event.updatedObjectIDs.first ?? event.deletedObjectIDs.first
@@ -131,6 +144,9 @@ extension ManagedObjectContext {
         // Updated objects not registered here (or faults) are named by ID: they may now match.
         if hasGraphObservers {
             tellGraphObservers(GraphChange(objects: Array(refreshed) + Array(inserted) + Array(deleted), objectIDs: Array(event.updatedObjectIDs)))
+        }
+        if !(event.insertedObjectIDs.isEmpty && event.updatedObjectIDs.isEmpty && event.deletedObjectIDs.isEmpty) {
+            NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: event.userInfo)
         }
     }
 

@@ -11,6 +11,7 @@ extension ManagedObjectContext {
         precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
                      "The object \(object.objectID) already belongs to another context; an object can be inserted into one context only.")
         object.managedObjectContext = self
+        let firstInsert = !object.state.wasInserted
         object.state.insert()
         // Objects with temporary IDs are found through `pending`; they join the registry when
         // they get permanent IDs.
@@ -19,6 +20,7 @@ extension ManagedObjectContext {
         object.isPendingFlag = false
         graph.objectDidChange(object)
         undoStorage?.record(.insert(object))
+        if firstInsert { object.awakeFromInsert() }
     }
 
     /// Marks an object for deletion at the next ``save()``. Deleting an object that was inserted
@@ -77,11 +79,12 @@ extension ManagedObjectContext {
                                 affectedObjectIDs: [objectID])
         }
         if let object = graph.registry[objectID] {
-            object.state.fulfil(with: row)
+            fulfil(object, with: row)
             return object
         }
         let object = ManagedObject.materialize(entity: modelEntity(for: objectID.entity), id: objectID, context: self, snapshot: row)
         graph.register(object)
+        awakeFromFetch(object)
         return object
     }
 
@@ -107,13 +110,14 @@ extension ManagedObjectContext {
             } else if object.isInaccessibleFlag || object.isDeletedFlag {
                 // The next use tries the store anew: the row may be back, the error passed, or
                 // (a deletion merged from elsewhere) the row gone, which the load then finds.
-                object.state.becomeFault()
+                turnIntoFault(object)
             } else {
                 object.state.discardChanges()
             }
             object.isPendingFlag = false
         }
         graph.pending.removeAll()
+        graph.deferredDeletions = []
         _ = graph.takeUnprocessed()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
@@ -126,6 +130,7 @@ extension ManagedObjectContext {
         for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
         for object in graph.registry.values { object.managedObjectContext = nil }
         graph.removeAll()
+        advanceQueryGeneration()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
         tellGraphObservers(GraphChange(everything: true))
@@ -138,13 +143,24 @@ extension ManagedObjectContext {
     public func processPendingChanges() {
         checkQueue("processPendingChanges()")
         defer { undoStorage?.closeGroup() }      // one undo group per event
-        guard !graph.unprocessed.isEmpty else { return }
+        let propagates = graph.propagatesDeletesAtEndOfEvent || graph.isSaving
+        guard !graph.unprocessed.isEmpty || (propagates && !graph.deferredDeletions.isEmpty) else { return }
+        if propagates && !graph.deferredDeletions.isEmpty {
+            let deferred = graph.deferredDeletions
+            graph.deferredDeletions = []
+            propagateDeletes(deferred)
+        }
         // Delete rules may delete and change more objects: apply them until nothing is new.
         var changed: [ManagedObject] = []
         while !graph.unprocessed.isEmpty {
             let batch = graph.takeUnprocessed()
             changed += batch
-            propagateDeletes(batch.filter(\.isDeletedFlag))
+            let deleted = batch.filter(\.isDeletedFlag)
+            if propagates {
+                propagateDeletes(deleted)
+            } else {
+                graph.deferredDeletions += deleted     // the next save applies their rules
+            }
         }
         var forgotInserted = false
         defer { if forgotInserted { graph.pending.compactInserted(in: self) } }
@@ -226,6 +242,7 @@ extension ManagedObjectContext {
         }
         guard !objectID.isTemporaryID else { return nil }
         let staleness = stalenessInterval
-        return try requireCoordinator().row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness))
+        let coordinator = try requireCoordinator()
+        return try reading { () throws(CoreDataError) in try coordinator.row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness)) }
     }
 }

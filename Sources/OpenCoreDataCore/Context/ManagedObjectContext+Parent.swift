@@ -51,7 +51,7 @@ extension ManagedObjectContext {
             sources = try parent.performAndWait { try parent.rowsForChild(unwindowed) }
         } else {
             let coordinator = try requireCoordinator()
-            let (store, rows) = try coordinator.fetch(unwindowed)
+            let (store, rows) = try reading { try coordinator.fetch(unwindowed) }
             sources = rows.map { ParentRow(id: .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey), snapshot: $0.snapshot) }
         }
         let pendingResults = PendingResults(context: self, request: request)

@@ -13,6 +13,8 @@ extension ManagedObjectContext {
     /// ``automaticallyMergesChangesFromParent`` merge it on their own queues.
     public func save() throws {
         checkQueue("save()")
+        graph.isSaving = true
+        defer { graph.isSaving = false }
         processPendingChanges()
         discardInaccessibleObjects()
         if let failure = relationshipReadFailure {
@@ -22,6 +24,11 @@ extension ManagedObjectContext {
             throw error
         }
         guard hasPendingWork else {
+            clearPending()
+            return
+        }
+        try prepareObjectsForSave()
+        guard hasPendingWork else {     // willSave may have taken every change back
             clearPending()
             return
         }
@@ -62,6 +69,7 @@ extension ManagedObjectContext {
                 throw PersistentStoreCoordinator.wrap(error)
             }
             if conflicts.isEmpty {
+                advanceQueryGeneration()
                 didCommit(inserted: batch.inserted, updated: batch.updated, deleted: batch.deleted, toStore: true)
                 return
             }
@@ -161,6 +169,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         clearPending()
+        didSave(inserted, updated, deleted)
         announceSave(inserted: inserted, updated: updated, deleted: deleted)
     }
 

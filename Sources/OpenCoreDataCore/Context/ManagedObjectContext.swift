@@ -69,6 +69,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The undo manager, queue-owned like the objects it records (assigned whole: its run-time
     /// exclusivity check, paid on every property write, is skipped).
     @exclusivity(unchecked) package var undoStorage: ContextUndoManager?
+    /// The query generation the context is pinned to (`nil`: unpinned); queue-owned. See
+    /// ManagedObjectContext+QueryGeneration.swift.
+    package var pinnedGeneration: QueryGeneration?
+    /// The app's own values, kept with the context (never read by the library); use it on the
+    /// context's queue. Mirrors `userInfo`.
+    public let userInfo = NSMutableDictionary()
     /// Tells the objects' Observation registrars of changes that arrive whole (merges, refreshes,
     /// rollbacks) while `makesObjectsObservable` is on.
     let observationForwarder = ObservationForwarder()
@@ -190,6 +196,29 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var shouldDeleteInaccessibleFaults: Bool {
         get { config.withLock { $0.shouldDeleteInaccessibleFaults } }
         set { config.withLock { $0.shouldDeleteInaccessibleFaults = newValue } }
+    }
+
+    /// Whether the context keeps every registered object alive (`true`), or only those with
+    /// unsaved changes and those referenced elsewhere (`false`, the default). Set it on the
+    /// context's queue, or before the context is used. Mirrors `retainsRegisteredObjects`.
+    public var retainsRegisteredObjects: Bool {
+        get { graph.retainsObjects }
+        set {
+            checkQueue("retainsRegisteredObjects")
+            graph.retainsObjects = newValue
+        }
+    }
+
+    /// Whether the delete rules of deleted objects (cascade, nullify) are applied at the end of
+    /// each event, in ``processPendingChanges()`` (`true`, the default), or only when the context
+    /// saves (`false`). Set it on the context's queue, or before the context is used. Mirrors
+    /// `propagatesDeletesAtEndOfEvent`.
+    public var propagatesDeletesAtEndOfEvent: Bool {
+        get { graph.propagatesDeletesAtEndOfEvent }
+        set {
+            checkQueue("propagatesDeletesAtEndOfEvent")
+            graph.propagatesDeletesAtEndOfEvent = newValue
+        }
     }
 
     /// Records changes for undo and redo; `nil` (the default) records nothing. Set and use it on

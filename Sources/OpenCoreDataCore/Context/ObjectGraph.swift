@@ -24,6 +24,25 @@ package struct ObjectGraph {
     package var retiredTemporaryIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// Who is told about changes (fetched results controllers), held weakly.
     package var observers: [WeakGraphObserver] = []
+    /// The context's `retainsRegisteredObjects`: registered objects are kept even when nobody
+    /// else references them.
+    package var retainsObjects = false
+    /// The context's `propagatesDeletesAtEndOfEvent` (default `true`); when `false`, deletions
+    /// wait in `deferredDeletions` for the next save to apply their delete rules.
+    package var propagatesDeletesAtEndOfEvent = true
+    package var deferredDeletions: [ManagedObject] = []
+    /// Set while `save()` runs: deletions made then (by `willSave`, by cascades) are propagated
+    /// whatever `propagatesDeletesAtEndOfEvent` says.
+    package var isSaving = false
+    /// Values slots had at `willChangeValue(forKey:)`, until the matching `didChangeValue(forKey:)`
+    /// records the change (for undo), keyed by object and slot.
+    package var changesInProgress: [ChangeInProgress: (old: ManagedValue, wasChanged: Bool)] = [:]
+
+    /// An object's slot between `willChangeValue(forKey:)` and `didChangeValue(forKey:)`.
+    package struct ChangeInProgress: Hashable {
+        package var object: ObjectIdentifier
+        package var slot: Int
+    }
 
     package mutating func register(_ object: ManagedObject) {
         registry[object.objectID] = object
@@ -33,6 +52,7 @@ package struct ObjectGraph {
     /// Drops registered objects that have no changes and that nobody outside the context
     /// references: what a weak reference would have dropped.
     package mutating func purgeUnreferencedObjects() {
+        guard !retainsObjects else { return }
         var doomed: [ManagedObjectID] = []
         var index = registry.startIndex
         while index != registry.endIndex {
@@ -50,7 +70,7 @@ package struct ObjectGraph {
     /// The registered object for an ID, unless only the registry still references it.
     package mutating func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
         guard let index = registry.index(forKey: id) else { return nil }
-        if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
+        if !retainsObjects, isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
             registry.remove(at: index).value.managedObjectContext = nil
             return nil
         }
@@ -99,6 +119,7 @@ package struct ObjectGraph {
     package mutating func removeAll() {
         registry.removeAll()
         pending.removeAll()
+        deferredDeletions = []
         _ = takeUnprocessed()
     }
 }

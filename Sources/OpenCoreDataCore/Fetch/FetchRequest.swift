@@ -9,7 +9,12 @@ import Foundation
 /// request.fetchLimit = 20
 /// let notes = try context.fetch(request)
 /// ```
-public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringConvertible {
+///
+/// `ResultType` is one of the ``FetchRequestResult`` types, or an untyped request's
+/// `any FetchRequestResult` (Core Data's `NSFetchRequest<NSFetchRequestResult>`), whose results
+/// are what ``resultType`` asks for. (It is unconstrained because an existential does not conform
+/// to its own protocol; other types make `fetch` throw.)
+public final class FetchRequest<ResultType>: CustomStringConvertible {
     /// The name of the entity to fetch.
     public var entityName: String?
     /// The entity to fetch; when set it wins over ``entityName``.
@@ -54,6 +59,10 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
     /// For grouped dictionary results: keep the groups that match, evaluated on the result
     /// dictionaries (keys are the property and expression names).
     public var havingPredicate: FetchPredicate?
+
+    /// Whether `ResultType` names no result type (`any FetchRequestResult`, `Any`, `AnyObject`):
+    /// the request then returns what ``resultType`` asks for, managed objects by default.
+    static var isUntyped: Bool { !(ResultType.self is any FetchRequestResult.Type) }
 
     private static var defaultResultType: FetchRequestResultType {
         if ResultType.self == ManagedObjectID.self { return .managedObjectIDResultType }

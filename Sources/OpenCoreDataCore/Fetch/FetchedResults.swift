@@ -81,7 +81,7 @@ extension ManagedObjectContext {
         if plan.usesPendingChanges || parent != nil {
             return FetchedResults(context: self, loaded: try fetch(request))
         }
-        let (store, keys) = try plan.coordinator.fetchKeys(plan.storeRequest)
+        let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
         return FetchedResults(context: self, entity: plan.entity, storeIdentifier: store.identifier, keys: keys,
                               batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : 500)
     }
@@ -89,7 +89,7 @@ extension ManagedObjectContext {
     /// The committed rows of some objects of one entity, in one query.
     func loadRows(entity: EntityDescription, keys: [Int64]) throws -> [Int64: RowSnapshot] {
         let coordinator = try requireCoordinator()
-        let (_, rows) = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys)))
+        let (_, rows) = try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys))) }
         return Dictionary(rows.map { ($0.primaryKey, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
     }
 }

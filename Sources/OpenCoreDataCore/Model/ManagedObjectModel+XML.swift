@@ -12,8 +12,10 @@ extension ManagedObjectModel {
     /// inverses), inheritance and abstract entities, uniqueness constraints, user info, renaming
     /// identifiers and version-hash modifiers load; the version hashes are Core Data's.
     /// Features not supported yet (composite and derived attributes, fetched properties) are
-    /// listed in ``unsupportedFeatures``. Mirrors `NSManagedObjectModel(contentsOf:)`.
-    public convenience init(contentsOf url: URL, version: String? = nil) throws {
+    /// listed in ``unsupportedFeatures``. Throws a ``CoreDataError`` saying what is wrong with
+    /// the file; pass `version: nil` for the current version. Core Data's failable form is
+    /// ``init(contentsOf:)``.
+    public convenience init(contentsOf url: URL, version: String?) throws {
         let contents: URL
         switch url.pathExtension {
         case "xcdatamodeld":
@@ -40,6 +42,7 @@ extension ManagedObjectModel {
                 throw CoreDataError(.coreData, "Could not read the compiled model at \(file.path).")
             }
             try self.init(archive: data)
+            resolveClassNames()
             return
         default:
             contents = url
@@ -67,6 +70,7 @@ extension ManagedObjectModel {
         configurations = reader.configurations
         fetchRequestTemplatesByName = reader.templates
         unsupportedFeatures = reader.unsupported
+        resolveClassNames()
     }
 }
 

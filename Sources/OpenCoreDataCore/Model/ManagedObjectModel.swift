@@ -156,6 +156,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
                 throw CoreDataError(.coreData, "The entity \(entity.name) has two properties named '\(property.name)'.")
             }
         }
+        resolveClassNames()
         for entity in entities {
             if let superclass = entity.superentityClass, entity.superentity == nil {
                 throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superclass), which is not in the model. Add \(superclass).self to the ManagedObjectModel.")

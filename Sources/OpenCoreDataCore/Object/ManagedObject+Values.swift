@@ -105,9 +105,6 @@ extension ManagedObject {
         writeValue(stored, slot: slot)
     }
 
-    /// Primitive access, without fault firing side effects beyond loading the values.
-    public func primitiveValue(forKey key: String) -> Any? { value(forKey: key) }
-
     /// The keys and new values of the attributes changed since the object was last saved or
     /// fetched.
     public func changedValues() -> [String: Any] {
@@ -187,6 +184,10 @@ extension ManagedObject {
         // The value it already has is no change: nothing to save, push to a parent, keep over a
         // newer row in a merge, or undo (see DEVIATIONS.md).
         guard values[slot] != value else { return }
+        if let handle = contextHandle, handle.awakingFromFetch > 0 {
+            state.writePrimitive(value, slot: slot)   // awakeFromFetch: not a change
+            return
+        }
         let context = managedObjectContext
         // A to-one slot is recorded too: its inverse records its own change.
         if let undo = context?.undoStorage { undo.record(.value(self, slot: slot, old: values[slot], new: value, wasChanged: dirty.contains(slot))) }
@@ -216,6 +217,6 @@ extension ManagedObject {
             context.faultIsInaccessible(self, reason: "its row was deleted from the store")
             return
         }
-        state.fulfil(with: row)
+        context.fulfil(self, with: row)
     }
 }

@@ -142,6 +142,46 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         try Self.throwing(denyRuleErrors())
     }
 
+    // MARK: - Lifecycle (overridable; when each runs: docs/Porting.md)
+
+    /// Called once in the object's life, when it is first inserted into a context (by
+    /// ``init(entity:insertInto:)`` with a context, ``init(context:)`` or
+    /// ``ManagedObjectContext/insert(_:)``); not again after undo and redo, nor when a child
+    /// context's save pushes the insert into its parent. Set initial values here; values set with
+    /// ``setPrimitiveValue(_:forKey:)`` are part of the insert and are not undoable. Call `super`.
+    open func awakeFromInsert() {}
+
+    /// Called after the object's values are loaded from the store (a fetch, or a fault being
+    /// fulfilled). Changes are not tracked while it runs: values set here (with setters or
+    /// primitive setters) are not changes, are not saved unless changed again later, and do not
+    /// register undo. Call `super`.
+    open func awakeFromFetch() {}
+
+    /// Called for each inserted, updated and deleted object (check ``isDeleted``) at the start of
+    /// a save, before validation. Values changed here with setters are saved with the rest, and
+    /// the objects they change get `willSave` in turn; a `willSave` that changes something on
+    /// every call makes the save fail with 134030 after 100 rounds instead of looping forever.
+    /// Call `super`.
+    open func willSave() {}
+
+    /// Called for each saved object (deleted ones included) after the save is complete and before
+    /// the did-save notification is posted. Changes made here are new unsaved changes. Call `super`.
+    open func didSave() {}
+
+    /// Called when the object's deletion is processed, before the delete rules change its
+    /// relationships (at the end of the event, in ``ManagedObjectContext/processPendingChanges()``,
+    /// or at save when ``ManagedObjectContext/propagatesDeletesAtEndOfEvent`` is `false`); its
+    /// values and relationships are still readable. Call `super`.
+    open func prepareForDeletion() {}
+
+    /// Called before the object turns into a fault (a refresh without merging, a rollback of a
+    /// deletion); its values are still readable. Call `super`.
+    open func willTurnIntoFault() {}
+
+    /// Called after the object turned into a fault; its values (transient ones too) are gone and
+    /// load again on next use. Not called at deallocation (Core Data does). Call `super`.
+    open func didTurnIntoFault() {}
+
     // MARK: - State
 
     /// Whether the object was inserted and not saved yet.
@@ -154,8 +194,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var isFault: Bool { isFaultFlag }
     /// Whether the object has unsaved changes (inserted, updated or deleted).
     public var hasChanges: Bool { state.hasChanges }
-    /// Whether the object has unsaved changes to persistent properties.
-    public var hasPersistentChangedValues: Bool { hasChanges }
+    /// Whether some persistent property (an attribute or relationship that is saved) no longer
+    /// has its last saved value. Transient attributes do not count, and relationships that are
+    /// faults are not loaded to find out.
+    public var hasPersistentChangedValues: Bool {
+        if isInsertedFlag || isDeletedFlag { return true }
+        guard !isFaultFlag else { return false }
+        let committed = snapshot?.values
+        for slot in dirty.slots {
+            if slot >= entity.valueSlotCount { return true }    // a to-many relationship changed
+            guard let committed, slot < committed.count else { return true }
+            if committed[slot] != values[slot] { return true }   // every slot is persistent
+        }
+        return false
+    }
 
     // MARK: - Identity
 

@@ -47,6 +47,10 @@ package struct ObjectState {
     /// Set when a fault could not be fulfilled and the object now reads as deleted; its values are
     /// not the store's.
     package fileprivate(set) var isInaccessible = false
+    /// Whether the object was ever inserted into a context (`awakeFromInsert` runs once).
+    package fileprivate(set) var wasInserted = false
+    /// Whether `prepareForDeletion` ran for the current deletion.
+    package fileprivate(set) var deletionPrepared = false
 
     /// A new object's state: the entity's default values, not inserted anywhere yet.
     package init(defaults: [ManagedValue]) {
@@ -116,6 +120,20 @@ package struct ObjectState {
         dirty.insert(slot)
     }
 
+    /// Sets a slot without marking it changed (`setPrimitiveValue`, and setters inside
+    /// `awakeFromFetch`): a baseline value, saved only with an insert or when the slot is marked
+    /// changed later (`didChangeValue(forKey:)`).
+    package mutating func writePrimitive(_ value: ManagedValue, slot: Int) {
+        values[slot] = value
+    }
+
+    /// Marks a slot changed after its value was set primitively (`didChangeValue(forKey:)`); like
+    /// a write, a value set back to the committed one is still a change (`hasChanges`), though not
+    /// a persistent one (`hasPersistentChangedValues`).
+    package mutating func markChanged(slot: Int) {
+        dirty.insert(slot)
+    }
+
     /// Undo: puts a slot back as it was before a write, value and change mark. A slot that had no
     /// change has none again unless the committed row moved on since (a save in between): then the
     /// old value is a change to save.
@@ -142,6 +160,7 @@ package struct ObjectState {
     package mutating func insert() {
         isInserted = true
         isDeleted = false
+        wasInserted = true
     }
 
     /// A child's insert pushed into this context: inserted, with every slot changed.
@@ -155,6 +174,12 @@ package struct ObjectState {
     /// Marked for deletion at the next save.
     package mutating func delete() {
         isDeleted = true
+        deletionPrepared = false
+    }
+
+    /// `prepareForDeletion` ran for this deletion (it runs once per deletion).
+    package mutating func prepareDeletion() {
+        deletionPrepared = true
     }
 
     /// A delete taken back (undo). An object whose row went away meanwhile becomes a fault: its

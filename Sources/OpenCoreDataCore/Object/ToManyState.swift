@@ -30,16 +30,23 @@ package struct ToManyState {
     /// The current members, when loaded (in order: committed ones, then added ones, unless an
     /// order was set).
     package var members: [ManagedObjectID]? {
+        if let explicitOrder, loaded != nil { return explicitOrder }
+        return naturalOrder
+    }
+
+    /// The members without a set order: committed ones, then added ones.
+    private var naturalOrder: [ManagedObjectID]? {
         guard let loaded else { return nil }
-        if let explicitOrder { return explicitOrder }
-        if !hasChanges { return loaded }
+        if added.isEmpty && removed.isEmpty { return loaded }
         return loaded.filter { !removed.contains($0) } + added.filter { !loadedSet.contains($0) }
     }
 
     /// Sets the order of the members (an ordered relationship; the state is loaded and the
     /// membership already matches `order`).
     package mutating func reorder(_ order: [ManagedObjectID]) {
-        explicitOrder = order == members ? nil : order
+        // Compared with the order the members would have without one (not with `members`, which
+        // is the order set before: an order equal to it must stay set).
+        explicitOrder = order == naturalOrder ? nil : order
     }
 
     package func contains(_ id: ManagedObjectID) -> Bool? {

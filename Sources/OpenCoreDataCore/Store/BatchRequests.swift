@@ -124,7 +124,7 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     let objectIDs: [ManagedObjectID]?
 
     /// Deletes the rows a fetch request selects (its predicate; sort and window are ignored).
-    public init<T: FetchRequestResult>(fetchRequest: FetchRequest<T>) {
+    public init<T>(fetchRequest: FetchRequest<T>) {
         predicate = fetchRequest.predicate
         objectIDs = nil
         super.init(entityName: fetchRequest.entity?.name ?? fetchRequest.entityName ?? "")

@@ -27,6 +27,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Makes a coordinator for a model. Mirrors `init(managedObjectModel:)`.
     public init(managedObjectModel model: ManagedObjectModel) {
         self.managedObjectModel = model
+        ModelsInUse.add(model)
     }
 
     /// The stores added so far.
@@ -138,14 +139,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// The committed row of an object: from the row cache when no older than `maximumAge`
     /// (any age when nil), else from its store (then cached).
+    /// A read in a query generation neither uses nor fills the cache: its rows may be older than
+    /// the cached ones, and other contexts must not see them.
     package func row(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) throws(CoreDataError) -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
-        if maximumAge != 0, let cached = rowCache.snapshot(for: id, maximumAge: maximumAge) { return cached }
+        let pinned = QueryGenerationScope.current != nil
+        if maximumAge != 0, !pinned, let cached = rowCache.snapshot(for: id, maximumAge: maximumAge) { return cached }
         let store = try store(for: id)
         let row: StoreRow?
         do { row = try store.engine.row(entity: id.entity, primaryKey: pk) } catch { throw Self.wrap(error) }
         guard let row else { return nil }
-        rowCache.store([(id, row.snapshot)])
+        if !pinned { rowCache.store([(id, row.snapshot)]) }
         return row.snapshot
     }
 

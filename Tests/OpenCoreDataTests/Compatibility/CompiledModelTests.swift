@@ -22,10 +22,10 @@ import Testing
         }
         // Without a version, the current one.
         let current = try #require(info["NSManagedObjectModel_CurrentVersionName"] as? String)
-        #expect(try ManagedObjectModel(contentsOf: bundle).entityVersionHashesByName == versions[current])
+        #expect(try ManagedObjectModel(contentsOf: bundle, version: nil).entityVersionHashesByName == versions[current])
         // A single .mom reads the same.
         let mom = bundle.appendingPathComponent(current + ".mom")
-        #expect(try ManagedObjectModel(contentsOf: mom).entityVersionHashesByName == versions[current])
+        #expect(try ManagedObjectModel(contentsOf: mom, version: nil).entityVersionHashesByName == versions[current])
     }
 
     @Test(arguments: bundles.indices)
@@ -68,7 +68,7 @@ import Testing
         for case let path as String in enumerator where path.hasSuffix(".xcdatamodel") {
             let url = fixtures.appendingPathComponent(path)
             let text = try String(contentsOf: url.appendingPathComponent("contents"), encoding: .utf8)
-            let model = try ManagedObjectModel(contentsOf: url)
+            let model = try ManagedObjectModel(contentsOf: url, version: nil)
             #expect(model.entities.count == text.components(separatedBy: "<entity ").count - 1, "\(path)")
             reported += model.unsupportedFeatures
             loaded += 1
@@ -84,7 +84,7 @@ import Testing
         let directory = TemporaryDirectory()
         let bogus = directory.file("Bogus.mom")
         try Data("not a model".utf8).write(to: bogus)
-        let error = try #require(throws: CoreDataError.self) { try ManagedObjectModel(contentsOf: bogus) }
+        let error = try #require(throws: CoreDataError.self) { try ManagedObjectModel(contentsOf: bogus, version: nil) }
         #expect(error.message.contains("bplist00"))
         #expect(throws: CoreDataError.self) {
             try ManagedObjectModel(contentsOf: Fixtures.url(Self.bundles[0].0), version: "NoSuchVersion")
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func fetchedPropertiesAndStoredFetchRequestsLoad() throws {
-        let mogenerator = try ManagedObjectModel(contentsOf: Fixtures.url("mogenerator/test/test.xcdatamodel"))
+        let mogenerator = try ManagedObjectModel(contentsOf: Fixtures.url("mogenerator/test/test.xcdatamodel"), version: nil)
         let template = try #require(mogenerator.fetchRequestFromTemplate(withName: "byHumanName", substitutionVariables: ["humanName": "Ada"]))
         #expect(template.entityName == "Human")
         #expect(template.predicate?.predicateFormat == "humanName == \"Ada\"")
@@ -145,7 +145,7 @@ import Testing
             try Data(bytes).write(to: file)
             do {
                 // A model that loads must also be usable or refused by a coordinator.
-                let model = try ManagedObjectModel(contentsOf: file)
+                let model = try ManagedObjectModel(contentsOf: file, version: nil)
                 let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
                 _ = try? coordinator.addPersistentStore(type: .inMemory)
             } catch is CoreDataError { failures += 1 }

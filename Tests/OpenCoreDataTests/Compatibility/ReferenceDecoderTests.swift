@@ -26,7 +26,7 @@ import Testing
         /// The model our readers load for this fixture.
         func loadModel() throws -> ManagedObjectModel {
             let url = Fixtures.url(fixture)
-            return isStore ? try ManagedObjectModel(cachedInStoreAt: url) : try ManagedObjectModel(contentsOf: url)
+            return isStore ? try ManagedObjectModel(cachedInStoreAt: url) : try ManagedObjectModel(contentsOf: url, version: nil)
         }
     }
 

@@ -22,14 +22,14 @@ import Testing
         let container = PersistentContainer(name: "Multi", managedObjectModel: ManagedObjectModel(Note.self))
         let good = PersistentStoreDescription(url: directory.file("good.sqlite"))
         let bad = PersistentStoreDescription(url: directory.file("bad.sqlite"))
-        bad.type = PersistentStore.StoreType(rawValue: "Binary")
+        bad.type = "Binary"          // Core Data spells store types as strings
         let background = PersistentStoreDescription(type: .inMemory)
         background.shouldAddStoreAsynchronously = true
         container.persistentStoreDescriptions = [good, bad, background]
         let results = Recorder<String>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             container.loadPersistentStores { description, error in
-                results.append("\(description.type.rawValue):\(error == nil ? "ok" : "\((error as? CoreDataError)?.code.rawValue ?? 0)")")
+                results.append("\(description.type):\(error == nil ? "ok" : "\((error as? CoreDataError)?.code.rawValue ?? 0)")")
                 if results.values.count == 3 { continuation.resume() }
             }
         }

@@ -155,7 +155,7 @@ import Testing
         let directory = TemporaryDirectory()
         let book = "bookmigration-mhw/BookMigration-master/BookMigration/"
         let model = try Self.notUTF8(book + "Model.xcdatamodeld/Model1.xcdatamodel/contents", as: "contents", in: directory)
-        let modelError = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model) }
+        let modelError = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model, version: nil) }
         #expect(modelError.message.contains("not UTF-8"))
         let folder = directory.file("Broken.xcmappingmodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -178,7 +178,7 @@ import Testing
         </model>
         """.utf8).write(to: file)
         // (Found by the fuzzer: the version hashes of such a model recursed until the stack overflowed.)
-        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: file) }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: file, version: nil) }
         #expect(error.message.contains("inherits from itself"))
     }
 
@@ -215,14 +215,14 @@ import Testing
     /// model recursed until the stack overflowed.
     @Test func theFuzzedModelFileThatListedASubEntityTwiceIsRefused() throws {
         let model = try Self.modelFolder(contents: Data(contentsOf: Fixtures.url("Fuzz/xml-model-duplicate-entities.xml")))
-        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url, version: nil) }
         #expect(error.message.contains("lists LuxuryCar as a sub-entity twice"))
     }
 
     @Test func aModelFileWithTwoEntitiesOfOneNameIsRefused() throws {
         let contents = #"<?xml version="1.0"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="Car" representedClassName="Car"/><entity name="Car" representedClassName="Car"/></model>"#
         let model = try Self.modelFolder(contents: Data(contents.utf8))
-        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url, version: nil) }
         #expect(error.message.contains("two entities named 'Car'"))
     }
 
@@ -249,7 +249,7 @@ import Testing
         for level in 1..<5_000 { entities += "<entity name=\"E\(level)\" representedClassName=\"E\(level)\" parentEntity=\"E\(level - 1)\"/>" }
         let contents = "<?xml version=\"1.0\"?><model type=\"com.apple.IDECoreDataModeler.DataModel\">\(entities)</model>"
         let model = try Self.modelFolder(contents: Data(contents.utf8))
-        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url) }
+        let error = try #require(throws: CoreDataError.self) { _ = try ManagedObjectModel(contentsOf: model.url, version: nil) }
         #expect(error.message.contains("more than 1000 levels below its root entity"))
     }
 

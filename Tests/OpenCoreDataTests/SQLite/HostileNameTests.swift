@@ -26,7 +26,7 @@ import Testing
 
     @Test func anAttributeNameCarryingSQLInAModelFileIsRefusedBeforeAnySQLRuns() throws {
         let directory = TemporaryDirectory()
-        let model = try ManagedObjectModel(contentsOf: try Self.modelFile(attribute: Self.injected, in: directory))
+        let model = try ManagedObjectModel(contentsOf: try Self.modelFile(attribute: Self.injected, in: directory), version: nil)
         let url = directory.file("Store.sqlite")
         let error = try #require(throws: CoreDataError.self) { _ = try PersistentContainer.loaded(at: url, model: model) }
         #expect(error.code == .coreData)

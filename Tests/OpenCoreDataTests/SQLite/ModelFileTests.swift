@@ -30,7 +30,7 @@ import Testing
 
     @Test func theCurrentVersionIsChosen() throws {
         let bundle = Fixtures.url("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld")
-        let current = try ManagedObjectModel(contentsOf: bundle)
+        let current = try ManagedObjectModel(contentsOf: bundle, version: nil)
         let named = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel")
         #expect(current.entityVersionHashesByName == named.entityVersionHashesByName)
         let car = try #require(current.entitiesByName["Car"])
