@@ -184,8 +184,15 @@ package final class SQLiteStore: StoreEngine {
         var byName: [String: Int] = [:]
         while try statement.step() { byName[statement.string(at: 1)] = Int(statement.int64(at: 0)) }
         var numbers: [String: Int] = [:]
+        var owners: [Int: String] = [:]
         for entity in model.entities {
-            numbers[entity.name] = byName[entity.name] ?? entity.renamingIdentifier.flatMap { byName[$0] } ?? entity.entityNumber
+            let number = byName[entity.name] ?? entity.renamingIdentifier.flatMap { byName[$0] } ?? entity.entityNumber
+            // Rows name their entity by number: two entities under one number would make a fetch
+            // of one return objects of the other (found by the fuzzer).
+            if let other = owners.updateValue(entity.name, forKey: number) {
+                throw CoreDataError(.persistentStoreInvalidType, "The store at \(db.path) gives the entities \(other) and \(entity.name) the same number (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are: the file is damaged. Restore it from a backup.")
+            }
+            numbers[entity.name] = number
         }
         return numbers
     }

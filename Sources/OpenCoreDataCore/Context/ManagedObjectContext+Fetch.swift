@@ -227,7 +227,7 @@ extension ManagedObjectContext {
         // (An object inserted in an ancestor and not saved yet is registered by its temporary ID.)
         let object = ManagedObject.materialize(entity: id.entity, id: id, context: self, snapshot: snapshot)
         graph.register(object)
-        awakeFromFetch(object)
+        awakeFetched(object)
         return object
     }
 

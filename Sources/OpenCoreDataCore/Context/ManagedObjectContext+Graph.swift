@@ -250,7 +250,7 @@ extension ManagedObjectContext {
     /// checked at save). Runs in `processPendingChanges()`.
     package func propagateDeletes(_ deleted: [ManagedObject]) {
         for object in deleted where object.isDeletedFlag && object.managedObjectContext === self {
-            prepareForDeletion(object)
+            prepareDeletion(of: object)
             guard object.isDeletedFlag else { continue }    // prepareForDeletion may take it back (undo)
             let entity = object.entity
             for relationship in entity.toOneRelationships + entity.toManyRelationships {
@@ -263,7 +263,7 @@ extension ManagedObjectContext {
                         // A cascaded object is prepared while it still points back at this one.
                         if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) {
                             delete(target)
-                            prepareForDeletion(target)
+                            prepareDeletion(of: target)
                         }
                         if let inverse = relationship.inverseRelationship, rowExists(target) {
                             try? unlink(target, inverse, from: object.objectID)

@@ -8,11 +8,11 @@ extension ManagedObjectContext {
     /// lets it awake from the fetch.
     package func fulfil(_ object: ManagedObject, with row: RowSnapshot) {
         object.state.fulfil(with: row)
-        awakeFromFetch(object)
+        awakeFetched(object)
     }
 
     /// Runs `awakeFromFetch` with change tracking off: what it sets is baseline, not a change.
-    package func awakeFromFetch(_ object: ManagedObject) {
+    package func awakeFetched(_ object: ManagedObject) {
         handle.awakingFromFetch += 1
         defer { handle.awakingFromFetch -= 1 }
         object.awakeFromFetch()
@@ -26,19 +26,21 @@ extension ManagedObjectContext {
     }
 
     /// Runs `prepareForDeletion` once per deletion, before the delete rules touch the object.
-    package func prepareForDeletion(_ object: ManagedObject) {
+    package func prepareDeletion(of object: ManagedObject) {
         guard !object.state.deletionPrepared else { return }
         object.state.prepareDeletion()
         object.prepareForDeletion()
     }
 
     /// Posts `.NSManagedObjectContextWillSave` and runs `willSave` on every object the save will
-    /// write, then on the objects those calls changed, until a round changes nothing. A round
-    /// limit turns a `willSave` that changes something every time into an error instead of a
-    /// save that never ends.
+    /// write, then on the objects those calls changed (or deleted, through delete rules too),
+    /// until a round changes nothing. A round limit turns a `willSave` that changes something
+    /// every time into an error instead of a save that never ends.
     func prepareObjectsForSave() throws {
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
-        var round = graph.pending.all.filter { $0.managedObjectContext === self && $0.hasChanges }
+        func saved(_ object: ManagedObject) -> Bool { object.managedObjectContext === self && object.hasChanges }
+        var round = graph.pending.all.filter(saved)
+        var called = Set(round.map(ObjectIdentifier.init))
         var rounds = 0
         while !round.isEmpty {
             rounds += 1
@@ -48,14 +50,19 @@ extension ManagedObjectContext {
                                     affectedObjectIDs: round.prefix(10).map(\.objectID))
             }
             for object in round { object.willSave() }
-            // What willSave changed (through setters) gets willSave in its turn.
-            round = graph.unprocessed.filter { $0.managedObjectContext === self && $0.hasChanges }
+            // What willSave changed (through setters) gets willSave in its turn, and so do
+            // objects that joined the save meanwhile (inserted, or deleted by a delete rule).
+            let changedAgain = graph.unprocessed.filter(saved)
             processPendingChanges()
+            let joined = graph.pending.all.filter { saved($0) && !called.contains(ObjectIdentifier($0)) }
+            var seen = Set<ObjectIdentifier>()
+            round = (changedAgain + joined).filter { seen.insert(ObjectIdentifier($0)).inserted }
+            called.formUnion(seen)
         }
     }
 
     /// Runs `didSave` on the objects of a completed save (deleted ones included).
-    func didSave(_ objects: [ManagedObject]...) {
+    func runDidSave(_ objects: [ManagedObject]...) {
         for list in objects {
             for object in list { object.didSave() }
         }

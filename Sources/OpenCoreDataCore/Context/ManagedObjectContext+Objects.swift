@@ -84,7 +84,7 @@ extension ManagedObjectContext {
         }
         let object = ManagedObject.materialize(entity: modelEntity(for: objectID.entity), id: objectID, context: self, snapshot: row)
         graph.register(object)
-        awakeFromFetch(object)
+        awakeFetched(object)
         return object
     }
 

@@ -169,7 +169,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         clearPending()
-        didSave(inserted, updated, deleted)
+        runDidSave(inserted, updated, deleted)
         announceSave(inserted: inserted, updated: updated, deleted: deleted)
     }
 

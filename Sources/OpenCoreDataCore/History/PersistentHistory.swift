@@ -1,8 +1,13 @@
 import Foundation
 
-/// A position in a store's persistent history: the number of a transaction. `Codable`, so apps
-/// can keep the last one they processed. Mirrors `NSPersistentHistoryToken`.
-public struct PersistentHistoryToken: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+/// A position in a store's persistent history: the number of a transaction. Apps keep the last
+/// one they processed: `Codable`, and `NSSecureCoding` as Core Data's tokens are, so the usual
+/// `NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)` and
+/// `NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: data)` work.
+/// Equal tokens name the same transaction of the same store. Mirrors `NSPersistentHistoryToken`.
+// @unchecked Sendable: immutable (two `let`s of Sendable types); an NSObject subclass cannot be
+// checked Sendable.
+public final class PersistentHistoryToken: NSObject, NSSecureCoding, Codable, Comparable, @unchecked Sendable {
     /// The store's UUID.
     public let storeIdentifier: String
     /// The transaction's number (its `Z_PK` in `ATRANSACTION`); transactions are numbered in
@@ -15,8 +20,57 @@ public struct PersistentHistoryToken: Sendable, Hashable, Codable, Comparable, C
         self.transactionNumber = transactionNumber
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.transactionNumber < rhs.transactionNumber }
-    public var description: String { "PersistentHistoryToken(\(storeIdentifier) #\(transactionNumber))" }
+    public static func < (lhs: PersistentHistoryToken, rhs: PersistentHistoryToken) -> Bool { lhs.transactionNumber < rhs.transactionNumber }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? PersistentHistoryToken else { return false }
+        return storeIdentifier == other.storeIdentifier && transactionNumber == other.transactionNumber
+    }
+
+    public override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(storeIdentifier)
+        hasher.combine(transactionNumber)
+        return hasher.finalize()
+    }
+
+    public override var description: String { "PersistentHistoryToken(\(storeIdentifier) #\(transactionNumber))" }
+
+    // MARK: Coding
+
+    private enum CodingKeys: String, CodingKey {
+        case storeIdentifier, transactionNumber
+    }
+
+    /// Decodes a token written by ``encode(to:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        storeIdentifier = try container.decode(String.self, forKey: .storeIdentifier)
+        transactionNumber = try container.decode(Int64.self, forKey: .transactionNumber)
+    }
+
+    /// Encodes the store's UUID and the transaction's number.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(storeIdentifier, forKey: .storeIdentifier)
+        try container.encode(transactionNumber, forKey: .transactionNumber)
+    }
+
+    /// Tokens decode only as tokens (`NSSecureCoding`).
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Archives the token (`NSCoding`).
+    public func encode(with coder: NSCoder) {
+        coder.encode(storeIdentifier as NSString, forKey: CodingKeys.storeIdentifier.rawValue)
+        coder.encode(transactionNumber, forKey: CodingKeys.transactionNumber.rawValue)
+    }
+
+    /// Unarchives a token; `nil` when the archive holds no store identifier (`NSCoding`).
+    public init?(coder: NSCoder) {
+        guard let identifier = coder.decodeObject(of: NSString.self, forKey: CodingKeys.storeIdentifier.rawValue) else { return nil }
+        storeIdentifier = identifier as String
+        transactionNumber = coder.decodeInt64(forKey: CodingKeys.transactionNumber.rawValue)
+    }
 }
 
 /// One change of a history transaction. Mirrors `NSPersistentHistoryChange`.

@@ -108,6 +108,12 @@ import Testing
         let saved = try JSONEncoder().encode(all[0].token)
         let token = try JSONDecoder().decode(PersistentHistoryToken.self, from: saved)
         #expect(try history(context, after: token).count == 2)
+        // …and NSKeyedArchiver, as Apple's Earthquakes sample keeps it.
+        let archived = try NSKeyedArchiver.archivedData(withRootObject: all[1].token, requiringSecureCoding: true)
+        let unarchived = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: archived))
+        #expect(unarchived == all[1].token && unarchived != all[0].token)
+        #expect(try history(context, after: unarchived).count == 1)
+        #expect(throws: (any Error).self) { try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: Data("not an archive".utf8)) }
         let byDate = try context.performAndWait { () throws in
             try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: all[1].timestamp)).transactions
         }

@@ -324,6 +324,21 @@ import Testing
         #expect(try StoreInspection(storeAt: url).entities.count == 2)   // inspecting still works
     }
 
+    /// Found by the store fuzzer: bytes patched into `Z_PRIMARYKEY.Z_NAME` left two entities under
+    /// one number; a fetch of the sub-entity returned objects of its parent, which trapped when
+    /// asked for the sub-entity's attributes.
+    @Test func twoEntitiesUnderOneNumberAreRefused() throws {
+        let directory = TemporaryDirectory()
+        let url = try Self.store(in: directory)
+        let raw = try RawSQLite(url, writable: true)
+        try raw.execute("UPDATE Z_PRIMARYKEY SET Z_NAME = CASE Z_NAME WHEN 'Parent' THEN 'Child' ELSE 'Gone' END")
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try PersistentContainer.loaded(at: url, model: Self.twoEntityModel())
+        }
+        #expect(error.code == .persistentStoreInvalidType)
+        #expect(error.message.contains("the same number"))
+    }
+
     @Test func aCycleInTheEntityTableDoesNotHangInspection() throws {
         let directory = TemporaryDirectory()
         let url = try Self.store(in: directory)
