@@ -17,6 +17,28 @@ extension PersistentStoreCoordinator {
         try metadataForPersistentStore(type: PersistentStore.StoreType(rawValue: storeType), at: url, options: try sendableOptions(options ?? [:]))
     }
 
+    /// Empties the store file of the named type. Mirrors `destroyPersistentStore(at:ofType:options:)`.
+    public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        try destroyPersistentStore(at: url, type: PersistentStore.StoreType(rawValue: storeType), options: try Self.sendableOptions(options ?? [:]))
+    }
+
+    /// Replaces a store file by a copy of another. Mirrors
+    /// `replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)`.
+    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
+                                       ofType storeType: String) throws {
+        try replacePersistentStore(at: destinationURL, destinationOptions: try Self.sendableOptions(destinationOptions ?? [:]),
+                                   withPersistentStoreFrom: sourceURL, sourceOptions: try Self.sendableOptions(sourceOptions ?? [:]),
+                                   type: PersistentStore.StoreType(rawValue: storeType))
+    }
+
+    /// Rewrites a store file's metadata. Mirrors `setMetadata(_:forPersistentStoreOfType:at:options:)`.
+    public static func setMetadata(_ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL,
+                                   options: [AnyHashable: Any]? = nil) throws {
+        try setMetadata(metadata, forPersistentStoreOfType: PersistentStore.StoreType(rawValue: storeType), at: url,
+                        options: try sendableOptions(options ?? [:]))
+    }
+
     /// Core Data's options dictionary (`[AnyHashable: Any]`, values such as `true`, `NSNumber`,
     /// strings, pragma dictionaries) as the typed options the stores read.
     ///

@@ -167,3 +167,9 @@ public typealias NSPersistentHistoryChangeRequest = PersistentHistoryChangeReque
 public typealias NSPersistentHistoryResult = PersistentHistoryResult
 /// Core Data's name for ``QueryGenerationToken``.
 public typealias NSQueryGenerationToken = QueryGenerationToken
+/// Core Data's name for ``AsynchronousFetchRequest``.
+public typealias NSAsynchronousFetchRequest = AsynchronousFetchRequest
+/// Core Data's name for ``AsynchronousFetchResult``.
+public typealias NSAsynchronousFetchResult = AsynchronousFetchResult
+/// Core Data's name for ``PersistentStoreResult`` of an asynchronous request.
+public typealias NSPersistentStoreAsynchronousResult = PersistentStoreResult

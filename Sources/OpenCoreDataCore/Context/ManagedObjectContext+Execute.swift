@@ -10,9 +10,11 @@ extension ManagedObjectContext {
     /// let ids = try context.execute(request).result as? [ManagedObjectID] ?? []
     /// ManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: ids], into: [viewContext])
     /// ```
-    /// Mirrors `execute(_:)`.
+    /// An ``AsynchronousFetchRequest`` returns its ``AsynchronousFetchResult`` at once and runs
+    /// later on the context's queue. Mirrors `execute(_:)`.
     public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {
         checkQueue("execute(_:)")
+        if let fetch = request as? any AsynchronousFetch { return fetch.start(in: self) }
         let coordinator = try requireCoordinator()
         guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
             throw CoreDataError(.coreData, "The batch request names the entity '\(request.entityName)', which the model does not have.")

@@ -313,6 +313,37 @@ import Testing
         }
     }
 
+    @Test func anAsynchronousFetchDeliversOnTheContextsQueueOrIsCancelled() throws {
+        let directory = TemporaryDirectory()
+        let context = backgroundContext(try coordinator(directory, model: try loadModel(directory)))
+        let delivered = Recorder<String>()
+        let done = DispatchSemaphore(value: 0)
+        let (finished, cancelled) = try context.performAndWait { () throws in
+            for index in 0..<5 { NSEntityDescription.insertNewObject(forEntityName: "Quake", into: context).setValue("a\(index)", forKey: "code") }
+            try context.save()
+            let request = NSAsynchronousFetchRequest(fetchRequest: PortQuake.fetchRequest()) { result in
+                delivered.append("\(result.finalResult?.count ?? -1) on its queue: \(result.finalResult?.allSatisfy { $0.managedObjectContext === context } ?? false)")
+                done.signal()
+            }
+            let finished = try #require(try context.execute(request) as? NSAsynchronousFetchResult<PortQuake>)
+            #expect(finished.finalResult == nil)                 // runs after this block
+            let skipped = NSAsynchronousFetchRequest(fetchRequest: PortQuake.fetchRequest()) { result in
+                delivered.append("cancelled: \((result.operationError as? CocoaError)?.code == .userCancelled), \(result.finalResult == nil)")
+                done.signal()
+            }
+            let cancelled = try #require(try context.execute(skipped) as? NSAsynchronousFetchResult<PortQuake>)
+            cancelled.cancel()
+            return (UncheckedBox(finished), UncheckedBox(cancelled))
+        }
+        done.waitOrRecord()
+        done.waitOrRecord()
+        #expect(delivered.values == ["5 on its queue: true", "cancelled: true, true"])
+        context.performAndWait {
+            #expect(finished.value.finalResult?.count == 5 && finished.value.progress?.completedUnitCount == 5)
+            #expect(cancelled.value.progress?.isCancelled == true)
+        }
+    }
+
     @Test func willSaveAndDidMergeNotificationsArePosted() throws {
         let directory = TemporaryDirectory()
         let coordinator = try coordinator(directory, model: try loadModel(directory))

@@ -127,3 +127,9 @@ enum PortingModel {
         return bundle
     }
 }
+
+/// Carries a context's object out of `performAndWait` to be used on the same queue again later.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,79 @@
+import CSQLite
+import Foundation
+import OpenCoreDataCore
+
+/// Whole-file operations on SQLite stores that are not added to a coordinator: emptying one,
+/// replacing one by a copy of another, rewriting the metadata. Each goes through SQLite (its
+/// online backup or a transaction), so connections other processes hold on the file see a
+/// consistent database throughout, in WAL mode too.
+extension SQLiteStore {
+    /// Empties the database at `url` (Core Data truncates the file too): every table, the
+    /// metadata and the history go. Nothing to do when there is no file.
+    package static func destroy(at url: URL, options: SQLiteStoreOptions) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        let destination = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: options.busyTimeoutMilliseconds)
+        let empty = try SQLiteConnection(path: ":memory:", readOnly: false)
+        // A WAL database takes a backup only from a source of its own page size.
+        try empty.execute("PRAGMA page_size = \(try pageSize(of: destination))")
+        try backup(from: empty, to: destination, what: "empty the store at \(url.path)")
+    }
+
+    /// Makes the database at `destination` a copy of the store at `source` (created when
+    /// missing). The source must be a Core Data SQLite store.
+    package static func replace(at destination: URL, from source: URL, options: SQLiteStoreOptions) throws {
+        _ = try metadata(at: source)     // a Core Data store, or a clear error
+        let from = try SQLiteConnection(path: source.path, readOnly: true, busyTimeout: options.busyTimeoutMilliseconds)
+        let to = try SQLiteConnection(path: destination.path, readOnly: false, busyTimeout: options.busyTimeoutMilliseconds)
+        try backup(from: from, to: to, what: "copy the store at \(source.path) to \(destination.path)")
+    }
+
+    /// Rewrites the metadata of the store at `url`: the app's keys as given (property-list
+    /// values), the store's own keys (type, UUID, version hashes, …) kept unless given.
+    package static func setMetadata(_ metadata: [String: Any], at url: URL, options: SQLiteStoreOptions) throws {
+        let current = try self.metadata(at: url)
+        var plist: [String: Any] = [:]
+        for (key, value) in current where storeOwnedMetadataKeys.contains(key) && key != "NSStoreUUID" { plist[key] = value }
+        for (key, value) in metadata where key != "NSStoreUUID" { plist[key] = value }
+        guard PropertyListSerialization.propertyList(plist, isValidFor: .binary) else {
+            throw CoreDataError(.persistentStoreOperation, "Store metadata must be property-list values (strings, numbers, dates, data, arrays and dictionaries of them); nothing was written.")
+        }
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        let uuid = metadata["NSStoreUUID"] as? String ?? current["NSStoreUUID"] as? String ?? UUID().uuidString
+        let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: options.busyTimeoutMilliseconds)
+        try db.transaction {
+            let statement = try db.prepare("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1")
+            defer { statement.finalize() }
+            try statement.bind([.string(uuid), .data(data)])
+            try statement.run()
+        }
+    }
+
+    /// Keys of the metadata the store itself writes and reads.
+    static let storeOwnedMetadataKeys: Set<String> = [
+        "NSStoreType", "NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
+        "NSStoreModelVersionIdentifiers", "NSPersistenceFrameworkVersion", "_NSAutoVacuumLevel",
+        "NSStoreModelVersionChecksumKey", "NSStoreModelVersionHashesDigest",
+    ]
+
+    private static func pageSize(of db: SQLiteConnection) throws -> Int64 {
+        let statement = try db.cachedStatement("PRAGMA page_size")
+        defer { statement.reset() }
+        guard try statement.step() else { return 4096 }
+        return statement.int64(at: 0)
+    }
+
+    /// SQLite's online backup of `source` onto `destination`, in one step.
+    private static func backup(from source: SQLiteConnection, to destination: SQLiteConnection, what: String) throws {
+        guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
+            throw CoreDataError(.persistentStoreOperation, "Could not \(what): \(String(cString: sqlite3_errmsg(destination.handle))).",
+                                sqliteCode: sqlite3_errcode(destination.handle))
+        }
+        let step = sqlite3_backup_step(backup, -1)
+        let finish = sqlite3_backup_finish(backup)
+        guard step == SQLITE_DONE, finish == SQLITE_OK else {
+            let code = step == SQLITE_DONE ? finish : step
+            let error = SQLiteConnection.error(code: code, message: String(cString: sqlite3_errstr(code)), sql: nil)
+            throw CoreDataError(error.code, "Could not \(what): \(error.message) Nothing was changed; make sure no other connection is writing to it, and retry.", sqliteCode: code)
+        }
+    }
+}
