@@ -7,6 +7,12 @@ import OpenCoreDataCore
 enum SQLiteFunctions {
     static func register(on db: OpaquePointer) {
         sqlite3_create_function_v2(db, "ocd_match", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, matchFunction, nil, nil, nil)
+        // Called by the triggers Core Data's stores keep derived attributes current with
+        // (`Z_DA_…`), to tell the framework the new value; without them, no row of such a table
+        // could be written. The new value is read from the row like any other.
+        for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
+            sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, nil, ignoredFunction, nil, nil, nil)
+        }
         for comparator in SortComparator.allCases where comparator != .binary {
             let context = UnsafeMutableRawPointer(bitPattern: comparator.rawValue + 1)
             sqlite3_create_collation_v2(db, comparator.collationName, SQLITE_UTF8, context, collationFunction, nil)
@@ -23,6 +29,11 @@ enum SQLiteFunctions {
         let value = text(arguments[2])
         let pattern = text(arguments[3]) ?? ""
         sqlite3_result_int(context, StringMatching.evaluate(op, options: options, value: value, pattern: pattern) ? 1 : 0)
+    }
+
+    /// A function whose call is all that matters: returns NULL.
+    private static let ignoredFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
+        sqlite3_result_null(context)
     }
 
     private static func text(_ value: OpaquePointer?) -> String? {

@@ -143,7 +143,9 @@ extension ManagedObjectContext {
             updatedObjectIDs: Set(batch.updated.map(\.objectID)),
             deletedObjectIDs: Set(batch.deleted.map(\.objectID)),
             contextName: name, transactionAuthor: transactionAuthor)
-        for update in batch.request.updates {
+        // (Rows with derived attributes are not passed on: the store's triggers changed them after
+        // the save wrote them, so merging contexts read them.)
+        for update in batch.request.updates where !update.entity.hasDerivedAttributes {
             let id = ManagedObjectID.permanent(update.entity, store: storeIdentifier, primaryKey: update.primaryKey)
             event.snapshots[id] = RowSnapshot(values: update.values, version: update.expectedVersion + 1)
         }

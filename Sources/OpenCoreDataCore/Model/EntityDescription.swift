@@ -68,6 +68,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The stored (non-transient) attributes, in slot order: an object's values and a row's
     /// columns are arrays in this order.
     @exclusivity(unchecked) package private(set) var storedAttributes: [AttributeDescription] = []
+    /// Whether some stored attribute is derived: the store's triggers change its rows after a
+    /// save wrote them, so what the save wrote is not the row (set at freeze).
+    @exclusivity(unchecked) package private(set) var hasDerivedAttributes = false
     @exclusivity(unchecked) package private(set) var slotByName: [String: Int] = [:]
     /// The names of the value slots (attributes, then to-one relationships), for the accessors'
     /// fast path.
@@ -224,6 +227,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     package func freeze() {
         guard !isFrozen else { return }
         storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
+        hasDerivedAttributes = storedAttributes.contains { $0.derivationExpression != nil }
         slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let relationships = allProperties.compactMap { $0 as? RelationshipDescription }.filter { !$0.isTransient }
         toOneRelationships = relationships.filter { !$0.isToMany }

@@ -216,7 +216,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
         var cached: [(ManagedObjectID, RowSnapshot)] = []
-        for update in request.updates {
+        // Rows with derived attributes are changed by the store's triggers after the save wrote
+        // them (a count follows its relationship's rows): they are read again, not cached.
+        if managedObjectModel.entities.contains(where: \.hasDerivedAttributes) {
+            rowCache.removeAll { $0.entity.hasDerivedAttributes }
+        }
+        for update in request.updates where !update.entity.hasDerivedAttributes {
             cached.append((.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey),
                            RowSnapshot(values: update.values, version: update.expectedVersion + 1)))
         }
