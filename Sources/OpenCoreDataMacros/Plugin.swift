@@ -8,5 +8,6 @@ struct OpenCoreDataMacrosPlugin: CompilerPlugin {
         ManagedMacro.self,
         ManagedAttributeMacro.self,
         MarkerMacro.self,
+        ContextActorMacro.self,
     ]
 }

@@ -22,7 +22,7 @@ final class SQLiteReaderPool: Sendable {
         if closed.withLock({ $0 }) {
             throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(path) was closed; add it to a coordinator again.")
         }
-        if let generation = QueryGenerationScope.current,
+        if let generation = QueryGeneration.current,
            let snapshot = try generation.snapshot(for: path, open: { try SQLiteReadSnapshot.open(path: path, options: options) }) {
             return try snapshot.read(body)
         }

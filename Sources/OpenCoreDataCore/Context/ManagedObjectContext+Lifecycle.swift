@@ -40,7 +40,7 @@ extension ManagedObjectContext {
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
         func saved(_ object: ManagedObject) -> Bool { object.managedObjectContext === self && object.hasChanges }
         var round = graph.pending.all.filter(saved)
-        var called = Set(round.map(ObjectIdentifier.init))
+        var called: Set<ObjectIdentifier>?      // made only when a round changes something
         var rounds = 0
         while !round.isEmpty {
             rounds += 1
@@ -52,12 +52,14 @@ extension ManagedObjectContext {
             for object in round { object.willSave() }
             // What willSave changed (through setters) gets willSave in its turn, and so do
             // objects that joined the save meanwhile (inserted, or deleted by a delete rule).
+            guard !graph.unprocessed.isEmpty else { break }
+            if called == nil { called = Set(round.map(ObjectIdentifier.init)) }
             let changedAgain = graph.unprocessed.filter(saved)
             processPendingChanges()
-            let joined = graph.pending.all.filter { saved($0) && !called.contains(ObjectIdentifier($0)) }
+            let joined = graph.pending.all.filter { saved($0) && !called!.contains(ObjectIdentifier($0)) }
             var seen = Set<ObjectIdentifier>()
             round = (changedAgain + joined).filter { seen.insert(ObjectIdentifier($0)).inserted }
-            called.formUnion(seen)
+            called!.formUnion(seen)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One query generation: what a pinned context reads — each store as it was when the generation
 /// first read from it. Stores that can (SQLite in WAL mode) keep a read snapshot open for it
@@ -14,7 +15,22 @@ package final class QueryGeneration: Sendable {
     /// Store key → its open snapshot (or `Unpinned`).
     private let snapshots = Locked<[String: any Sendable & AnyObject]>([:])
 
-    package init() {}
+    /// How many generations exist: while none does, reads skip looking for one (a task-local
+    /// lookup on every row a fault loads).
+    private static let alive = Atomic<Int>(0)
+
+    package init() {
+        Self.alive.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        Self.alive.subtract(1, ordering: .relaxed)
+    }
+
+    /// The generation the current read runs in (``QueryGenerationScope``), if any.
+    package static var current: QueryGeneration? {
+        alive.load(ordering: .relaxed) == 0 ? nil : QueryGenerationScope.current
+    }
 
     /// The snapshot of the store keyed `key`, opened by `open` on the generation's first read
     /// from it; `nil` when the store reads unpinned (`open` returned `nil`).

@@ -143,7 +143,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// the cached ones, and other contexts must not see them.
     package func row(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) throws(CoreDataError) -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
-        let pinned = QueryGenerationScope.current != nil
+        let pinned = QueryGeneration.current != nil
         if maximumAge != 0, !pinned, let cached = rowCache.snapshot(for: id, maximumAge: maximumAge) { return cached }
         let store = try store(for: id)
         let row: StoreRow?
