@@ -6,6 +6,7 @@ extension SQLiteStore {
         let mapping = try layout.mapping(for: request.entity)
         let (sql, arguments) = try selectSQL(request, mapping: mapping, layout: layout, columns: mapping.rowColumns)
         let mixed = mapping.hasSubentities && request.includesSubentities
+        let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
@@ -14,6 +15,9 @@ extension SQLiteStore {
             while try statement.step() {
                 var entity = request.entity
                 var values: [ManagedValue]
+                if mapping.hasSubentities || request.entity.superentity != nil {
+                    try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: mapping.table)
+                }
                 if mixed, case let own = rowEntity(statement.int64(at: 1), requested: request.entity, layout: layout), own !== entity {
                     entity = own
                     values = readValues(statement, from: 3, mapping: try layout.mapping(for: own), layout: layout)
@@ -80,6 +84,8 @@ extension SQLiteStore {
             target = destination
         }
         var result: [(source: Int64, member: ManagedObjectID)] = []
+        let allowed = try layout.mapping(for: target).entityNumbers
+        let checksEntity = !target.subentities.isEmpty || target.superentity != nil
         let keys = primaryKeys.sorted()
         for start in stride(from: 0, to: keys.count, by: 500) {
             var chunk = Array(keys[start..<min(start + 500, keys.count)])
@@ -93,12 +99,21 @@ extension SQLiteStore {
                 defer { statement.reset() }
                 try statement.bind(chunk.map { .integer($0) })
                 while try statement.step() {
+                    if checksEntity { try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: "the destination's table") }
                     let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
                     result.append((statement.int64(at: 2), .permanent(entity, store: identifier, primaryKey: statement.int64(at: 0))))
                 }
             }
         }
         return result
+    }
+
+    /// A row the query selected by its `Z_ENT` must say it is one of the entities asked for: when
+    /// it does not, an index and its table disagree (a damaged file; found by the fuzzer), and the
+    /// row would become an object of an entity nobody asked for.
+    static func checkRowEntity(_ number: Int64, allowed: [Int], key: Int64, table: String) throws {
+        guard !allowed.contains(Int(number)) else { return }
+        throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of \(table) was selected as one of the entities \(allowed) but says it is entity \(number): the store file is damaged (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.

@@ -148,7 +148,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let store = try store(for: id)
         let row: StoreRow?
         do { row = try store.engine.row(entity: id.entity, primaryKey: pk) } catch { throw Self.wrap(error) }
-        guard let row else { return nil }
+        // A row of an entity that is not the ID's (or one of its sub-entities) is not this object
+        // (an ID made from a damaged column, a URI naming the wrong entity): its values do not
+        // fill the object's slots.
+        guard let row, row.entity.isKindOf(entity: id.entity) else { return nil }
         if !pinned { rowCache.store([(id, row.snapshot)]) }
         return row.snapshot
     }

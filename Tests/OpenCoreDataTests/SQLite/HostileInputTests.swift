@@ -339,6 +339,39 @@ import Testing
         #expect(error.message.contains("the same number"))
     }
 
+    /// Found by the store fuzzer: two bytes patched into CoreDataPlus' sample store leave a row
+    /// that the `Z_ENT` index lists as an ExpensiveSportCar while the table says Car; the fetch
+    /// returned a Car object for ExpensiveSportCar, which trapped when asked for its attributes.
+    @Test func aRowWhoseEntityDisagreesWithItsIndexIsReportedAsDamage() throws {
+        let directory = TemporaryDirectory()
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", into: directory)
+        var bytes = [UInt8](try Data(contentsOf: url))
+        bytes[20737] = 173
+        bytes[39948] = 12
+        try Data(bytes).write(to: url)
+        let model = try ManagedObjectModel(cachedInStoreAt: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let error = try #require(throws: CoreDataError.self) {
+            try context.performAndWait { _ = try context.fetch(FetchRequest<ManagedObject>(entityName: "ExpensiveSportCar")) }
+        }
+        #expect(error.code == .persistentStoreInvalidType && error.message.contains("damaged"))
+        // The row read through its key is a Car: an ID that calls it an ExpensiveSportCar names
+        // no object (an inaccessible fault), it does not get a Car's values.
+        let key = try context.performAndWait { () throws in
+            let cars = try context.fetch(FetchRequest<ManagedObject>(entityName: "Car")).filter { $0.entity.name == "Car" }
+            return try #require(cars.first?.objectID.primaryKey)
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue)
+        fresh.persistentStoreCoordinator = coordinator
+        try fresh.performAndWait { () throws in
+            let wrong = ManagedObjectID.permanent(try #require(model.entitiesByName["ExpensiveSportCar"]), store: coordinator.persistentStores[0].identifier, primaryKey: key)
+            #expect(throws: CoreDataError.self) { _ = try fresh.existingObject(with: wrong) }
+        }
+    }
+
     @Test func aCycleInTheEntityTableDoesNotHangInspection() throws {
         let directory = TemporaryDirectory()
         let url = try Self.store(in: directory)
