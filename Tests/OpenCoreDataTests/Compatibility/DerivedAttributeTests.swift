@@ -4,6 +4,66 @@ import Testing
 
 /// Stores Core Data wrote with derived attributes keep them current with `Z_DA_…` triggers.
 @Suite struct DerivedAttributeTests {
+    /// A book whose `pagesCount` is `pages.@count`, as Xcode writes it.
+    static let model = """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        <entity name="Book" representedClassName="NSManagedObject">
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <attribute name="pagesCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@count" usesScalarValueType="YES"/>
+            <relationship name="pages" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Page" inverseName="book" inverseEntity="Page"/>
+        </entity>
+        <entity name="Page" representedClassName="NSManagedObject">
+            <attribute name="number" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
+            <relationship name="book" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Book" inverseName="pages" inverseEntity="Book"/>
+        </entity>
+    </model>
+    """
+
+    @Test func aCountDerivedInAStoreWeCreateFollowsItsRelationship() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("contents")
+        try Data(Self.model.utf8).write(to: file)
+        let model = try ManagedObjectModel(contentsOf: file, version: nil)
+        let container = try PersistentContainer.loaded(at: directory.file("Books.sqlite"), model: model)
+        let context = container.newBackgroundContext()
+        func counts() throws -> [String: Int64] {
+            let reader = container.newBackgroundContext()
+            return try reader.performAndWait {
+                Dictionary(uniqueKeysWithValues: try reader.fetch(FetchRequest<ManagedObject>(entityName: "Book")).map {
+                    ($0.value(forKey: "title") as? String ?? "", $0.value(forKey: "pagesCount") as? Int64 ?? -1)
+                })
+            }
+        }
+        let (first, second) = try context.performAndWait { () throws in
+            let books = ["first", "second"].map { title in
+                let book = ManagedObject(entity: model.entitiesByName["Book"]!, insertInto: context)
+                book.setValue(title, forKey: "title")
+                return book
+            }
+            for number in 0..<3 {
+                let page = ManagedObject(entity: model.entitiesByName["Page"]!, insertInto: context)
+                page.setValue(Int32(number), forKey: "number")
+                page.setValue(books[0], forKey: "book")
+            }
+            try context.save()
+            return (books[0], books[1])
+        }
+        #expect(try counts() == ["first": 3, "second": 0])
+        try context.performAndWait { () throws in
+            let pages = (first.value(forKey: "pages") as? Set<ManagedObject> ?? []).sorted { ($0.value(forKey: "number") as? Int32 ?? 0) < ($1.value(forKey: "number") as? Int32 ?? 0) }
+            pages[0].setValue(second, forKey: "book")        // moved
+            context.delete(pages[1])                          // deleted
+            try context.save()
+        }
+        #expect(try counts() == ["first": 1, "second": 1])
+        // A batch delete runs the same triggers.
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Page")))
+        }
+        #expect(try counts() == ["first": 0, "second": 0])
+    }
+
     /// CoreDataPlus' sample store: `Book.pagesCount` is `count:(pages)`, kept by triggers on ZPAGE.
     static let store = "coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite"
 
