@@ -119,7 +119,10 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             let attribute = AttributeDescription(name: attributeName, type: type, isOptional: yes("optional"))
             if yes("derived") {
                 attribute.derivationExpression = Self.compiledExpression(attributes["derivationExpression"] ?? "")
-                unsupported.append("\(entity.name).\(attributeName): derived attribute (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed")
+                // Counts of a to-many are kept by the SQLite store's triggers; the others are not.
+                if attribute.derivationExpression?.hasPrefix("count:(") != true {
+                    unsupported.append("\(entity.name).\(attributeName): derived attribute (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed")
+                }
             }
             attribute.isTransient = yes("transient")
             attribute.isIndexed = yes("indexed")
