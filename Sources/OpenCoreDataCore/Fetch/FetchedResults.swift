@@ -54,15 +54,18 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     private func load(batch number: Int) {
         let range = (number * batchSize)..<Swift.min(keys.count, (number + 1) * batchSize)
         let batchKeys = Array(keys[range])
-        var rows: [Int64: RowSnapshot] = [:]
+        var rows: [Int64: StoreRow] = [:]
         do {
             rows = try context.loadRows(entity: entity, keys: batchKeys)
         } catch {
             loadError = error as? CoreDataError ?? CoreDataError(.persistentStoreOperation, "Loading a batch of \(entity.name) failed: \(error)")
         }
         batch = batchKeys.map { key in
-            let id = ManagedObjectID.permanent(entity, store: storeIdentifier, primaryKey: key)
-            let object = rows[key].map { context.registeredObject(for: id, snapshot: $0, refresh: false) } ?? context.object(with: id)
+            // Each row's own entity: a request for a super-entity selects sub-entity rows too.
+            guard let row = rows[key] else {
+                return unsafeDowncast(context.object(with: .permanent(entity, store: storeIdentifier, primaryKey: key)), to: Element.self)
+            }
+            let object = context.registeredObject(for: .permanent(row.entity, store: storeIdentifier, primaryKey: key), snapshot: row.snapshot, refresh: false)
             return unsafeDowncast(object, to: Element.self)
         }
         batchIndex = number
@@ -86,10 +89,10 @@ extension ManagedObjectContext {
                               batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : 500)
     }
 
-    /// The committed rows of some objects of one entity, in one query.
-    func loadRows(entity: EntityDescription, keys: [Int64]) throws -> [Int64: RowSnapshot] {
+    /// The committed rows of some objects of one entity (and its sub-entities), in one query.
+    func loadRows(entity: EntityDescription, keys: [Int64]) throws -> [Int64: StoreRow] {
         let coordinator = try requireCoordinator()
         let (_, rows) = try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys))) }
-        return Dictionary(rows.map { ($0.primaryKey, $0.snapshot) }, uniquingKeysWith: { first, _ in first })
+        return Dictionary(rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

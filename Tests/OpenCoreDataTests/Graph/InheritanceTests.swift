@@ -22,6 +22,42 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func batchedFetchesOfTheSuperentityReturnEachRowAsItsOwnEntity(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: zooModel())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for index in 0..<5 {
+                let dog = Dog(context: context)
+                dog.name = "dog \(index)"
+                dog.breed = "breed \(index)"
+                let cat = Cat(context: context)
+                cat.name = "cat \(index)"
+                cat.lives = Int16(index)
+            }
+            try context.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let request = FetchRequest<Animal>(entityName: "Animal")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            request.fetchBatchSize = 3
+            let animals = try reader.fetchBatched(request)
+            #expect(animals.count == 10)
+            for animal in animals {
+                if let dog = animal as? Dog {
+                    #expect(dog.objectID.entity.name == "Dog")
+                    #expect(dog.breed == "breed \(dog.name.suffix(1))")
+                } else if let cat = animal as? Cat {
+                    #expect(cat.objectID.entity.name == "Cat")
+                    #expect("\(cat.lives)" == String(cat.name.suffix(1)))
+                } else {
+                    Issue.record("\(animal.name) came back as \(animal.entity.name)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func fetchingTheSuperentityReturnsSubentityObjects(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: zooModel())
         let context = stack.container.newBackgroundContext()
