@@ -8,18 +8,18 @@ import OpenCoreDataCore
 // that imports Foundation itself as well gets "ambiguous for type lookup" in type positions
 // (see DEVIATIONS.md); `import OpenCoreData` alone is enough.
 
-/// Core Data's `NSPredicate`, with the format parser Linux Foundation lacks: ``FetchPredicate``.
+/// Core Data's `NSPredicate`, with the format parser Linux Foundation lacks: ``/OpenCoreDataCore/FetchPredicate``.
 public typealias NSPredicate = FetchPredicate
-/// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`: ``FetchSortDescriptor``.
+/// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`: ``/OpenCoreDataCore/FetchSortDescriptor``.
 public typealias NSSortDescriptor = FetchSortDescriptor
 
 #if !canImport(Darwin)
-/// Linux Foundation has no `UndoManager`; a context's undo manager is a ``ContextUndoManager``.
+/// Linux Foundation has no `UndoManager`; a context's undo manager is a ``/OpenCoreDataCore/ContextUndoManager``.
 public typealias UndoManager = ContextUndoManager
 #endif
 
 /// Core Data's name for ``PersistentContainer``.
 public typealias NSPersistentContainer = PersistentContainer
 
-/// Core Data's `NSCompoundPredicate`: ``CompoundPredicate``.
+/// Core Data's `NSCompoundPredicate`: ``/OpenCoreDataCore/CompoundPredicate``.
 public typealias NSCompoundPredicate = CompoundPredicate

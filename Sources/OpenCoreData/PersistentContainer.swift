@@ -40,7 +40,7 @@ public final class PersistentContainer: @unchecked Sendable {
     }
 
     /// Makes a container for the model called `name`, found as Core Data finds it in an app's
-    /// main bundle (see ``ManagedObjectModel/init(named:in:)``: the main bundle's resources, the
+    /// main bundle (see ``/OpenCoreDataCore/ManagedObjectModel/init(named:in:)``: the main bundle's resources, the
     /// executable's folder, SwiftPM resource bundles beside it). A missing or unreadable model is
     /// a deployment error and traps with a message saying where it looked, as Core Data's
     /// container cannot work without its model; use ``init(name:managedObjectModel:)`` with

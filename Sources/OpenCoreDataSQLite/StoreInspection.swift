@@ -26,8 +26,9 @@ public struct StoreInspection: Sendable {
         public var transactionCount: Int
         /// Number of changes (`ACHANGE` rows).
         public var changeCount: Int
-        /// The first and last transaction's timestamps.
+        /// The first transaction's timestamp.
         public var firstTimestamp: Date?
+        /// The last transaction's timestamp.
         public var lastTimestamp: Date?
         /// The distinct transaction authors.
         public var authors: [String]

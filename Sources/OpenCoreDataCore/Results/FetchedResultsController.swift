@@ -20,7 +20,7 @@ import Foundation
 /// order the sections. Use the controller on its context's queue.
 open class FetchedResultsController<ResultType: FetchRequestResult>: AnyFetchedResultsController {
     /// The request whose results are kept current. Change its predicate or sort descriptors,
-    /// then call ``performFetch()`` again.
+    /// then call ``AnyFetchedResultsController/performFetch()`` again.
     public let fetchRequest: FetchRequest<ResultType>
 
     /// A controller for a request in a context; `sectionNameKeyPath` names the attribute (or a
@@ -46,7 +46,7 @@ open class FetchedResultsController<ResultType: FetchRequestResult>: AnyFetchedR
         }
     }
 
-    /// The results, or `nil` before ``performFetch()``. Read again after a change: the array
+    /// The results, or `nil` before ``AnyFetchedResultsController/performFetch()``. Read again after a change: the array
     /// you hold does not change.
     public var fetchedObjects: [ResultType]? {
         guard let objects = fetchedManagedObjects else { return nil }

@@ -6,7 +6,9 @@ import Foundation
 public struct FetchedResultsSnapshot: Sendable, Equatable {
     /// One section: its name and its objects' IDs.
     public struct Section: Sendable, Equatable {
+        /// The section's name (`""` for results without sections).
         public var name: String
+        /// The IDs of the section's objects, in the results' order.
         public var objectIDs: [ManagedObjectID]
 
         /// A section with a name and its objects' IDs.

@@ -5,7 +5,7 @@ import Foundation
 /// container. Mirrors `NSPersistentStoreCoordinator`.
 ///
 /// Add stores with `addPersistentStore(type:configuration:at:options:)` (from the `OpenCoreData`
-/// module) or through a ``PersistentContainer``.
+/// module) or through a `PersistentContainer`.
 // @unchecked Sendable: `stores` is behind a lock; the model is frozen before any store is added
 // and read-only afterwards; the row cache and the stores synchronise themselves.
 public final class PersistentStoreCoordinator: @unchecked Sendable {
