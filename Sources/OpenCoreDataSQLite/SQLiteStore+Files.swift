@@ -30,7 +30,25 @@ extension SQLiteStore {
     /// Rewrites the metadata of the store at `url`: the app's keys as given (property-list
     /// values), the store's own keys (type, UUID, version hashes, …) kept unless given.
     package static func setMetadata(_ metadata: [String: Any], at url: URL, options: SQLiteStoreOptions) throws {
-        let current = try self.metadata(at: url)
+        let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: options.busyTimeoutMilliseconds)
+        try writeMetadata(metadata, over: try self.metadata(at: url), db: db)
+    }
+
+    /// Rewrites the metadata of this (added) store the same way, at once; its UUID stays (object
+    /// IDs name the store by it).
+    package func setMetadata(_ metadata: [String: Any]) throws {
+        if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
+            throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it); remove the store, then use setMetadata(_:forPersistentStoreOfType:at:).")
+        }
+        try withWriter { db in
+            try Self.writeMetadata(metadata, over: try Self.readMetadata(db), db: db)
+            let written = try Self.readMetadata(db)
+            updateLoadedMetadata(written)
+        }
+    }
+
+    /// Writes `metadata` (the app's keys) over `current`, keeping the store's own keys.
+    private static func writeMetadata(_ metadata: [String: Any], over current: [String: Any], db: SQLiteConnection) throws {
         var plist: [String: Any] = [:]
         for (key, value) in current where storeOwnedMetadataKeys.contains(key) && key != "NSStoreUUID" { plist[key] = value }
         for (key, value) in metadata where key != "NSStoreUUID" { plist[key] = value }
@@ -39,7 +57,6 @@ extension SQLiteStore {
         }
         let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
         let uuid = metadata["NSStoreUUID"] as? String ?? current["NSStoreUUID"] as? String ?? UUID().uuidString
-        let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: options.busyTimeoutMilliseconds)
         try db.transaction {
             let statement = try db.prepare("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1")
             defer { statement.finalize() }

@@ -28,7 +28,7 @@ extension SQLiteStore {
         return select.int64(at: 0) - Int64(count) + 1
     }
 
-    package func save(_ request: StoreSaveRequest) throws -> [StoreConflict] {
+    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         let layout = try currentLayout()
         return try withWriter { db in
             try db.execute("BEGIN IMMEDIATE")
@@ -96,7 +96,7 @@ extension SQLiteStore {
                 }
                 if !conflicts.isEmpty {
                     try db.execute("ROLLBACK")
-                    return conflicts
+                    return .conflicts(conflicts)
                 }
                 try insert(request.inserts, db: db, layout: layout)
                 try writeJoins(request.joins, db: db, layout: layout)
@@ -107,8 +107,12 @@ extension SQLiteStore {
                         + removed.map { PendingChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
                     try recordHistory(db, layout: layout, author: request.author, changes: changes)
                 }
+                if let beforeCommit, try !beforeCommit() {
+                    try db.execute("ROLLBACK")
+                    return .withdrawn
+                }
                 try db.execute("COMMIT")
-                return []
+                return .committed
             } catch {
                 try? db.execute("ROLLBACK")
                 throw error

@@ -231,7 +231,7 @@ package final class SQLiteStore: StoreEngine {
                     var converted: [String: Data] = [:]
                     for (name, hash) in hashes { if let name = name as? String, let hash = hash as? Data { converted[name] = hash } }
                     result[key] = converted
-                } else if let sendable = Self.sendablePlistValue(value) {
+                } else if let sendable = sendablePropertyListValue(value) {
                     result[key] = sendable
                 }
             }
@@ -239,21 +239,6 @@ package final class SQLiteStore: StoreEngine {
         if !statement.isNull(at: 0) { result["NSStoreUUID"] = statement.string(at: 0) }
         result["NSStoreType"] = "SQLite"
         return result
-    }
-
-    private static func sendablePlistValue(_ value: Any) -> (any Sendable)? {
-        switch value {
-        case let v as String: v
-        case let v as Int: v
-        case let v as Double: v
-        case let v as Bool: v
-        case let v as Data: v
-        case let v as Date: v
-        case let v as [Any]: v.compactMap { sendablePlistValue($0) }
-        case let v as [AnyHashable: Any]:
-            Dictionary(v.compactMap { key, value in (key as? String).flatMap { k in sendablePlistValue(value).map { (k, $0) } } }, uniquingKeysWith: { a, _ in a })
-        default: nil
-        }
     }
 
     /// Reads the metadata of a store file without adding it to a coordinator.
@@ -270,6 +255,10 @@ package final class SQLiteStore: StoreEngine {
 
     package func metadata() throws -> [String: any Sendable] {
         loaded.withLock { $0?.metadata } ?? [:]
+    }
+
+    func updateLoadedMetadata(_ metadata: [String: any Sendable]) {
+        loaded.withLock { $0?.metadata = metadata }
     }
 
     // MARK: - Access

@@ -61,7 +61,9 @@ extension ManagedObjectContext {
         return conflicts
     }
 
-    /// Stored rows of `entity` (and its sub-entities) whose constraint values are among `keys`.
+    /// Stored rows of `entity` (and its sub-entities) whose constraint values are among `keys`,
+    /// in the store new objects of the entity go to (uniqueness holds per store, as each store's
+    /// index enforces it).
     private func storedRows(of entity: EntityDescription, constraint: [String], keys: [[ManagedValue]]) throws -> [[ManagedValue]: [StoreRow]] {
         guard !keys.isEmpty, parent == nil, let coordinator = persistentStoreCoordinator else { return [:] }
         let slots = constraint.compactMap { entity.valueSlot(named: $0) }
@@ -74,8 +76,9 @@ extension ManagedObjectContext {
             predicates = keys.map { values in .and(zip(slots, values).map { .compare(slot: $0, op: .equal, value: $1) }) }
         }
         var result: [[ManagedValue]: [StoreRow]] = [:]
+        let store = try coordinator.store(for: entity)
         for predicate in predicates {
-            let (_, rows) = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: predicate))
+            let rows = try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: predicate), from: store)
             for row in rows {
                 let values = row.entity.values(named: constraint, in: row.snapshot.values)
                 result[values, default: []].append(row)

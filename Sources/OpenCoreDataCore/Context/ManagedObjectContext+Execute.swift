@@ -22,11 +22,12 @@ extension ManagedObjectContext {
         switch request {
         case let insert as BatchInsertRequest:
             let rows = try batchRows(insert, entity: entity)
-            let (store, outcome) = try coordinator.batch(entity) { engine in
-                let keys = try engine.batchInsert(entity: entity, rows: rows, author: historyAuthor)
+            // New rows go to the first store that holds the entity, as new objects do.
+            let outcomes = try coordinator.batch(entity, in: [coordinator.store(for: entity)]) { store in
+                let keys = try store.engine.batchInsert(entity: entity, rows: rows, author: historyAuthor)
                 return BatchOutcome(count: keys.count, keys: keys)
             }
-            return BatchInsertResult(result: Self.result(insert.resultType.rawValue, outcome, entity: entity, store: store))
+            return BatchInsertResult(result: Self.result(insert.resultType.rawValue, outcomes, entity: entity))
         case let update as BatchUpdateRequest:
             var values: [(slot: Int, value: ManagedValue)] = []
             for (key, value) in update.propertiesToUpdate ?? [:] {
@@ -46,33 +47,39 @@ extension ManagedObjectContext {
             case .updatedObjectIDsResultType: 1
             case .updatedObjectsCountResultType: 2
             }
-            let (store, outcome) = try coordinator.batch(entity) { try $0.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
-            return BatchUpdateResult(result: Self.result(code, outcome, entity: entity, store: store))
+            let outcomes = try coordinator.batch(entity) { try $0.engine.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
+            return BatchUpdateResult(result: Self.result(code, outcomes, entity: entity))
         case let delete as BatchDeleteRequest:
-            let predicate: BoundPredicate?
-            if let ids = delete.objectIDs {
-                predicate = .primaryKeyIn(ids.compactMap(\.primaryKey))
-            } else {
-                predicate = try delete.predicate?.bind(to: entity)
-            }
-            let storeRequest = StoreFetchRequest(entity: entity, predicate: predicate)
             let code: UInt = switch delete.resultType {
             case .resultTypeStatusOnly: 0
             case .resultTypeObjectIDs: 1
             case .resultTypeCount: 2
             }
-            let (store, outcome) = try coordinator.batch(entity) { try $0.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
-            return BatchDeleteResult(result: Self.result(code, outcome, entity: entity, store: store))
+            let outcomes: [(PersistentStore, BatchOutcome)]
+            if let ids = delete.objectIDs {
+                // Each store deletes the keys of its own objects.
+                let stores = try coordinator.stores(holding: entity)
+                let keysByStore = Dictionary(grouping: ids) { $0.storeIdentifier ?? stores[0].identifier }.mapValues { $0.compactMap(\.primaryKey) }
+                let involved = stores.filter { keysByStore[$0.identifier] != nil }
+                outcomes = try coordinator.batch(entity, in: involved) { store in
+                    let request = StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keysByStore[store.identifier] ?? []))
+                    return try store.engine.batchDelete(request, returningKeys: code == 1, author: historyAuthor)
+                }
+            } else {
+                let storeRequest = StoreFetchRequest(entity: entity, predicate: try delete.predicate?.bind(to: entity))
+                outcomes = try coordinator.batch(entity) { try $0.engine.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
+            }
+            return BatchDeleteResult(result: Self.result(code, outcomes, entity: entity))
         default:
             throw CoreDataError(.coreData, "\(type(of: request)) is not a request this store can execute; use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest.")
         }
     }
 
     /// 0: status, 1: object IDs, 2: count (the three result kinds every batch request has).
-    private static func result(_ code: UInt, _ outcome: BatchOutcome, entity: EntityDescription, store: PersistentStore) -> Any {
+    private static func result(_ code: UInt, _ outcomes: [(PersistentStore, BatchOutcome)], entity: EntityDescription) -> Any {
         switch code {
-        case 1: (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) }
-        case 2: outcome.count
+        case 1: outcomes.flatMap { store, outcome in (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) } }
+        case 2: outcomes.reduce(0) { $0 + $1.1.count }
         default: true
         }
     }

@@ -21,7 +21,7 @@ extension ManagedObjectContext {
             guard T.self == ManagedObjectID.self else { throw resultTypeMismatch(request) }
             let plan = try plan(for: request)
             // Keys alone do not say which sub-entity a row is: hierarchies read rows.
-            if !plan.usesPendingChanges && parent == nil && plan.entity.subentities.isEmpty {
+            if !plan.usesPendingChanges && parent == nil && plan.entity.subentities.isEmpty && !plan.spansStores {
                 // IDs straight from the keys: no values read, no objects made.
                 let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
                 return keys.compactMap { ManagedObjectID.permanent(plan.entity, store: store.identifier, primaryKey: $0) as? T }
@@ -77,14 +77,14 @@ extension ManagedObjectContext {
             let objects = rows.map { registeredObject(for: $0.id, snapshot: $0.snapshot, refresh: refresh) }
             return applyPendingChanges(to: objects, plan: plan)
         }
-        if !request.includesPropertyValues && !plan.usesPendingChanges && plan.entity.subentities.isEmpty {
+        if !request.includesPropertyValues && !plan.usesPendingChanges && plan.entity.subentities.isEmpty && !plan.spansStores {
             let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
             return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         graph.registry.reserveCapacity(graph.registry.count + rows.count)
         let identifier = store.identifier
-        let objects = rows.map { registeredObject(for: $0, storeIdentifier: identifier, refresh: refresh) }
+        let objects = rows.map { registeredObject(for: $0, storeIdentifier: $0.storeIdentifier ?? identifier, refresh: refresh) }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, of: objects, coordinator: plan.coordinator)
         }
@@ -96,23 +96,24 @@ extension ManagedObjectContext {
     private func prefetch(_ keyPath: String, of objects: [ManagedObject], coordinator: PersistentStoreCoordinator) throws {
         let (name, rest) = keyPath.firstIndex(of: ".").map { (String(keyPath[..<$0]), String(keyPath[keyPath.index(after: $0)...])) } ?? (keyPath, "")
         var destinations: [ManagedObjectID] = []
-        var sourcesByEntity: [ObjectIdentifier: (RelationshipDescription, [ManagedObject])] = [:]
+        var sourcesByEntity: [RelationshipInStore: (RelationshipDescription, [ManagedObject])] = [:]
         for object in objects where !object.isFaultFlag && !object.isDeletedFlag {
             guard let relationship = object.entity.relationshipsByName[name] else {
                 throw CoreDataError(.coreData, "relationshipKeyPathsForPrefetching names '\(keyPath)', but \(object.entity.name) has no relationship '\(name)'.", key: keyPath)
             }
             if relationship.isToMany {
                 if let index = object.entity.toManyIndexByName[name], index < object.toMany.count, object.toMany[index].isLoaded { continue }
-                sourcesByEntity[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
+                sourcesByEntity[RelationshipInStore(relationship: ObjectIdentifier(relationship), store: object.objectID.storeIdentifier ?? ""), default: (relationship, [])].1.append(object)
             } else if let id = destination(of: object, relationship) {
                 destinations.append(id)
             }
         }
         for (relationship, sources) in sourcesByEntity.values {
             let keys = sources.compactMap(\.objectID.primaryKey)
-            guard let entity = sources.first?.entity else { continue }
+            guard let first = sources.first else { continue }
+            let store = try coordinator.store(for: first.objectID)
             var members: [Int64: [ManagedObjectID]] = [:]
-            for pair in try reading({ try coordinator.related(relationship, of: keys, entity: entity) }) { members[pair.source, default: []].append(pair.member) }
+            for pair in try reading({ try coordinator.related(relationship, of: keys, in: store) }) { members[pair.source, default: []].append(pair.member) }
             for source in sources {
                 guard let key = source.objectID.primaryKey, let index = toManyStateIndex(of: source, relationship) else { continue }
                 source.toMany[index].load(members[key] ?? [])
@@ -124,22 +125,24 @@ extension ManagedObjectContext {
     }
 
     /// Registers the objects for IDs with their rows (reading only the ones not loaded yet), in
-    /// one query per root entity and 500 keys.
+    /// one query per root entity, store and 500 keys.
     private func loadRows(of ids: [ManagedObjectID], coordinator: PersistentStoreCoordinator) throws -> [ManagedObject] {
-        var missing: [ObjectIdentifier: (EntityDescription, [Int64])] = [:]
+        var missing: [RootInStore: (EntityDescription, [Int64])] = [:]
         var result: [ManagedObject] = []
         var seen = Set<ManagedObjectID>()
         for id in ids where seen.insert(id).inserted {
             let object = self.object(with: id)
             result.append(object)
             if object.isFaultFlag, let key = id.primaryKey {
-                missing[ObjectIdentifier(id.entity.rootEntity), default: (id.entity.rootEntity, [])].1.append(key)
+                missing[RootInStore(root: ObjectIdentifier(id.entity.rootEntity), store: id.storeIdentifier ?? ""), default: (id.entity.rootEntity, [])].1.append(key)
             }
         }
-        for (root, keys) in missing.values {
+        for (place, (root, keys)) in missing {
+            let store = try coordinator.store(for: ManagedObjectID.permanent(root, store: place.store, primaryKey: keys[0]))
             for start in stride(from: 0, to: keys.count, by: 500) {
                 let request = StoreFetchRequest(entity: root, predicate: .primaryKeyIn(Array(keys[start..<min(start + 500, keys.count)])))
-                let (store, rows) = try fetchRows(request, coordinator: coordinator)
+                let rows: [StoreRow]
+                do { rows = try reading { try coordinator.fetch(request, from: store) } } catch { throw PersistentStoreCoordinator.wrap(error) }
                 for row in rows { _ = registeredObject(for: row, storeIdentifier: store.identifier, refresh: false) }
             }
         }
@@ -161,6 +164,8 @@ extension ManagedObjectContext {
         var entity: EntityDescription
         var storeRequest: StoreFetchRequest
         var usesPendingChanges: Bool
+        /// Whether the entity's objects may live in several stores (results then come from each).
+        var spansStores: Bool
         var limit: Int
         var offset: Int
     }
@@ -204,7 +209,7 @@ extension ManagedObjectContext {
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
             includesSubentities: request.includesSubentities)
         return FetchPlan(coordinator: coordinator, entity: entity, storeRequest: storeRequest, usesPendingChanges: usesPending,
-                         limit: request.fetchLimit, offset: request.fetchOffset)
+                         spansStores: coordinator.spansStores(entity), limit: request.fetchLimit, offset: request.fetchOffset)
     }
 
     private func fetchRows(_ request: StoreFetchRequest, coordinator: PersistentStoreCoordinator) throws -> (PersistentStore, [StoreRow]) {
@@ -245,4 +250,16 @@ extension ManagedObjectContext {
         if plan.limit > 0 { result = Array(result.prefix(plan.limit)) }
         return result
     }
+}
+
+/// A relationship of the objects of one store (prefetching asks each store for its own).
+private struct RelationshipInStore: Hashable {
+    var relationship: ObjectIdentifier
+    var store: String
+}
+
+/// A root entity's rows in one store.
+private struct RootInStore: Hashable {
+    var root: ObjectIdentifier
+    var store: String
 }

@@ -90,7 +90,7 @@ extension ManagedObjectContext {
         checkQueue("detectConflicts(for:)")
         guard !object.isInsertedFlag, let id = Optional(object.objectID), let pk = id.primaryKey else { return }
         let coordinator = try requireCoordinator()
-        let store = try coordinator.store(for: object.entity)
+        let store = try coordinator.store(for: id)
         let current = try loadRow(for: id, fresh: true)
         let read = object.snapshot?.version ?? current?.version ?? 0
         guard current?.version != read else { return }

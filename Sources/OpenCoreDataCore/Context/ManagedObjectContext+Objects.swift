@@ -190,13 +190,38 @@ extension ManagedObjectContext {
     }
 
     /// Gives permanent IDs to objects that still have temporary ones (before a save, e.g. to pass
-    /// their IDs to another context).
+    /// their IDs to another context). Each object's ID names the store it will be saved to: the
+    /// first store that holds its entity.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws(CoreDataError) {
         checkQueue("obtainPermanentIDs(for:)")
+        try obtainPermanentIDs(for: objects, in: nil)
+    }
+
+    /// Chooses the store a new object is saved to, when several stores hold its entity (it goes
+    /// to the first otherwise). Mirrors `assign(_:to:)`; call it before the object's first save.
+    /// Throws when the object is already saved (or has its permanent ID in another store) or
+    /// when the store's configuration does not hold the object's entity.
+    public func assign(_ object: ManagedObject, to store: PersistentStore) throws(CoreDataError) {
+        checkQueue("assign(_:to:)")
+        let coordinator = try requireCoordinator()
+        guard coordinator.persistentStore(withIdentifier: store.identifier) === store else {
+            throw CoreDataError(.persistentStoreOperation, "assign(_:to:) names a store that is not added to this context's coordinator.")
+        }
+        guard try coordinator.stores(holding: object.entity).contains(where: { $0 === store }) else {
+            throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) (configuration \(store.configurationName ?? "default")) does not hold the entity \(object.entity.name); assign the object to a store whose configuration includes it.")
+        }
+        if object.objectID.storeIdentifier == store.identifier { return }
+        guard object.objectID.isTemporaryID, object.isInsertedFlag else {
+            throw CoreDataError(.persistentStoreOperation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) already belongs to a store; only objects inserted and not yet given a permanent ID can be assigned to one.")
+        }
+        try obtainPermanentIDs(for: [object], in: store)
+    }
+
+    private func obtainPermanentIDs(for objects: [ManagedObject], in store: PersistentStore?) throws(CoreDataError) {
         let coordinator = try requireCoordinator()
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
-        let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
+        let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity), in: store)
         graph.registry.reserveCapacity(graph.registry.count + ids.count)
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         let remember = hasChildren

@@ -52,7 +52,7 @@ extension ManagedObjectContext {
         } else {
             let coordinator = try requireCoordinator()
             let (store, rows) = try reading { try coordinator.fetch(unwindowed) }
-            sources = rows.map { ParentRow(id: .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey), snapshot: $0.snapshot) }
+            sources = rows.map { ParentRow(id: coordinator.objectID(of: $0, in: store), snapshot: $0.snapshot) }
         }
         let pendingResults = PendingResults(context: self, request: request)
         var result: [ParentRow] = []

@@ -54,27 +54,25 @@ extension ManagedObjectContext {
                 try mergePolicy.resolve(constraintConflicts: constraintConflicts)
                 continue
             }
-            let batch = makeSaveBatch()
-            guard let first = batch.inserted.first ?? batch.updated.first ?? batch.deleted.first else {
+            let parts = try makeSaveBatches(coordinator)
+            guard !parts.isEmpty else {
                 clearPending()
                 return
             }
-            let store = try coordinator.store(for: first.entity)
-            let conflicts: [StoreConflict]
+            let outcome: (PersistentStore?, [StoreConflict])
             do {
-                conflicts = try coordinator.save(batch.request, store: store) { [self] in
-                    makeEvent(batch, storeIdentifier: store.identifier)
-                }
+                outcome = try coordinator.save(parts.map { ($0.store, $0.batch.request) }) { [self] in makeEvent(parts) }
             } catch {
                 throw PersistentStoreCoordinator.wrap(error)
             }
-            if conflicts.isEmpty {
+            guard let store = outcome.0, !outcome.1.isEmpty else {
                 advanceQueryGeneration()
-                didCommit(inserted: batch.inserted, updated: batch.updated, deleted: batch.deleted, toStore: true)
+                didCommit(inserted: parts.flatMap(\.batch.inserted), updated: parts.flatMap(\.batch.updated),
+                          deleted: parts.flatMap(\.batch.deleted), toStore: true)
                 return
             }
             attempts += 1
-            let mergeConflicts = makeMergeConflicts(conflicts, store: store)
+            let mergeConflicts = makeMergeConflicts(outcome.1, store: store)
             guard attempts < 16 else { throw CoreDataError.mergeConflicts(mergeConflicts) }
             try mergePolicy.resolve(mergeConflicts: mergeConflicts)
         }
@@ -101,18 +99,53 @@ extension ManagedObjectContext {
         var deleted: [ManagedObject] = []
     }
 
-    private func makeSaveBatch() -> SaveBatch {
+    /// The save's parts: one batch per store that has changed objects (the store each object's
+    /// ID names), in the order the stores were added.
+    private func makeSaveBatches(_ coordinator: PersistentStoreCoordinator) throws -> [(store: PersistentStore, batch: SaveBatch)] {
+        let inserted = graph.pending.liveInserted(in: self)
+        let changed = graph.pending.liveChanged(in: self)
+        if coordinator.persistentStores.count <= 1 {
+            let batch = makeSaveBatch(inserted: inserted, changed: changed)
+            guard let first = batch.inserted.first ?? batch.updated.first ?? batch.deleted.first else { return [] }
+            return [(try coordinator.store(for: first.objectID), batch)]
+        }
+        var groups: [String: (inserted: [ManagedObject], changed: [ManagedObject])] = [:]
+        for object in inserted { groups[object.objectID.storeIdentifier ?? "", default: ([], [])].inserted.append(object) }
+        for object in changed { groups[object.objectID.storeIdentifier ?? "", default: ([], [])].changed.append(object) }
+        var parts: [(store: PersistentStore, batch: SaveBatch)] = []
+        for store in coordinator.persistentStores {
+            guard let group = groups[store.identifier] else { continue }
+            try checkRelationshipsStay(in: store, group.inserted + group.changed.filter { !$0.isDeletedFlag })
+            let batch = makeSaveBatch(inserted: group.inserted, changed: group.changed)
+            if !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty { parts.append((store, batch)) }
+        }
+        return parts
+    }
+
+    /// Core Data keeps each relationship inside one store: an object may not point at an object
+    /// of another store (no store could keep the key of a row it does not have).
+    private func checkRelationshipsStay(in store: PersistentStore, _ objects: [ManagedObject]) throws {
+        for object in objects {
+            var others: [ManagedObjectID] = []
+            for value in object.values { if case .object(let id) = value { others.append(id) } }
+            for state in object.toMany { others += state.added }
+            if let other = others.first(where: { $0.storeIdentifier != nil && $0.storeIdentifier != store.identifier }) {
+                throw CoreDataError(.managedObjectValidation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) is related to \(other.entity.name) \(other.uriRepresentation().absoluteString), which lives in another store; relationships cannot cross stores. Keep both objects in one store (assign(_:to:) before the first save) or refer to the other object by an attribute (its URI or a key) instead.")
+            }
+        }
+    }
+
+    private func makeSaveBatch(inserted: [ManagedObject], changed: [ManagedObject]) -> SaveBatch {
         var batch = SaveBatch()
         // Inserted objects in insertion order: their keys were allocated in that order and rows
         // are appended to the table in key order.
-        let inserted = graph.pending.liveInserted(in: self)
         batch.request.inserts.reserveCapacity(inserted.count)
         for object in inserted {
             guard let pk = object.objectID.primaryKey else { continue }
             batch.request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
             batch.inserted.append(object)
         }
-        for object in graph.pending.liveChanged(in: self) {
+        for object in changed {
             guard let pk = object.objectID.primaryKey else { continue }
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
@@ -137,17 +170,19 @@ extension ManagedObjectContext {
     }
 
     /// The Sendable description of a save, built only when someone listens.
-    private func makeEvent(_ batch: SaveBatch, storeIdentifier: String) -> SaveEvent {
+    private func makeEvent(_ parts: [(store: PersistentStore, batch: SaveBatch)]) -> SaveEvent {
         var event = SaveEvent(
-            insertedObjectIDs: Set(batch.inserted.map(\.objectID)),
-            updatedObjectIDs: Set(batch.updated.map(\.objectID)),
-            deletedObjectIDs: Set(batch.deleted.map(\.objectID)),
+            insertedObjectIDs: Set(parts.lazy.flatMap(\.batch.inserted).map(\.objectID)),
+            updatedObjectIDs: Set(parts.lazy.flatMap(\.batch.updated).map(\.objectID)),
+            deletedObjectIDs: Set(parts.lazy.flatMap(\.batch.deleted).map(\.objectID)),
             contextName: name, transactionAuthor: transactionAuthor)
         // (Rows with derived attributes are not passed on: the store's triggers changed them after
         // the save wrote them, so merging contexts read them.)
-        for update in batch.request.updates where !update.entity.hasDerivedAttributes {
-            let id = ManagedObjectID.permanent(update.entity, store: storeIdentifier, primaryKey: update.primaryKey)
-            event.snapshots[id] = RowSnapshot(values: update.values, version: update.expectedVersion + 1)
+        for (store, batch) in parts {
+            for update in batch.request.updates where !update.entity.hasDerivedAttributes {
+                let id = ManagedObjectID.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey)
+                event.snapshots[id] = RowSnapshot(values: update.values, version: update.expectedVersion + 1)
+            }
         }
         event.source = ObjectIdentifier(self)
         return event

@@ -56,7 +56,7 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         let batchKeys = Array(keys[range])
         var rows: [Int64: StoreRow] = [:]
         do {
-            rows = try context.loadRows(entity: entity, keys: batchKeys)
+            rows = try context.loadRows(entity: entity, keys: batchKeys, storeIdentifier: storeIdentifier)
         } catch {
             loadError = error as? CoreDataError ?? CoreDataError(.persistentStoreOperation, "Loading a batch of \(entity.name) failed: \(error)")
         }
@@ -76,12 +76,12 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
 extension ManagedObjectContext {
     /// Fetches lazily: reads the keys of the matching rows now and the objects a batch
     /// (``FetchRequest/fetchBatchSize``, 500 when unset) at a time as they are used, so that memory
-    /// stays bounded by the batch. With pending changes of the entity the objects are loaded at
-    /// once (they have to be merged with the store's rows).
+    /// stays bounded by the batch. With pending changes of the entity, or when its objects live
+    /// in several stores, the objects are loaded at once (they have to be merged).
     public func fetchBatched<T: ManagedObject>(_ request: FetchRequest<T>) throws -> FetchedResults<T> {
         checkQueue("fetchBatched(_:)")
         let plan = try plan(for: request)
-        if plan.usesPendingChanges || parent != nil {
+        if plan.usesPendingChanges || parent != nil || plan.spansStores {
             return FetchedResults(context: self, loaded: try fetch(request))
         }
         let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
@@ -89,10 +89,12 @@ extension ManagedObjectContext {
                               batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : 500)
     }
 
-    /// The committed rows of some objects of one entity (and its sub-entities), in one query.
-    func loadRows(entity: EntityDescription, keys: [Int64]) throws -> [Int64: StoreRow] {
+    /// The committed rows of some objects of one entity (and its sub-entities) in one store, in
+    /// one query.
+    func loadRows(entity: EntityDescription, keys: [Int64], storeIdentifier: String) throws -> [Int64: StoreRow] {
         let coordinator = try requireCoordinator()
-        let (_, rows) = try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys))) }
+        let store = try coordinator.store(for: .permanent(entity, store: storeIdentifier, primaryKey: keys.first ?? 1))
+        let rows = try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys)), from: store) }
         return Dictionary(rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -23,6 +23,8 @@ package final class InMemoryStore: StoreEngine {
         var lastChange: Int64 = 0
         var model: ManagedObjectModel?
         var closed = false
+        /// The app's metadata keys (``setMetadata(_:)``).
+        var appMetadata: [String: any Sendable] = [:]
     }
     package let identifier = UUID().uuidString
     /// An in-memory store is always writable.
@@ -41,12 +43,25 @@ package final class InMemoryStore: StoreEngine {
     }
 
     package func metadata() throws -> [String: any Sendable] {
-        let model = state.withLock { $0.model }
-        return [
+        let (model, app) = state.withLock { ($0.model, $0.appMetadata) }
+        return app.merging([
             "NSStoreType": PersistentStore.StoreType.inMemory.rawValue,
             "NSStoreUUID": identifier,
             "NSStoreModelVersionHashes": model?.entityVersionHashesByName ?? [:],
-        ]
+        ]) { _, own in own }
+    }
+
+    package func setMetadata(_ metadata: [String: Any]) throws {
+        guard PropertyListSerialization.propertyList(metadata, isValidFor: .binary) else {
+            throw CoreDataError(.persistentStoreOperation, "Store metadata must be property-list values (strings, numbers, dates, data, arrays and dictionaries of them); nothing was written.")
+        }
+        if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
+            throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it).")
+        }
+        let own: Set<String> = ["NSStoreType", "NSStoreUUID", "NSStoreModelVersionHashes"]
+        var app: [String: any Sendable] = [:]
+        for (key, value) in metadata where !own.contains(key) { app[key] = sendablePropertyListValue(value) }
+        state.withLock { $0.appMetadata = app }
     }
 
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
@@ -132,7 +147,7 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func save(_ request: StoreSaveRequest) throws -> [StoreConflict] {
+    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         try state.withLock { state in
             try Self.checkOpen(state)
             var conflicts: [StoreConflict] = []
@@ -148,7 +163,9 @@ package final class InMemoryStore: StoreEngine {
                     conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current.snapshot))
                 }
             }
-            guard conflicts.isEmpty else { return conflicts }
+            guard conflicts.isEmpty else { return .conflicts(conflicts) }
+            // Nothing is applied before this point, so withdrawing writes nothing.
+            if let beforeCommit, try !beforeCommit() { return .withdrawn }
             defer { notifyChange() }
             for insert in request.inserts {
                 let root = insert.entity.rootEntity.name
@@ -182,7 +199,7 @@ package final class InMemoryStore: StoreEngine {
                     else { state.joins[ObjectIdentifier(relationship)]?.remove(pair) }
                 }
             }
-            return []
+            return .committed
         }
     }
 

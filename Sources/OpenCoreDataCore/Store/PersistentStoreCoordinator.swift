@@ -6,12 +6,13 @@ import Foundation
 ///
 /// Add stores with `addPersistentStore(type:configuration:at:options:)` (from the `OpenCoreData`
 /// module) or through a `PersistentContainer`.
-// @unchecked Sendable: `stores` is behind a lock; the model is frozen before any store is added
+// @unchecked Sendable: `routing` is behind a lock; the model is frozen before any store is added
 // and read-only afterwards; the row cache and the stores synchronise themselves.
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model every store of this coordinator follows.
     public let managedObjectModel: ManagedObjectModel
-    private let stores = Locked<[PersistentStore]>([])
+    /// The stores and which entities each holds. Guarded by its lock.
+    let routing = Locked<Routing>(Routing())
     package let rowCache = RowCache()
     /// Saves commit and are handed to merging contexts one at a time, in commit order.
     // A plain lock, not `Locked<Void>`: a zero-sized guarded value gives the thread sanitizer
@@ -31,7 +32,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// The stores added so far.
-    public var persistentStores: [PersistentStore] { stores.withLock { $0 } }
+    public var persistentStores: [PersistentStore] { routing.withLock { $0.stores } }
 
     /// The store with the given UUID.
     public func persistentStore(withIdentifier identifier: String) -> PersistentStore? {
@@ -42,11 +43,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     package func add(_ store: PersistentStore) throws {
         try managedObjectModel.freeze()
         try store.engine.load(model: managedObjectModel)
-        try stores.withLock { stores in
-            if let url = store.url, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+        let entityNames = try entityNames(ofConfiguration: store.configurationName)
+        try routing.withLock { routing in
+            if let url = store.url, routing.stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
             }
-            stores.append(store)
+            if routing.stores.contains(where: { $0.identifier == store.identifier }) {
+                throw CoreDataError(.persistentStoreOpen, "A store with the UUID \(store.identifier) is already added to this coordinator (\(store.url?.path ?? "in memory") is a copy of it?). Object IDs name their store by UUID, so two stores cannot share one; give the copy a new UUID with setMetadata or add only one.")
+            }
+            routing.stores.append(store)
+            if let entityNames { routing.entityNames[store.identifier] = entityNames }
         }
         if PersistentStore.isOn(NSPersistentStoreRemoteChangeNotificationPostOptionKey, in: store.options) {
             // Called on the store's watcher thread: posted there, off the main queue.
@@ -78,11 +84,30 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return nil
     }
 
+    /// The metadata of an added store: its own keys (`NSStoreType`, `NSStoreUUID`,
+    /// `NSStoreModelVersionHashes`, …) and the app's. Mirrors `metadata(for:)`.
+    public func metadata(for store: PersistentStore) -> [String: Any] {
+        store.metadata
+    }
+
+    /// Replaces the app's keys of an added store's metadata (property-list values; the store's
+    /// own keys stay, and its UUID cannot change). Mirrors `setMetadata(_:for:)`, but writes at
+    /// once, in a transaction of its own, where Core Data waits for the next save (and forgets
+    /// the metadata when none comes); so it throws: for values that are not property lists, a
+    /// store that is not this coordinator's, or one that cannot be written.
+    public func setMetadata(_ metadata: [String: Any]?, for store: PersistentStore) throws {
+        guard persistentStore(withIdentifier: store.identifier) === store else {
+            throw CoreDataError(.persistentStoreOperation, "setMetadata(_:for:) names a store that is not added to this coordinator.")
+        }
+        do { try store.engine.setMetadata(metadata ?? [:]) } catch { throw Self.wrap(error) }
+    }
+
     /// Removes a store and closes it. Mirrors `remove(_:)`.
     public func remove(_ store: PersistentStore) throws {
-        let removed = stores.withLock { stores -> Bool in
-            guard let index = stores.firstIndex(where: { $0 === store }) else { return false }
-            stores.remove(at: index)
+        let removed = routing.withLock { routing -> Bool in
+            guard let index = routing.stores.firstIndex(where: { $0 === store }) else { return false }
+            routing.stores.remove(at: index)
+            routing.entityNames[store.identifier] = nil
             return true
         }
         guard removed else {
@@ -111,30 +136,46 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     // MARK: - Store access for contexts
 
-    package func store(for entity: EntityDescription) throws(CoreDataError) -> PersistentStore {
-        guard let store = persistentStores.first else {
-            throw CoreDataError(.persistentStoreOperation, "The persistent store coordinator has no store. Call loadPersistentStores() on the container (or add a store) before fetching or saving.")
-        }
-        return store
+    /// The store an object lives in: the one its ID names (an error when that store was removed:
+    /// another store's row under the same key is not this object).
+    package func store(for id: ManagedObjectID) throws(CoreDataError) -> PersistentStore {
+        guard let identifier = id.storeIdentifier else { return try store(for: id.entity) }
+        if let store = persistentStore(withIdentifier: identifier) { return store }
+        if persistentStores.isEmpty { return try store(for: id.entity) }   // the usual "no store" error
+        throw CoreDataError(.persistentStoreOperation, "The object \(id.uriRepresentation().absoluteString) belongs to the store \(identifier), which is not (or no longer) added to this coordinator. Add that store again to reach it.")
     }
 
-    private func store(for id: ManagedObjectID) throws(CoreDataError) -> PersistentStore {
-        if let identifier = id.storeIdentifier, let store = persistentStore(withIdentifier: identifier) { return store }
-        return try store(for: id.entity)
-    }
-
+    /// The rows a request selects, from every store that holds its entity (in the request's
+    /// order and window across them). Rows from a store other than the one returned say which.
     package func fetch(_ request: StoreFetchRequest) throws -> (PersistentStore, [StoreRow]) {
-        let store = try store(for: request.entity)
-        return (store, try store.engine.fetch(request))
+        let stores = try self.stores(holding: request.entity)
+        if stores.count == 1 { return (stores[0], try stores[0].engine.fetch(request)) }
+        return (stores[0], try fetch(request, across: stores))
     }
 
+    /// The rows a request selects in one store.
+    package func fetch(_ request: StoreFetchRequest, from store: PersistentStore) throws -> [StoreRow] {
+        try store.engine.fetch(request)
+    }
+
+    /// The keys of the rows a request selects, when one store holds its entity (keys alone do
+    /// not say which store a row is in: use ``fetch(_:)`` when ``spansStores(_:)``).
     package func fetchKeys(_ request: StoreFetchRequest) throws -> (PersistentStore, [Int64]) {
         let store = try store(for: request.entity)
         return (store, try store.engine.fetchKeys(request))
     }
 
+    /// How many rows a request selects, across the stores that hold its entity.
     package func count(_ request: StoreFetchRequest) throws -> Int {
-        try store(for: request.entity).engine.count(request)
+        let stores = try self.stores(holding: request.entity)
+        if stores.count == 1 { return try stores[0].engine.count(request) }
+        var unwindowed = request
+        unwindowed.limit = 0
+        unwindowed.offset = 0
+        var total = 0
+        for store in stores { total += try store.engine.count(unwindowed) }
+        total = max(0, total - request.offset)
+        return request.limit > 0 ? min(total, request.limit) : total
     }
 
     /// The committed row of an object: from the row cache when no older than `maximumAge`
@@ -163,15 +204,32 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// The destinations of a to-many relationship of many saved objects of one store, in one query.
-    package func related(_ relationship: RelationshipDescription, of keys: [Int64], entity: EntityDescription) throws(CoreDataError) -> [(source: Int64, member: ManagedObjectID)] {
+    package func related(_ relationship: RelationshipDescription, of keys: [Int64], in store: PersistentStore) throws(CoreDataError) -> [(source: Int64, member: ManagedObjectID)] {
         guard !keys.isEmpty else { return [] }
-        do { return try store(for: entity).engine.fetchRelated(relationship, of: keys) } catch { throw Self.wrap(error) }
+        do { return try store.engine.fetchRelated(relationship, of: keys) } catch { throw Self.wrap(error) }
     }
 
-    /// Permanent IDs for new objects (one per entry, keys allocated per root entity).
-    package func obtainPermanentIDs(for entities: [EntityDescription]) throws(CoreDataError) -> [ManagedObjectID] {
+    /// Permanent IDs for new objects (one per entry, keys allocated per root entity), in `store`
+    /// or, without one, in the first store that holds each entity.
+    package func obtainPermanentIDs(for entities: [EntityDescription], in store: PersistentStore? = nil) throws(CoreDataError) -> [ManagedObjectID] {
         guard let first = entities.first else { return [] }
-        let store = try store(for: first)
+        if store == nil, spansConfigurations {
+            // Entities of different configurations go to different stores: one call per store.
+            var byStore: [ObjectIdentifier: (PersistentStore, [Int])] = [:]
+            for (index, entity) in entities.enumerated() {
+                let target = try self.store(for: entity)
+                byStore[ObjectIdentifier(target), default: (target, [])].1.append(index)
+            }
+            if byStore.count > 1 {
+                var result = [ManagedObjectID?](repeating: nil, count: entities.count)
+                for (target, indices) in byStore.values {
+                    let ids = try obtainPermanentIDs(for: indices.map { entities[$0] }, in: target)
+                    for (index, id) in zip(indices, ids) { result[index] = id }
+                }
+                return result.compactMap { $0 }
+            }
+        }
+        let store = if let store { store } else { try self.store(for: first) }
         var result: [ManagedObjectID] = []
         result.reserveCapacity(entities.count)
         // One block of keys per root entity, handed out in the order of `entities`. A model has
@@ -198,10 +256,19 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// contexts that merge automatically (in commit order: both happen under `saveOrder`).
     /// Returns the conflicts (and writes nothing) when rows changed underneath.
     package func save(_ request: StoreSaveRequest, store: PersistentStore, event makeEvent: () -> SaveEvent) throws -> [StoreConflict] {
+        let (_, conflicts) = try save([(store, request)], event: makeEvent)
+        return conflicts
+    }
+
+    /// Writes a save whose objects live in several stores: each store's part in its own
+    /// transaction, committed only once every part is written and free of conflicts (each
+    /// store's transaction stays open, holding its writer, until the next one is ready). Returns
+    /// the first store with conflicts and them (nothing written anywhere), or no conflicts.
+    package func save(_ parts: [(PersistentStore, StoreSaveRequest)], event makeEvent: () -> SaveEvent) throws -> (PersistentStore?, [StoreConflict]) {
         try saveOrder.withLock {
-            let conflicts = try store.engine.save(request)
-            guard conflicts.isEmpty else { return conflicts }
-            updateRowCache(after: request, store: store)
+            let (conflicted, conflicts) = try commit(parts[...])
+            guard conflicts.isEmpty else { return (conflicted, conflicts) }
+            for (store, request) in parts { updateRowCache(after: request, store: store) }
             let receivers = mergingContexts.withLock { contexts in
                 contexts.removeAll { $0.context == nil }
                 return contexts.compactMap(\.context)
@@ -213,7 +280,24 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 }
                 didSaveEventsBroadcaster.send(event)
             }
-            return []
+            return (nil, [])
+        }
+    }
+
+    /// Writes the parts, nesting each next store's write inside the previous one's open
+    /// transaction, so that a part that cannot be written withdraws the ones before it.
+    private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>) throws -> (PersistentStore?, [StoreConflict]) {
+        guard let (store, request) = parts.first else { return (nil, []) }
+        let rest = parts.dropFirst()
+        var later: (PersistentStore?, [StoreConflict]) = (nil, [])
+        let outcome = try store.engine.save(request, beforeCommit: rest.isEmpty ? nil : {
+            later = try self.commit(rest)
+            return later.1.isEmpty
+        })
+        switch outcome {
+        case .committed: return (nil, [])
+        case .conflicts(let conflicts): return (store, conflicts)
+        case .withdrawn: return later
         }
     }
 
@@ -234,17 +318,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         rowCache.store(cached)
     }
 
-    /// Runs a batch operation on the entity's store, in commit order with saves, and drops the
-    /// affected rows from the row cache (all of the entity's rows when the keys are unknown).
-    package func batch(_ entity: EntityDescription, _ operation: (any StoreEngine) throws -> BatchOutcome) throws -> (PersistentStore, BatchOutcome) {
-        let store = try store(for: entity)
-        let outcome = try saveOrder.withLock { try operation(store.engine) }
-        if let keys = outcome.keys {
-            rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
-        } else {
-            rowCache.removeAll { $0.entity.rootEntity === entity.rootEntity }
+    /// Runs a batch operation on `stores` (default: each store that holds the entity; one
+    /// transaction each), in commit order with saves, and drops the affected rows from the row
+    /// cache (all of the entity's rows when the keys are unknown).
+    package func batch(_ entity: EntityDescription, in stores: [PersistentStore]? = nil, _ operation: (PersistentStore) throws -> BatchOutcome) throws -> [(PersistentStore, BatchOutcome)] {
+        let stores = try stores ?? self.stores(holding: entity)
+        var outcomes: [(PersistentStore, BatchOutcome)] = []
+        for store in stores {
+            let outcome = try saveOrder.withLock { try operation(store) }
+            if let keys = outcome.keys {
+                rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
+            } else {
+                rowCache.removeAll { $0.entity.rootEntity === entity.rootEntity }
+            }
+            outcomes.append((store, outcome))
         }
-        return (store, outcome)
+        return outcomes
     }
 
     /// Every save through this coordinator, for Swift concurrency.

@@ -116,6 +116,16 @@ package struct StoreConflict: Sendable {
     }
 }
 
+/// How a store's part of a save ended.
+package enum StoreSaveOutcome: Sendable {
+    /// Written and committed.
+    case committed
+    /// Rows changed underneath; nothing was written.
+    case conflicts([StoreConflict])
+    /// `beforeCommit` said no; nothing was written.
+    case withdrawn
+}
+
 /// How many rows a batch operation touched, and which when asked.
 package struct BatchOutcome: Sendable {
     package var count: Int
@@ -139,6 +149,8 @@ package protocol StoreEngine: AnyObject, Sendable {
     func load(model: ManagedObjectModel) throws
     /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
     func metadata() throws -> [String: any Sendable]
+    /// Replaces the app's keys of the metadata (property-list values), keeping the store's own.
+    func setMetadata(_ metadata: [String: Any]) throws
     func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
     /// The primary keys of the rows a request selects, in its order (no values read).
     func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]
@@ -150,8 +162,11 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// Reserves `count` consecutive primary keys for a root entity; returns the first.
     func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64
     /// Applies a save in one transaction. Returns the conflicts found, in which case nothing
-    /// was written.
-    func save(_ request: StoreSaveRequest) throws -> [StoreConflict]
+    /// was written. With `beforeCommit`, it is called once everything is written and checked,
+    /// just before the commit (still holding the store's writer): when it returns `false` or
+    /// throws, the transaction is rolled back and nothing is written (a save split across stores
+    /// commits each store's part only once every other part is ready).
+    func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome
     /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
     /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
     func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64]

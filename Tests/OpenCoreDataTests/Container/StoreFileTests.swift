@@ -91,4 +91,36 @@ import Testing
             try NSPersistentStoreCoordinator.setMetadata(["bad": NSObject()], forPersistentStoreOfType: NSSQLiteStoreType, at: url)
         }
     }
+
+    @Test(arguments: [false, true])
+    func metadataOfAnAddedStoreIsWrittenAtOnce(inMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Added.sqlite")
+        let container = NSPersistentContainer(name: "Added", managedObjectModel: ManagedObjectModel(Note.self))
+        container.persistentStoreDescriptions = [inMemory ? PersistentStoreDescription(type: .inMemory) : PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let coordinator = container.persistentStoreCoordinator
+        let store = try #require(coordinator.persistentStores.first)
+        let uuid = coordinator.metadata(for: store)[NSStoreUUIDKey] as? String
+        try coordinator.setMetadata(["seeded": true, "seedVersion": 3], for: store)
+        let read = coordinator.metadata(for: store)
+        #expect(read["seeded"] as? Bool == true && read["seedVersion"] as? Int == 3)
+        #expect(read[NSStoreUUIDKey] as? String == uuid)
+        #expect(read["NSStoreModelVersionHashes"] as? [String: Data] == ManagedObjectModel(Note.self).entityVersionHashesByName)
+        // The UUID stays; values that are not property lists are refused, the old ones kept.
+        #expect(throws: CoreDataError.self) { try coordinator.setMetadata([NSStoreUUIDKey: "another"], for: store) }
+        #expect(throws: CoreDataError.self) { try coordinator.setMetadata(["bad": NSObject()], for: store) }
+        #expect(coordinator.metadata(for: store)["seedVersion"] as? Int == 3)
+        if !inMemory {
+            // On disk, for the next process.
+            #expect(try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)["seedVersion"] as? Int == 3)
+            let context = container.newBackgroundContext()
+            try context.performAndWait { () throws in
+                Note(context: context).id = 1
+                try context.save()
+            }
+            try coordinator.remove(store)
+            #expect(try count(at: url) == 1)
+        }
+    }
 }

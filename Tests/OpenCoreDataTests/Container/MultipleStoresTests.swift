@@ -1,0 +1,231 @@
+import Foundation
+import OpenCoreData
+import Testing
+
+/// Several stores in one coordinator, as apps with configurations use them: entities routed to
+/// the store whose configuration holds them, fetches across stores, saves split across stores.
+@Suite struct MultipleStoresTests {
+    /// A container with one store per (configuration, file name), SQLite or in memory.
+    private func container(_ model: ManagedObjectModel, _ stores: [(configuration: String?, file: String?)], in directory: TemporaryDirectory) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Multi", managedObjectModel: model)
+        container.persistentStoreDescriptions = stores.map { store in
+            let description = store.file.map { PersistentStoreDescription(url: directory.file($0)) } ?? PersistentStoreDescription(type: .inMemory)
+            description.configuration = store.configuration
+            return description
+        }
+        try container.loadPersistentStores()
+        return container
+    }
+
+    @Test func entitiesGoToTheStoreWhoseConfigurationHoldsThem() throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(Note.self, Sample.self)
+        model.configurations = ["Local": ["Note"], "Shared": ["Sample"]]
+        let container = try container(model, [("Local", "Local.sqlite"), ("Shared", "Shared.sqlite")], in: directory)
+        let (local, shared) = (container.persistentStoreCoordinator.persistentStores[0], container.persistentStoreCoordinator.persistentStores[1])
+        let context = container.newBackgroundContext()
+        let (noteID, sampleID) = try context.performAndWait { () throws in
+            let note = Note(context: context)
+            note.id = 7
+            let sample = Sample(context: context)
+            sample.code = "s1"
+            try context.save()     // one save, written to two stores
+            return (note.objectID, sample.objectID)
+        }
+        #expect(noteID.storeIdentifier == local.identifier)
+        #expect(sampleID.storeIdentifier == shared.identifier)
+        // On disk: each row in its own store only.
+        #expect(try RawSQLite(directory.file("Local.sqlite")).rows("SELECT ZID FROM ZNOTE").map { $0[0] as? Int64 } == [7])
+        #expect(try RawSQLite(directory.file("Shared.sqlite")).rows("SELECT COUNT(*) FROM ZNOTE")[0][0] as? Int64 == 0)
+        #expect(try RawSQLite(directory.file("Shared.sqlite")).rows("SELECT ZCODE FROM ZSAMPLE").map { $0[0] as? String } == ["s1"])
+        #expect(try RawSQLite(directory.file("Local.sqlite")).rows("SELECT COUNT(*) FROM ZSAMPLE")[0][0] as? Int64 == 0)
+        // Another context finds both, each through its store.
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            #expect(try reader.fetch(Note.fetchRequest()).map(\.id) == [7])
+            #expect(try reader.fetch(Sample.fetchRequest()).map(\.code) == ["s1"])
+            #expect((try reader.existingObject(with: sampleID) as? Sample)?.code == "s1")
+        }
+    }
+
+    @Test func aConfigurationTheModelLacksIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(Note.self, Sample.self)
+        model.configurations = ["Local": ["Note"]]
+        let error = #expect(throws: CoreDataError.self) {
+            _ = try container(model, [("Remote", "R.sqlite")], in: directory)
+        }
+        #expect(error?.message.contains("no configuration named 'Remote'") == true)
+        #expect(error?.message.contains("Local") == true)
+    }
+
+    @Test(arguments: [false, true])
+    func fetchesCountsAndBatchesSpanTheStoresThatHoldAnEntity(inMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let container = try container(ManagedObjectModel(Note.self, Sample.self),
+                                      [(nil, inMemory ? nil : "A.sqlite"), (nil, inMemory ? nil : "B.sqlite")], in: directory)
+        let stores = container.persistentStoreCoordinator.persistentStores
+        let context = container.newBackgroundContext()
+        // Odd ids in A (the first store, where new objects go), even ids assigned to B: the
+        // primary keys collide across the stores (1, 2, 3… in each).
+        try context.performAndWait { () throws in
+            for id in 1...20 {
+                let note = Note(context: context)
+                note.id = Int32(id)
+                note.text1 = id % 3 == 0 ? "fizz" : nil
+                if id % 2 == 0 { try context.assign(note, to: stores[1]) }
+            }
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let all = try reader.fetch(Note.fetchRequest())
+            #expect(Set(all.map(\.id)) == Set(1...20))
+            #expect(Set(all.filter { $0.id % 2 == 0 }.map(\.objectID.storeIdentifier)) == [stores[1].identifier])
+            // Order and window across the stores.
+            let request = Note.fetchRequest()
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: false)]
+            request.fetchOffset = 3
+            request.fetchLimit = 5
+            #expect(try reader.fetch(request).map(\.id) == [17, 16, 15, 14, 13])
+            #expect(try reader.count(for: request) == 5)
+            let fizz = Note.fetchRequest()
+            fizz.predicate = NSPredicate(format: "text1 == 'fizz'")
+            #expect(try reader.count(for: fizz) == 6)
+            #expect(try reader.fetch(fizz).count == 6)
+            // Object IDs, batches and dictionaries see both stores too.
+            let ids = FetchRequest<ManagedObjectID>(entityName: "Note")
+            ids.resultType = .managedObjectIDResultType
+            #expect(Set(try reader.fetch(ids)).count == 20)
+            #expect(try reader.fetchBatched(Note.fetchRequest()).count == 20)
+            let sum = FetchRequest<NSDictionary>(entityName: "Note")
+            sum.resultType = .dictionaryResultType
+            sum.propertiesToFetch = [ExpressionDescription(name: "total", function: "sum:", keyPath: "id")]
+            #expect(try reader.fetch(sum).first?["total"] as? Int64 == 210)
+        }
+        // A batch delete by IDs deletes those objects only, not the rows with the same keys in
+        // the other store; one by predicate deletes in every store.
+        try reader.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id IN %@", [2, 4])
+            let doomed = try reader.fetch(request).map(\.objectID)
+            let delete = BatchDeleteRequest(objectIDs: doomed)
+            delete.resultType = .resultTypeCount
+            #expect(try reader.execute(delete).result as? Int == 2)
+            #expect(Set(try reader.fetch(Note.fetchRequest()).map(\.id)) == Set(1...20).subtracting([2, 4]))
+            let fizzRequest = FetchRequest<ManagedObject>(entityName: "Note")
+            fizzRequest.predicate = NSPredicate(format: "text1 == 'fizz'")
+            let fizz = BatchDeleteRequest(fetchRequest: fizzRequest)
+            fizz.resultType = .resultTypeObjectIDs
+            let deleted = try #require(reader.execute(fizz).result as? [ManagedObjectID])
+            #expect(Set(deleted.map(\.storeIdentifier)) == Set(stores.map(\.identifier)))
+            #expect(try reader.count(for: Note.fetchRequest()) == 12)
+        }
+    }
+
+    @Test func aSaveSplitAcrossStoresWritesNothingWhenOnePartConflicts() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(ManagedObjectModel(Note.self, Sample.self), [(nil, "A.sqlite"), (nil, "B.sqlite")], in: directory)
+        let stores = container.persistentStoreCoordinator.persistentStores
+        let first = container.newBackgroundContext()
+        try first.performAndWait { () throws in
+            let a = Note(context: first)
+            a.id = 1
+            let b = Note(context: first)
+            b.id = 2
+            try first.assign(b, to: stores[1])
+            try first.save()
+            // Both change; meanwhile another context changes the one in B.
+            a.text1 = "first, in A"
+            b.text1 = "first, in B"
+        }
+        let second = container.newBackgroundContext()
+        try second.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id == 2")
+            try #require(try second.fetch(request).first).text1 = "second, in B"
+            try second.save()
+        }
+        try first.performAndWait { () throws in
+            let error = #expect(throws: CoreDataError.self) { try first.save() }
+            #expect(error?.code == .managedObjectMerge)
+            #expect(first.hasChanges)
+        }
+        // Nothing of the failed save reached A, although A's part had no conflict.
+        #expect(try RawSQLite(directory.file("A.sqlite")).rows("SELECT ZTEXT1 FROM ZNOTE").map { $0[0] as? String } == [nil])
+        #expect(try RawSQLite(directory.file("B.sqlite")).rows("SELECT ZTEXT1 FROM ZNOTE").map { $0[0] as? String } == ["second, in B"])
+        // With a policy, the retry writes both parts.
+        try first.performAndWait { () throws in
+            first.mergePolicy = .mergeByPropertyObjectTrump
+            try first.save()
+        }
+        #expect(try RawSQLite(directory.file("A.sqlite")).rows("SELECT ZTEXT1 FROM ZNOTE").map { $0[0] as? String } == ["first, in A"])
+        #expect(try RawSQLite(directory.file("B.sqlite")).rows("SELECT ZTEXT1 FROM ZNOTE").map { $0[0] as? String } == ["first, in B"])
+    }
+
+    @Test func relationshipsCannotCrossStores() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(graphModel(), [(nil, "A.sqlite"), (nil, "B.sqlite")], in: directory)
+        let stores = container.persistentStoreCoordinator.persistentStores
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let folder = Folder(context: context)
+            folder.title = "in A"
+            let memo = Memo(context: context)
+            memo.body = "in B"
+            try context.assign(memo, to: stores[1])
+            memo.folder = folder
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.message.contains("relationships cannot cross stores") == true)
+            // In one store, the same graph saves.
+            let other = Memo(context: context)
+            other.body = "in A too"
+            folder.memos = [other]
+            memo.folder = nil
+            try context.save()
+        }
+        #expect(try RawSQLite(directory.file("A.sqlite")).rows("SELECT COUNT(*) FROM ZMEMO")[0][0] as? Int64 == 1)
+        #expect(try RawSQLite(directory.file("B.sqlite")).rows("SELECT ZBODY FROM ZMEMO").map { $0[0] as? String } == ["in B"])
+    }
+
+    @Test func assigningChecksTheStoreAndTheObject() throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(Note.self, Sample.self)
+        model.configurations = ["Local": ["Note"], "Shared": ["Sample"]]
+        let container = try container(model, [("Local", nil), ("Shared", nil)], in: directory)
+        let stores = container.persistentStoreCoordinator.persistentStores
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let note = Note(context: context)
+            #expect(throws: CoreDataError.self) { try context.assign(note, to: stores[1]) }   // Shared has no Note
+            try context.assign(note, to: stores[0])
+            try context.save()
+            #expect(throws: CoreDataError.self) { try context.assign(note, to: stores[1]) }
+        }
+    }
+
+    @Test func objectsOfARemovedStoreAreNotReadFromAnother() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(ManagedObjectModel(Note.self, Sample.self), [(nil, "A.sqlite"), (nil, "B.sqlite")], in: directory)
+        let coordinator = container.persistentStoreCoordinator
+        let stores = coordinator.persistentStores
+        let context = container.newBackgroundContext()
+        let inB = try context.performAndWait { () throws in
+            let a = Note(context: context)
+            a.id = 1
+            let b = Note(context: context)
+            b.id = 2
+            try context.assign(b, to: stores[1])
+            try context.save()
+            return b.objectID
+        }
+        try coordinator.remove(stores[1])
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            #expect(try reader.fetch(Note.fetchRequest()).map(\.id) == [1])
+            // Same primary key as the note in A, but B's object: not A's row.
+            #expect(inB.primaryKey == 1)
+            #expect(throws: CoreDataError.self) { try reader.existingObject(with: inB) }
+        }
+    }
+}
