@@ -22,6 +22,9 @@ extension PersistentStoreCoordinator {
             }
             let readOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
             let connectionOptions = try SQLiteStoreOptions(options: options)
+            if !readOnly, let stages = options[NSPersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
+                try stages.migrate(storeAt: url, to: managedObjectModel, options: options)
+            }
             if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options),
                PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
                 try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)

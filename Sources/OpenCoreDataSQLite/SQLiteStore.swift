@@ -202,7 +202,6 @@ package final class SQLiteStore: StoreEngine {
     static func metadataPlist(model: ManagedObjectModel) throws -> Data {
         let hashes = model.entityVersionHashesByName
         let ordered = hashes.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
-        let checksum = ordered.reduce(into: [UInt8]()) { $0 += Array($1.value) }
         let digest = ordered.reduce(into: [UInt8]()) { $0 += Array($1.key.utf8) + Array($1.value) }
         let plist: [String: Any] = [
             "NSStoreType": "SQLite",
@@ -211,7 +210,7 @@ package final class SQLiteStore: StoreEngine {
             "NSStoreModelVersionIdentifiers": Array(model.versionIdentifiers).sorted(),
             "NSPersistenceFrameworkVersion": frameworkVersion,
             "_NSAutoVacuumLevel": "2",
-            "NSStoreModelVersionChecksumKey": Data(SHA256.hash(checksum)).base64EncodedString(),
+            "NSStoreModelVersionChecksumKey": ManagedObjectModel.versionChecksum(of: hashes),
             "NSStoreModelVersionHashesDigest": Data(SHA512.hash(digest)).base64EncodedString(),
         ]
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)

@@ -16,7 +16,7 @@ extension ManagedObjectModel {
     }
 
     /// The first model file called `name` in `directories`.
-    static func url(ofModelNamed name: String, in directories: [URL]) -> URL? {
+    package static func url(ofModelNamed name: String, in directories: [URL]) -> URL? {
         let files = FileManager.default
         for directory in directories {
             for ext in ["momd", "mom", "xcdatamodeld"] {
@@ -29,7 +29,7 @@ extension ManagedObjectModel {
 
     /// The main bundle's resources, the executable's folder, and the SwiftPM resource bundles
     /// in it.
-    static var modelDirectories: [URL] {
+    package static var modelDirectories: [URL] {
         var directories: [URL] = []
         if let resources = Bundle.main.resourceURL { directories.append(resources) }
         if let executable = Bundle.main.executableURL?.deletingLastPathComponent() {
