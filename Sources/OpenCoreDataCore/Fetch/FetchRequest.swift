@@ -89,3 +89,28 @@ public final class FetchRequest<ResultType>: CustomStringConvertible {
         return text + ")"
     }
 }
+
+extension FetchRequest {
+    /// The same request as `NSFetchRequest<NSFetchRequestResult>`: every setting copied.
+    package func untypedCopy() -> FetchRequest<any FetchRequestResult> {
+        let copy = FetchRequest<any FetchRequestResult>(entityName: entityName ?? entity?.name ?? "")
+        copy.entity = entity
+        copy.predicate = predicate
+        copy.sortDescriptors = sortDescriptors
+        copy.fetchLimit = fetchLimit
+        copy.fetchOffset = fetchOffset
+        copy.includesPendingChanges = includesPendingChanges
+        copy.includesSubentities = includesSubentities
+        copy.returnsObjectsAsFaults = returnsObjectsAsFaults
+        copy.includesPropertyValues = includesPropertyValues
+        copy.fetchBatchSize = fetchBatchSize
+        copy.shouldRefreshRefetchedObjects = shouldRefreshRefetchedObjects
+        copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
+        copy.resultType = resultType
+        copy.propertiesToFetch = propertiesToFetch
+        copy.returnsDistinctResults = returnsDistinctResults
+        copy.propertiesToGroupBy = propertiesToGroupBy
+        copy.havingPredicate = havingPredicate
+        return copy
+    }
+}

@@ -21,9 +21,15 @@ open class AnyFetchedResultsController {
     /// Whether the delegate implements the snapshot callback (learned at the first change).
     package var delegateTakesSnapshots: Bool?
     private let makeResults: () throws -> LiveResults
-    package private(set) var results: LiveResults?
+    private var ownResults: LiveResults?
+    /// The results (a view's are those of the controller it shows).
+    package var results: LiveResults? { shown?.results ?? ownResults }
     /// Result positions by object, built when `indexPath(forObject:)` is first asked.
     private var positions: [ObjectIdentifier: Int]?
+    /// For a view (see ``untypedView``): the controller it shows. Weak: the controller keeps its
+    /// view.
+    package private(set) weak var shown: AnyFetchedResultsController?
+    private var view: FetchedResultsController<any FetchRequestResult>?
 
     package init(context: ManagedObjectContext, sectionNameKeyPath: String?, cacheName: String?, makeResults: @escaping () throws -> LiveResults) {
         self.managedObjectContext = context
@@ -32,8 +38,34 @@ open class AnyFetchedResultsController {
         self.makeResults = makeResults
     }
 
+    /// A view of `controller`: the same results, sections and objects.
+    package init(viewOf controller: AnyFetchedResultsController) {
+        self.managedObjectContext = controller.managedObjectContext
+        self.sectionNameKeyPath = controller.sectionNameKeyPath
+        self.cacheName = controller.cacheName
+        self.makeResults = { throw CoreDataError(.coreData, "A view of a fetched results controller does not fetch.") }
+        self.shown = controller
+    }
+
     deinit {
-        results?.stop()
+        ownResults?.stop()
+    }
+
+    /// The request a view shows: a copy of the controller's, untyped.
+    package func requestForView() -> FetchRequest<any FetchRequestResult> {
+        FetchRequest(entityName: "")
+    }
+
+    /// The controller as delegate methods written with Core Data's spelling take it
+    /// (`NSFetchedResultsController<NSFetchRequestResult>`): itself when its result type is that,
+    /// else a view of it with the same results (a different instance: compare
+    /// ``FetchedResultsController/shownController`` with yours).
+    package var untypedView: FetchedResultsController<any FetchRequestResult> {
+        if let untyped = self as? FetchedResultsController<any FetchRequestResult> { return untyped }
+        if let view { return view }
+        let made = FetchedResultsController<any FetchRequestResult>(viewOf: self, request: requestForView())
+        view = made
+        return made
     }
 
     /// Fetches the results (on the context's queue). Throws ``CoreDataError`` for a request
@@ -42,11 +74,12 @@ open class AnyFetchedResultsController {
     /// Calling it again fetches anew (after changing the request's predicate, for example).
     public func performFetch() throws {
         managedObjectContext.checkQueue("performFetch()")
+        if let shown { return try shown.performFetch() }
         let fresh = try makeResults()
         try fresh.start()
-        results?.stop()
+        ownResults?.stop()
         fresh.onUpdate = { [unowned self] update in self.deliver(update) }
-        results = fresh
+        ownResults = fresh
         positions = nil
     }
 
@@ -78,6 +111,7 @@ open class AnyFetchedResultsController {
 
     /// Where an object is in the results, or `nil` when it is not among them.
     public func indexPath(forObject object: ManagedObject) -> IndexPath? {
+        if let shown { return shown.indexPath(forObject: object) }
         guard let results else { return nil }
         if positions == nil {
             var map: [ObjectIdentifier: Int] = [:]
@@ -119,7 +153,7 @@ open class AnyFetchedResultsController {
     // MARK: - Telling the delegate
 
     private func indexTitle(forSectionName name: String) -> String? {
-        if let delegate { return delegate.controller(self, sectionIndexTitleForSectionName: name) }
+        if let delegate = (shown ?? self).delegate { return delegate.controller(untypedView, sectionIndexTitleForSectionName: name) }
         return sectionIndexTitle(forSectionName: name)
     }
 
@@ -134,27 +168,30 @@ open class AnyFetchedResultsController {
             if delegateTakesSnapshots == true { return }
         }
         guard update.hasChanges else { return }
-        delegate.controllerWillChangeContent(self)
+        // Through the Core Data spelling of each callback; unless the delegate implements that
+        // one, it passes the call on to the `AnyFetchedResultsController` one, with `self`.
+        let me = untypedView
+        delegate.controllerWillChangeContent(me)
         for (index, section) in update.deletedSections {
             let info = FetchedResultsSection(name: section.name, indexTitle: indexTitle(forSectionName: section.name), numberOfObjects: section.count,
                                              managedObjects: ArraySlice(update.old[section.start ..< section.start + section.count].map(\.object)))
-            delegate.controller(self, didChange: info, atSectionIndex: index, for: .delete)
+            delegate.controller(me, didChange: info, atSectionIndex: index, for: .delete)
         }
         let objects = update.insertedSections.isEmpty ? [] : results.entries.map(\.object)
         for (index, section) in update.insertedSections {
             let info = FetchedResultsSection(name: section.name, indexTitle: indexTitle(forSectionName: section.name), numberOfObjects: section.count,
                                              managedObjects: objects[section.start ..< section.start + section.count])
-            delegate.controller(self, didChange: info, atSectionIndex: index, for: .insert)
+            delegate.controller(me, didChange: info, atSectionIndex: index, for: .insert)
         }
         for change in update.objectChanges {
             switch change {
-            case .delete(let object, let at): delegate.controller(self, didChange: object, at: at, for: .delete, newIndexPath: nil)
-            case .insert(let object, let at): delegate.controller(self, didChange: object, at: nil, for: .insert, newIndexPath: at)
-            case .move(let object, let from, let to): delegate.controller(self, didChange: object, at: from, for: .move, newIndexPath: to)
-            case .update(let object, let at, let now): delegate.controller(self, didChange: object, at: at, for: .update, newIndexPath: now)
+            case .delete(let object, let at): delegate.controller(me, didChange: object, at: at, for: .delete, newIndexPath: nil)
+            case .insert(let object, let at): delegate.controller(me, didChange: object, at: nil, for: .insert, newIndexPath: at)
+            case .move(let object, let from, let to): delegate.controller(me, didChange: object, at: from, for: .move, newIndexPath: to)
+            case .update(let object, let at, let now): delegate.controller(me, didChange: object, at: at, for: .update, newIndexPath: now)
             }
         }
-        delegate.controllerDidChangeContent(self)
+        delegate.controllerDidChangeContent(me)
     }
 
     package static func snapshot(of results: LiveResults, reloaded: [ManagedObjectID]) -> FetchedResultsSnapshot {

@@ -18,7 +18,7 @@ import Foundation
 ///
 /// The request needs at least one sort descriptor; with a section key path the first one must
 /// order the sections. Use the controller on its context's queue.
-open class FetchedResultsController<ResultType: FetchRequestResult>: AnyFetchedResultsController {
+open class FetchedResultsController<ResultType>: AnyFetchedResultsController {
     /// The request whose results are kept current. Change its predicate or sort descriptors,
     /// then call ``AnyFetchedResultsController/performFetch()`` again.
     public let fetchRequest: FetchRequest<ResultType>
@@ -45,6 +45,21 @@ open class FetchedResultsController<ResultType: FetchRequestResult>: AnyFetchedR
                             sectionName: { object in (object as? ResultType).map(sectionName) ?? "" })
         }
     }
+
+    /// A view of another controller, for delegate methods written with Core Data's spelling.
+    init(viewOf controller: AnyFetchedResultsController, request: FetchRequest<ResultType>) {
+        self.fetchRequest = request
+        super.init(viewOf: controller)
+    }
+
+    override package func requestForView() -> FetchRequest<any FetchRequestResult> {
+        fetchRequest.untypedCopy()
+    }
+
+    /// The controller whose delegate is being told: this one, or — when this is the view handed
+    /// to a delegate method spelled with `NSFetchedResultsController<NSFetchRequestResult>` — the
+    /// typed controller it shows. Compare it with your controller to tell several apart.
+    public var shownController: AnyFetchedResultsController { shown ?? self }
 
     /// The results, or `nil` before ``AnyFetchedResultsController/performFetch()``. Read again after a change: the array
     /// you hold does not change.

@@ -64,7 +64,7 @@ package final class LiveResults: GraphObserver {
     /// Prepares results for a request (on the context's queue); `sectionNameKeyPath` names an
     /// attribute or a key path through to-one relationships, `sectionName` computes the name
     /// instead. Throws what the fetch would throw for a bad request.
-    package init<T: FetchRequestResult>(request: FetchRequest<T>, context: ManagedObjectContext,
+    package init<T>(request: FetchRequest<T>, context: ManagedObjectContext,
                                         sectionNameKeyPath: String?, sectionName: ((ManagedObject) -> String)?) throws {
         guard request.resultType == .managedObjectResultType else {
             throw CoreDataError(.coreData, "Live results need managed objects: the request's resultType is \(request.resultType). Use a FetchRequest of a managed object class.")

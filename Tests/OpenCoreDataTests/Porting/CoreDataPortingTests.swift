@@ -370,4 +370,60 @@ import Testing
         reader.performAndWait { reader.mergeChanges(fromContextDidSave: note) }
         #expect(events.values == ["willSave", "didSave", "didMerge 1"])
     }
+
+    @Test func delegatesWrittenInCoreDatasSpellingAreCalled() throws {
+        let directory = TemporaryDirectory()
+        let coordinator = try coordinator(directory, model: try loadModel(directory))
+        let context = backgroundContext(coordinator)
+        try context.performAndWait { () throws in
+            // A typed controller, and an untyped one as older Core Data code writes it.
+            let typedRequest = PortQuake.fetchRequest()
+            typedRequest.sortDescriptors = [NSSortDescriptor(key: "code", ascending: true)]
+            let typed = NSFetchedResultsController(fetchRequest: typedRequest, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+            let untypedRequest = NSFetchRequest<NSFetchRequestResult>(entityName: "Quake")
+            untypedRequest.sortDescriptors = [NSSortDescriptor(key: "code", ascending: false)]
+            let untyped = NSFetchedResultsController<NSFetchRequestResult>(fetchRequest: untypedRequest, managedObjectContext: context,
+                                                                          sectionNameKeyPath: nil, cacheName: nil)
+            let delegate = CoreDataSpelledDelegate()
+            typed.delegate = delegate
+            untyped.delegate = delegate
+            try typed.performFetch()
+            try untyped.performFetch()
+            for code in ["a", "b"] { NSEntityDescription.insertNewObject(forEntityName: "Quake", into: context).setValue(code, forKey: "code") }
+            context.processPendingChanges()
+            // Both controllers told, through the methods spelled as in Core Data; the typed one
+            // through a view whose results are its own.
+            #expect(delegate.events.filter { $0.hasPrefix("typed") } == ["typed will", "typed insert 0", "typed insert 1", "typed did a,b"])
+            #expect(delegate.events.filter { $0.hasPrefix("untyped") } == ["untyped will", "untyped insert 0", "untyped insert 1", "untyped did b,a"])
+            #expect(delegate.shown.contains { $0 === typed } && delegate.shown.contains { $0 === untyped })
+            #expect(untyped.fetchedObjects?.compactMap { ($0 as? PortQuake)?.code } == ["b", "a"])
+            #expect((untyped.object(at: IndexPath(item: 0, section: 0)) as? PortQuake)?.code == "b")
+        }
+    }
+}
+
+/// A delegate exactly as Core Data code writes one: every method takes
+/// `NSFetchedResultsController<NSFetchRequestResult>`.
+final class CoreDataSpelledDelegate: NSObject, NSFetchedResultsControllerDelegate {
+    var events: [String] = []
+    var shown: [AnyFetchedResultsController] = []
+
+    private func name(_ controller: NSFetchedResultsController<NSFetchRequestResult>) -> String {
+        controller.shownController === controller ? "untyped" : "typed"
+    }
+
+    func controllerWillChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) {
+        events.append("\(name(controller)) will")
+        shown.append(controller.shownController)
+    }
+
+    func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChange anObject: Any, at indexPath: IndexPath?,
+                    for type: NSFetchedResultsChangeType, newIndexPath: IndexPath?) {
+        if type == .insert, let newIndexPath { events.append("\(name(controller)) insert \(newIndexPath.item)") }
+    }
+
+    func controllerDidChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>) {
+        let codes = (controller.fetchedObjects ?? []).compactMap { ($0 as? NSManagedObject)?.value(forKey: "code") as? String }
+        events.append("\(name(controller)) did \(codes.joined(separator: ","))")
+    }
 }
