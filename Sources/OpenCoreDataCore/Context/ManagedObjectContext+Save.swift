@@ -104,22 +104,40 @@ extension ManagedObjectContext {
     private func makeSaveBatches(_ coordinator: PersistentStoreCoordinator) throws -> [(store: PersistentStore, batch: SaveBatch)] {
         let inserted = graph.pending.liveInserted(in: self)
         let changed = graph.pending.liveChanged(in: self)
-        if coordinator.persistentStores.count <= 1 {
+        let stores = coordinator.persistentStores
+        if stores.count == 1 {
+            // Every object must be this store's: one of a store removed since is not written
+            // into another under its key.
+            let identifier = stores[0].identifier
+            if let stray = inserted.first(where: { $0.objectID.storeIdentifier != identifier })
+                ?? changed.first(where: { $0.objectID.storeIdentifier != identifier && $0.objectID.primaryKey != nil }) {
+                throw strayObject(stray)
+            }
             let batch = makeSaveBatch(inserted: inserted, changed: changed)
-            guard let first = batch.inserted.first ?? batch.updated.first ?? batch.deleted.first else { return [] }
-            return [(try coordinator.store(for: first.objectID), batch)]
+            guard !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty else { return [] }
+            return [(stores[0], batch)]
         }
         var groups: [String: (inserted: [ManagedObject], changed: [ManagedObject])] = [:]
         for object in inserted { groups[object.objectID.storeIdentifier ?? "", default: ([], [])].inserted.append(object) }
-        for object in changed { groups[object.objectID.storeIdentifier ?? "", default: ([], [])].changed.append(object) }
+        for object in changed where object.objectID.primaryKey != nil {
+            groups[object.objectID.storeIdentifier ?? "", default: ([], [])].changed.append(object)
+        }
+        for (identifier, group) in groups where !stores.contains(where: { $0.identifier == identifier }) {
+            if let stray = group.inserted.first ?? group.changed.first { throw strayObject(stray) }
+        }
         var parts: [(store: PersistentStore, batch: SaveBatch)] = []
-        for store in coordinator.persistentStores {
+        for store in stores {
             guard let group = groups[store.identifier] else { continue }
             try checkRelationshipsStay(in: store, group.inserted + group.changed.filter { !$0.isDeletedFlag })
             let batch = makeSaveBatch(inserted: group.inserted, changed: group.changed)
             if !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty { parts.append((store, batch)) }
         }
         return parts
+    }
+
+    private func strayObject(_ object: ManagedObject) -> CoreDataError {
+        CoreDataError(.persistentStoreOperation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) belongs to a store that is not added to this coordinator (it was removed); nothing was saved. Add that store again to save it, or roll back (or refresh) the object.",
+                      affectedObjectIDs: [object.objectID])
     }
 
     /// Core Data keeps each relationship inside one store: an object may not point at an object

@@ -219,7 +219,17 @@ import Testing
             try context.save()
             return b.objectID
         }
+        // A change to B's object, then B goes: the save must not write it into A under its key.
+        try context.performAndWait { () throws in
+            let b = try #require(try context.existingObject(with: inB) as? Note)
+            b.text1 = "changed while B was there"
+        }
         try coordinator.remove(stores[1])
+        try context.performAndWait { () throws in
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.message.contains("not added to this coordinator") == true)
+        }
+        #expect(try RawSQLite(directory.file("A.sqlite")).rows("SELECT ZID, ZTEXT1 FROM ZNOTE").map { "\($0[0] as? Int64 ?? -1) \($0[1] as? String ?? "nil")" } == ["1 nil"])
         let reader = container.newBackgroundContext()
         try reader.performAndWait { () throws in
             #expect(try reader.fetch(Note.fetchRequest()).map(\.id) == [1])
