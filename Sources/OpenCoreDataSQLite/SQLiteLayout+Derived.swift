@@ -1,17 +1,22 @@
 import OpenCoreDataCore
 
 extension SQLiteLayout {
-    /// Core Data's `Z_DA_…` triggers that keep derived attributes current in the store, for the
-    /// derivations we maintain: the count of a to-many whose destination rows hold the source's
-    /// key (`pages.@count`, compiled `count:(pages)`). The SQL and names are Core Data's (read
-    /// from stores it wrote), so either framework keeps the other's counts. Other derivations
-    /// (`now()`, `canonical:`, key paths, counts over join tables) get no trigger: their values
-    /// are read as stored.
+    /// The `Z_DA_…` triggers that keep derived attributes current in the store: the count of a
+    /// to-many whose destination rows hold the source's key (`pages.@count`, compiled
+    /// `count:(pages)`), with Core Data's SQL and names (read from stores it wrote), so either
+    /// framework keeps the other's counts; and a copy of a to-one's attribute (`author.name`),
+    /// which follows that attribute and the relationship whichever way the rows change. The
+    /// other derivations (`now()`, `canonical:`, copies within the object) are computed when an
+    /// object is saved; counts over join tables get no trigger (read as stored).
     func derivedAttributeTriggers(model: ManagedObjectModel) -> [String] {
         var triggers: [String] = []
         for entity in model.entities {
             guard entity.hasDerivedAttributes, let mapping = try? mapping(for: entity) else { continue }
             for (slot, attribute) in entity.storedAttributes.enumerated() where entity.properties.contains(where: { $0 === attribute }) {
+                if case .copy(let keys)? = attribute.derivation, keys.count == 2, attribute.derivation?.isComputable(for: attribute, of: entity) == true {
+                    triggers += copyTriggers(entity: entity, mapping: mapping, slot: slot, attribute: attribute, relationship: keys[0], key: keys[1])
+                    continue
+                }
                 guard let name = Self.countedRelationship(attribute.derivationExpression),
                       let relationship = entity.relationshipsByName[name], relationship.isToMany,
                       case .inverseForeignKey(let parameterTable, let key, _, _)? = try? storage(of: relationship) else { continue }
@@ -32,6 +37,28 @@ extension SQLiteLayout {
             }
         }
         return triggers
+    }
+
+    /// Triggers for `relationship.key`: the destination's value is copied when the destination
+    /// row's column changes, and read again when the source row's foreign key changes or the row
+    /// is inserted.
+    private func copyTriggers(entity: EntityDescription, mapping: EntityMapping, slot: Int, attribute: AttributeDescription,
+                              relationship name: String, key: String) -> [String] {
+        guard let link = entity.valueSlot(named: name), let relationship = entity.relationshipsByName[name],
+              let destination = relationship.destinationEntity, let destinationMapping = try? self.mapping(for: destination),
+              let destinationSlot = destination.slotByName[key] else { return [] }
+        let source = mapping.table
+        let column = mapping.columns[slot]
+        let foreignKey = mapping.columns[link]
+        let parameterTable = destinationMapping.table
+        let parameterColumn = destinationMapping.columns[destinationSlot]
+        let prefix = "Z_DA_\(source)_\(entity.name)_\(attribute.name)"
+        let read = "UPDATE \(source) SET \(column) = (SELECT \(parameterColumn) FROM \(parameterTable) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
+        return [
+            "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE AFTER UPDATE OF \(parameterColumn) ON \(parameterTable) FOR EACH ROW BEGIN UPDATE \(source) SET \(column) = NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK; END",
+            "CREATE TRIGGER IF NOT EXISTS \(prefix)_SOURCE_UPDATE AFTER UPDATE OF \(foreignKey) ON \(source) FOR EACH ROW BEGIN \(read) END",
+            "CREATE TRIGGER IF NOT EXISTS \(prefix)_SOURCE_INSERT AFTER INSERT ON \(source) FOR EACH ROW BEGIN \(read) END",
+        ]
     }
 
     /// The relationship a `count:(name)` derivation counts, if that is what it is.

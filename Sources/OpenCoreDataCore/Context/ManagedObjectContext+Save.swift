@@ -42,6 +42,7 @@ extension ManagedObjectContext {
             return
         }
         let coordinator = try requireCoordinator()
+        if coordinator.managedObjectModel.hasSavedDerivations { computeDerivations() }
         let needIDs = graph.pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
         if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
 

@@ -71,6 +71,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Whether some stored attribute is derived: the store's triggers change its rows after a
     /// save wrote them, so what the save wrote is not the row (set at freeze).
     @exclusivity(unchecked) package private(set) var hasDerivedAttributes = false
+    /// The derived attributes computed when an object is saved (all but counts, which the store
+    /// keeps), by slot (set at freeze).
+    @exclusivity(unchecked) package private(set) var savedDerivations: [(slot: Int, derivation: Derivation)] = []
     @exclusivity(unchecked) package private(set) var slotByName: [String: Int] = [:]
     /// The names of the value slots (attributes, then to-one relationships), for the accessors'
     /// fast path.
@@ -228,6 +231,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         guard !isFrozen else { return }
         storedAttributes = allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
         hasDerivedAttributes = storedAttributes.contains { $0.derivationExpression != nil }
+        savedDerivations = storedAttributes.enumerated().compactMap { slot, attribute in
+            guard let derivation = attribute.derivation, derivation.isComputable(for: attribute, of: self) else { return nil }
+            if case .count = derivation { return nil }
+            return (slot, derivation)
+        }
         slotByName = Dictionary(storedAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let relationships = allProperties.compactMap { $0 as? RelationshipDescription }.filter { !$0.isTransient }
         toOneRelationships = relationships.filter { !$0.isToMany }

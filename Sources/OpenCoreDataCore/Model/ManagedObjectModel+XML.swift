@@ -119,8 +119,8 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             let attribute = AttributeDescription(name: attributeName, type: type, isOptional: yes("optional"))
             if yes("derived") {
                 attribute.derivationExpression = Self.compiledExpression(attributes["derivationExpression"] ?? "")
-                // Counts of a to-many are kept by the SQLite store's triggers; the others are not.
-                if attribute.derivationExpression?.hasPrefix("count:(") != true {
+                // Counts, now(), canonical:(…) and copies are kept (Derivation); others are read as stored.
+                if attribute.derivation == nil {
                     unsupported.append("\(entity.name).\(attributeName): derived attribute (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed")
                 }
             }

@@ -33,6 +33,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     @exclusivity(unchecked) package private(set) var isFrozen = false
     /// Whether some entity has a uniqueness constraint (saves check them only then).
     package private(set) var hasUniquenessConstraints = false
+    /// Whether some entity has derived attributes computed at save (set at freeze).
+    package private(set) var hasSavedDerivations = false
     private var byName: [String: EntityDescription] = [:]
     @exclusivity(unchecked) private var byClass: [ObjectIdentifier: EntityDescription] = [:]
 
@@ -183,6 +185,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             }
         }
         hasUniquenessConstraints = entities.contains { !$0.uniquenessConstraints.isEmpty }
+        hasSavedDerivations = entities.contains { !$0.savedDerivations.isEmpty }
         isFrozen = true
     }
 

@@ -98,4 +98,83 @@ import Testing
         }
         #expect(try pagesCount(ofBook: bookID) == 99)
     }
+
+    /// Derivations computed when an object is saved, as Xcode writes them.
+    static let computedModel = """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        <entity name="Book" representedClassName="NSManagedObject">
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <attribute name="searchTitle" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(title)"/>
+            <attribute name="modified" optional="YES" attributeType="Date" derived="YES" derivationExpression="now()"/>
+            <attribute name="authorName" optional="YES" attributeType="String" derived="YES" derivationExpression="author.name"/>
+            <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/>
+        </entity>
+        <entity name="Author" representedClassName="NSManagedObject">
+            <attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/>
+        </entity>
+    </model>
+    """
+
+    @Test(arguments: [false, true])
+    func nowCanonicalAndKeyPathDerivationsAreComputedWhenSaved(inMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("contents")
+        try Data(Self.computedModel.utf8).write(to: file)
+        let model = try ManagedObjectModel(contentsOf: file, version: nil)
+        #expect(model.unsupportedFeatures.isEmpty, "\(model.unsupportedFeatures)")
+        let container = PersistentContainer(name: "Computed", managedObjectModel: model)
+        container.persistentStoreDescriptions = [inMemory ? PersistentStoreDescription(type: .inMemory) : PersistentStoreDescription(url: directory.file("Books.sqlite"))]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        let before = Date()
+        let (book, author) = try context.performAndWait { () throws in
+            let author = NSEntityDescription.insertNewObject(forEntityName: "Author", into: context)
+            author.setValue("Ann Leckie", forKey: "name")
+            let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
+            book.setValue("Élan Vital", forKey: "title")
+            book.setValue(author, forKey: "author")
+            try context.save()
+            // The saving context holds the computed values at once.
+            #expect(book.value(forKey: "searchTitle") as? String == "elan vital")
+            #expect(book.value(forKey: "authorName") as? String == "Ann Leckie")
+            #expect((book.value(forKey: "modified") as? Date).map { $0 >= before.addingTimeInterval(-1) } == true)
+            #expect(!context.hasChanges)
+            return (book.objectID, author.objectID)
+        }
+        func stored(_ key: String) throws -> Any? {
+            let reader = container.newBackgroundContext()
+            return try reader.performAndWait { try reader.existingObject(with: book).value(forKey: key) }
+        }
+        #expect(try stored("searchTitle") as? String == "elan vital")
+        let firstSave = try #require(try stored("modified") as? Date)
+        // A later save of the book recomputes them.
+        Thread.sleep(forTimeInterval: 0.01)
+        try context.performAndWait { () throws in
+            try context.existingObject(with: book).setValue("Ancillary JUSTICE", forKey: "title")
+            try context.save()
+        }
+        #expect(try stored("searchTitle") as? String == "ancillary justice")
+        #expect(try #require(try stored("modified") as? Date) > firstSave)
+        if !inMemory {
+            // The copy follows the author's name when only the author is saved (the store's
+            // trigger); the book's version does not move.
+            try context.performAndWait { () throws in
+                try context.existingObject(with: author).setValue("A. Leckie", forKey: "name")
+                try context.save()
+            }
+            #expect(try stored("authorName") as? String == "A. Leckie")
+            try context.performAndWait { () throws in
+                let saved = try context.existingObject(with: book)
+                context.refresh(saved, mergeChanges: false)
+                #expect(saved.value(forKey: "authorName") as? String == "A. Leckie")
+                // And the relationship: a book without an author has no author name.
+                saved.setValue(nil, forKey: "author")
+                try context.save()
+                #expect(saved.value(forKey: "authorName") == nil)
+            }
+            #expect(try stored("authorName") == nil)
+        }
+    }
 }

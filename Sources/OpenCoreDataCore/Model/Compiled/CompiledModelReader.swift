@@ -118,7 +118,9 @@ package struct CompiledModelReader {
             }
             if archived.isKind(of: "NSDerivedAttributeDescription") {
                 attribute.derivationExpression = archive.expressionText(archived["NSDerivationExpression"])
-                unsupported.append("\(entityName).\(name): derived attribute (\(attribute.derivationExpression ?? "")), read from the store and not recomputed")
+                if attribute.derivation == nil {
+                    unsupported.append("\(entityName).\(name): derived attribute (\(attribute.derivationExpression ?? "")), read from the store and not recomputed")
+                }
             }
             readValidation(archived, into: attribute, of: entityName)
             property = attribute
