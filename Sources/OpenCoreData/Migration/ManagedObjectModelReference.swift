@@ -11,7 +11,7 @@ public final class ManagedObjectModelReference: Sendable {
     }
 
     private let source: Source
-    /// The checksum the model must have (``ManagedObjectModel/versionChecksum``).
+    /// The checksum the model must have (``/OpenCoreDataCore/ManagedObjectModel/versionChecksum``).
     public let versionChecksum: String
 
     /// A reference to a model at hand.

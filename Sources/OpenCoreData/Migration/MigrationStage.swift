@@ -20,7 +20,7 @@ public class MigrationStage: @unchecked Sendable {
 /// A series of model versions, each reachable from the one before by lightweight migration.
 /// Mirrors `NSLightweightMigrationStage`.
 public final class LightweightMigrationStage: MigrationStage, @unchecked Sendable {
-    /// The versions' checksums (``ManagedObjectModel/versionChecksum``), oldest first.
+    /// The versions' checksums (``/OpenCoreDataCore/ManagedObjectModel/versionChecksum``), oldest first.
     public let versionChecksums: [String]
 
     /// A stage through these versions, oldest first. The models are found among the stages'

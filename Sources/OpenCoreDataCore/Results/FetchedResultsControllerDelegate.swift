@@ -3,8 +3,8 @@ import Foundation
 /// Told by a ``FetchedResultsController`` how its results changed, on the context's queue.
 /// Mirrors `NSFetchedResultsControllerDelegate`; every method is optional (has a default).
 ///
-/// For one change event the order is: ``controllerWillChangeContent(_:)``, the section changes,
-/// the object changes, ``controllerDidChangeContent(_:)``. A delegate that implements
+/// For one change event the order is: `controllerWillChangeContent(_:)`, the section changes,
+/// the object changes, `controllerDidChangeContent(_:)`. A delegate that implements
 /// ``controller(_:didChangeContentWith:)`` gets the new snapshot instead, and nothing else.
 ///
 /// The controller parameter is ``AnyFetchedResultsController`` (Core Data spells it
