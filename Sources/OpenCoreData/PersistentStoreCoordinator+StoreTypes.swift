@@ -25,9 +25,11 @@ extension PersistentStoreCoordinator {
             if !readOnly, let stages = options[NSPersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
                 try stages.migrate(storeAt: url, to: managedObjectModel, options: options)
             }
-            if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options),
-               PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
-                try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
+            if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options) {
+                try MigrationManager.migrateWithAppCodeIfNeeded(storeAt: url, options: options)
+                if PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
+                    try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
+                }
             }
             engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options),
                                  options: connectionOptions)

@@ -173,3 +173,7 @@ public typealias NSAsynchronousFetchRequest = AsynchronousFetchRequest
 public typealias NSAsynchronousFetchResult = AsynchronousFetchResult
 /// Core Data's name for ``PersistentStoreResult`` of an asynchronous request.
 public typealias NSPersistentStoreAsynchronousResult = PersistentStoreResult
+/// Core Data's name for ``MappingModel``.
+public typealias NSMappingModel = MappingModel
+/// Core Data's name for ``MappingModel/EntityMapping``.
+public typealias NSEntityMapping = MappingModel.EntityMapping

@@ -8,15 +8,20 @@ import FoundationXML
 /// `NSMappingModel`; pass it under ``MappingModelsOption`` and a migration between its two
 /// versions follows it.
 ///
-/// What can be followed: entity mappings that rename or add entities, and property values
-/// given as a key path from the source object (`$source.continent.numericISO3166Code`) or as
-/// a constant. Mappings that run app code — a custom `NSEntityMigrationPolicy` subclass or a
-/// `FUNCTION($manager, …)` expression — cannot run here: a migration that needs them fails
-/// with 134140 naming the step and what it needs.
+/// A mapping that only renames or adds entities and gives property values as key paths from the
+/// source object (`$source.continent.numericISO3166Code`) or constants is followed in SQL, row by
+/// row, keeping keys. One that runs app code — a custom entity migration policy
+/// (`EntityMigrationPolicy`, Core Data's `NSEntityMigrationPolicy`) or a `FUNCTION(…)`
+/// expression — is followed object by object by a `MigrationManager`, as Core Data's
+/// `NSMigrationManager` does.
 // @unchecked Sendable: immutable after init (the models it holds are frozen on first use).
 public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
     /// How the objects of one destination entity are made.
     public struct EntityMapping: Sendable {
+        /// The mapping's name, by which value expressions and policies refer to it
+        /// (`FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
+        /// "PersonToPerson", $source.owner)`): Xcode's `<Source>To<Destination>`.
+        public var name: String
         /// The source entity (nil for an entity the migration adds empty).
         public var sourceEntityName: String?
         /// The destination entity.
@@ -26,6 +31,22 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
         /// Value expressions of destination properties, in predicate format (`$source.date`,
         /// `YES`); properties not listed are inferred (same name or renaming identifier).
         public var valueExpressions: [String: String]
+
+        /// A mapping from `sourceEntityName` (nil: the destination entity starts empty) to
+        /// `destinationEntityName`; `name` defaults to Xcode's `<Source>To<Destination>`.
+        public init(name: String? = nil, sourceEntityName: String?, destinationEntityName: String, migrationPolicyClassName: String? = nil,
+                    valueExpressions: [String: String] = [:]) {
+            self.name = name ?? sourceEntityName.map { "\($0)To\(destinationEntityName)" } ?? destinationEntityName
+            self.sourceEntityName = sourceEntityName
+            self.destinationEntityName = destinationEntityName
+            self.migrationPolicyClassName = migrationPolicyClassName
+            self.valueExpressions = valueExpressions
+        }
+
+        /// Whether following this mapping runs app code: a policy, or a `FUNCTION(…)` value.
+        package var needsAppCode: Bool {
+            migrationPolicyClassName != nil || valueExpressions.values.contains { $0.contains("FUNCTION(") }
+        }
     }
 
     /// The mapping model's name (its file name without extension).
@@ -34,8 +55,22 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
     public let sourceModel: ManagedObjectModel
     /// The version it migrates to.
     public let destinationModel: ManagedObjectModel
-    /// One per destination entity the mapping lists.
+    /// One per destination entity the mapping lists, in the order they are followed.
     public let entityMappings: [EntityMapping]
+
+    /// A mapping model made in code: how `sourceModel`'s objects become `destinationModel`'s.
+    /// Entities and properties no mapping lists are inferred (same name, or the renaming
+    /// identifier), as for a mapping model read from a file.
+    public init(name: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, entityMappings: [EntityMapping]) {
+        self.name = name
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.entityMappings = entityMappings
+    }
+
+    /// Whether following the mapping runs app code (a policy or a `FUNCTION(…)` value), so that
+    /// it is followed object by object rather than in SQL.
+    package var needsAppCode: Bool { entityMappings.contains { $0.needsAppCode } }
 
     /// Reads `url` (an `.xcmappingmodel` folder or its `xcmapping.xml`); its source and
     /// destination versions are loaded from `models` (the `.xcdatamodeld` they belong to), by
@@ -118,19 +153,34 @@ private final class MappingXMLReader: NSObject, XMLParserDelegate {
 
     func entityMappings() -> [MappingModel.EntityMapping] {
         var mappings: [String: MappingModel.EntityMapping] = [:]
+        var order: [String: Int] = [:]
         for (id, object) in objects where object.type == "XDDEVENTITYMAPPING" {
-            guard let destination = object.attributes["destinationname"] else { continue }
+            guard let destination = object.attributes["destinationname"], !destination.isEmpty else { continue }
             let policy = object.attributes["migrationpolicyclassname"].flatMap { $0.isEmpty || $0 == "NSEntityMigrationPolicy" ? nil : $0 }
             mappings[id] = .init(sourceEntityName: object.attributes["sourcename"].flatMap { $0.isEmpty ? nil : $0 },
-                                 destinationEntityName: destination, migrationPolicyClassName: policy, valueExpressions: [:])
+                                 destinationEntityName: destination, migrationPolicyClassName: policy)
+            order[id] = object.attributes["mappingnumber"].flatMap { Int($0) } ?? Int.max
         }
         for object in objects.values where object.type == "XDDEVATTRIBUTEMAPPING" || object.type == "XDDEVRELATIONSHIPMAPPING" {
-            guard let owner = object.references["entitymapping"], let property = object.attributes["name"],
-                  let encoded = object.attributes["valueexpressiondata"],
+            guard let owner = object.references["entitymapping"], let property = object.attributes["name"] else { continue }
+            // A relationship mapped in Xcode by key path and entity mapping: the expression
+            // Xcode compiles for it.
+            if object.type == "XDDEVRELATIONSHIPMAPPING", object.attributes["valueexpressiondata"] == nil,
+               let name = object.attributes["sourcemappingname"], let path = object.attributes["sourcekeypath"],
+               Self.isName(name), path.hasPrefix("$source"), path.dropFirst().allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "@" }) {
+                mappings[owner]?.valueExpressions[property] = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(name)\", \(path))"
+                continue
+            }
+            guard let encoded = object.attributes["valueexpressiondata"],
                   let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters),
                   let archive = try? KeyedArchive(data) else { continue }
             mappings[owner]?.valueExpressions[property] = archive.expressionText(.uid(archive.root))
         }
-        return mappings.values.sorted { $0.destinationEntityName < $1.destinationEntityName }
+        // Xcode's order (the mapping number), then by name for mappings that have none.
+        return mappings.sorted { (order[$0.key, default: .max], $0.value.name) < (order[$1.key, default: .max], $1.value.name) }.map(\.value)
+    }
+
+    private static func isName(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
     }
 }

@@ -37,7 +37,7 @@ struct InferredMapping {
         if let mappingModel {
             for mapping in mappingModel.entityMappings {
                 if let policy = mapping.migrationPolicyClassName {
-                    throw CoreDataError(.migrationMissingMappingModel, "The migration step \(mappingModel.name) maps \(mapping.destinationEntityName) with the entity migration policy \(policy), app code that cannot run here. Migrate this step with Core Data on an Apple platform, or replace the policy with value expressions ($source.<key path>) in the mapping model.")
+                    throw CoreDataError(.migrationMissingMappingModel, "The migration step \(mappingModel.name) maps \(mapping.destinationEntityName) with the entity migration policy \(policy): app code, which a lightweight migration does not run. Load the store with NSMigratePersistentStoresAutomaticallyOption and the policy class under MigrationPolicyTypesOption, or migrate it with MigrationManager.migrateStore.")
                 }
             }
         }
@@ -134,6 +134,6 @@ struct InferredMapping {
                 return .constant(constant is NSNull ? .null : ManagedValue(converting: constant, to: attribute.attributeType) ?? .null)
             }
         }
-        throw CoreDataError(.migrationMissingMappingModel, "The migration step \(step) gives \(entity.name).\(property.name) the value \(text), which needs app code (a function of the migration manager or a custom expression) that cannot run here. Migrate this step with Core Data on an Apple platform, or use a $source key path or a constant.")
+        throw CoreDataError(.migrationMissingMappingModel, "The migration step \(step) gives \(entity.name).\(property.name) the value \(text), which needs app code (a function of the migration manager or a custom expression) that a lightweight migration does not run. Load the store with NSMigratePersistentStoresAutomaticallyOption (the mapping is then followed object by object), or migrate it with MigrationManager.migrateStore.")
     }
 }

@@ -268,35 +268,6 @@ import Testing
         inferred.viewContext.performAndWait { #expect(plain.allSatisfy { $0.value(forKey: "isoContinent") as? Int16 == 0 }) }
     }
 
-    @Test func aStepThatNeedsAppCodeIsRefusedNamingIt() throws {
-        let mapping = try Self.mapping("Moody 5-Moody 6")
-        let directory = TemporaryDirectory()
-        let error = try #require(throws: CoreDataError.self) {
-            _ = try Self.open("objcio-moody/Migrations/MigrationsTests/Moody 5.moody", bundle: Self.moody, version: "Moody 6", in: directory) {
-                $0.setOption([mapping], forKey: MappingModelsOption)
-            }
-        }
-        #expect(error.code == .migrationMissingMappingModel)
-        #expect(error.message.contains("Moody 5-Moody 6") && error.message.contains("Country5ToCountry6Policy"))
-        // The store is as it was: it still opens with version 5.
-        let url = directory.file("Moody 5.moody")
-        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
-        #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data]
-                == (try ManagedObjectModel(contentsOf: Fixtures.url(Self.moody), version: "Moody 5")).entityVersionHashesByName)
-    }
-
-    @Test func functionExpressionsAreRefusedToo() throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.url("coredataplus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel"),
-                                       models: Fixtures.url("coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"))
-        #expect(mapping.entityMappings.contains { $0.valueExpressions["previousOwners"]?.hasPrefix("FUNCTION($manager") == true })
-        let error = try #require(throws: CoreDataError.self) {
-            _ = try Self.open("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", bundle: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld",
-                              version: "SampleModel3", in: TemporaryDirectory()) { $0.setOption([mapping], forKey: MappingModelsOption) }
-        }
-        #expect(error.code == .migrationMissingMappingModel)
-        #expect(error.message.contains("V2toV3"))
-    }
-
     // MARK: - Changes made in code
 
     /// Saves objects with `fill` in a store of `old`, then opens it with `new` (migrating).
