@@ -19,11 +19,16 @@ extension ManagedObjectContext {
         guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
             throw CoreDataError(.coreData, "The batch request names the entity '\(request.entityName)', which the model does not have.")
         }
+        // The stores the request works on: those that hold the entity, among its affected stores.
+        let stores = try coordinator.stores(holding: entity, among: request.affectedStores?.map(\.identifier))
         switch request {
         case let insert as BatchInsertRequest:
             let rows = try batchRows(insert, entity: entity)
-            // New rows go to the first store that holds the entity, as new objects do.
-            let outcomes = try coordinator.batch(entity, in: [coordinator.store(for: entity)]) { store in
+            // New rows go to the first of those stores, as new objects do.
+            guard let first = stores.first else {
+                throw CoreDataError(.persistentStoreOperation, "None of the batch insert's affected stores holds the entity \(entity.name); name a store whose configuration includes it.")
+            }
+            let outcomes = try coordinator.batch(entity, in: [first]) { store in
                 let keys = try store.engine.batchInsert(entity: entity, rows: rows, author: historyAuthor)
                 return BatchOutcome(count: keys.count, keys: keys)
             }
@@ -47,7 +52,7 @@ extension ManagedObjectContext {
             case .updatedObjectIDsResultType: 1
             case .updatedObjectsCountResultType: 2
             }
-            let outcomes = try coordinator.batch(entity) { try $0.engine.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
+            let outcomes = try coordinator.batch(entity, in: stores) { try $0.engine.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
             return BatchUpdateResult(result: Self.result(code, outcomes, entity: entity))
         case let delete as BatchDeleteRequest:
             let code: UInt = switch delete.resultType {
@@ -58,8 +63,8 @@ extension ManagedObjectContext {
             let outcomes: [(PersistentStore, BatchOutcome)]
             if let ids = delete.objectIDs {
                 // Each store deletes the keys of its own objects.
-                let stores = try coordinator.stores(holding: entity)
-                let keysByStore = Dictionary(grouping: ids) { $0.storeIdentifier ?? stores[0].identifier }.mapValues { $0.compactMap(\.primaryKey) }
+                let holding = try coordinator.stores(holding: entity)
+                let keysByStore = Dictionary(grouping: ids) { $0.storeIdentifier ?? holding[0].identifier }.mapValues { $0.compactMap(\.primaryKey) }
                 let involved = stores.filter { keysByStore[$0.identifier] != nil }
                 outcomes = try coordinator.batch(entity, in: involved) { store in
                     let request = StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keysByStore[store.identifier] ?? []))
@@ -67,7 +72,7 @@ extension ManagedObjectContext {
                 }
             } else {
                 let storeRequest = StoreFetchRequest(entity: entity, predicate: try delete.predicate?.bind(to: entity))
-                outcomes = try coordinator.batch(entity) { try $0.engine.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
+                outcomes = try coordinator.batch(entity, in: stores) { try $0.engine.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
             }
             return BatchDeleteResult(result: Self.result(code, outcomes, entity: entity))
         default:

@@ -207,9 +207,10 @@ extension ManagedObjectContext {
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
-            includesSubentities: request.includesSubentities)
+            includesSubentities: request.includesSubentities, storeIdentifiers: request.affectedStores?.map(\.identifier))
+        // Affected stores take the path that reads rows store by store (keys alone say no store).
         return FetchPlan(coordinator: coordinator, entity: entity, storeRequest: storeRequest, usesPendingChanges: usesPending,
-                         spansStores: coordinator.spansStores(entity), limit: request.fetchLimit, offset: request.fetchOffset)
+                         spansStores: request.affectedStores != nil || coordinator.spansStores(entity), limit: request.fetchLimit, offset: request.fetchOffset)
     }
 
     private func fetchRows(_ request: StoreFetchRequest, coordinator: PersistentStoreCoordinator) throws -> (PersistentStore, [StoreRow]) {

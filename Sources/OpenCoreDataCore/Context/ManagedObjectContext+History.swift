@@ -9,14 +9,16 @@ extension ManagedObjectContext {
         let coordinator = try requireCoordinator()
         var transactions: [PersistentHistoryTransaction] = []
         var deleted = 0
+        let affected = request.affectedStores?.map(\.identifier)
         do {
-            for store in coordinator.persistentStores where store.engine.tracksHistory {
+            for store in coordinator.persistentStores where store.engine.tracksHistory && affected?.contains(store.identifier) != false {
                 let number: Int64?
                 let date: Date?
                 switch request.bound {
                 case .token(let token):
-                    if let token, token.storeIdentifier != store.identifier { continue }
-                    (number, date) = (token?.transactionNumber, nil)
+                    // A token reads the stores it names, each after its own position.
+                    if let token, token.transactionNumbers[store.identifier] == nil { continue }
+                    (number, date) = (token?.transactionNumbers[store.identifier], nil)
                 case .date(let bound):
                     (number, date) = (nil, bound)
                 }

@@ -15,6 +15,13 @@ struct PendingResults {
         return request.includesSubentities && object.entity.isKindOf(entity: request.entity)
     }
 
+    /// Whether the object is (or, unsaved, will be saved) in one of the request's stores.
+    func isInRequestedStores(_ object: ManagedObject) -> Bool {
+        guard let identifiers = request.storeIdentifiers else { return true }
+        guard let store = object.objectID.storeIdentifier ?? (try? context.persistentStoreCoordinator?.store(for: object.entity))??.identifier else { return false }
+        return identifiers.contains(store)
+    }
+
     func matches(_ object: ManagedObject) -> Bool {
         request.predicate.map { context.evaluate($0, on: object, as: request.entity) } ?? true
     }
@@ -30,7 +37,8 @@ struct PendingResults {
     func joining(besides isRead: (ManagedObject) -> Bool) -> [ManagedObject] {
         var joined: [ManagedObject] = []
         for object in context.graph.pending.liveInserted(in: context) + context.graph.pending.liveChanged(in: context)
-        where !object.isDeletedFlag && (object.isInsertedFlag || !object.dirty.isEmpty) && isOfFetchedEntity(object) && !isRead(object) && matches(object) {
+        where !object.isDeletedFlag && (object.isInsertedFlag || !object.dirty.isEmpty) && isOfFetchedEntity(object) && !isRead(object)
+            && isInRequestedStores(object) && matches(object) {
             joined.append(object)
         }
         return joined

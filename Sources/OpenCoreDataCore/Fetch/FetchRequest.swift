@@ -31,6 +31,9 @@ public final class FetchRequest<ResultType>: CustomStringConvertible {
     public var includesPendingChanges: Bool = true
     /// Whether objects of sub-entities are included.
     public var includesSubentities: Bool = true
+    /// The stores to search (`nil`: every store that holds the entity). Unsaved objects count
+    /// when the store they will be saved to is among them. Mirrors `affectedStores`.
+    public var affectedStores: [PersistentStore]?
     /// Whether results may be returned as faults (recorded; rows come with the fetch, which is
     /// cheaper than a second round trip).
     public var returnsObjectsAsFaults: Bool = true
@@ -101,6 +104,7 @@ extension FetchRequest {
         copy.fetchOffset = fetchOffset
         copy.includesPendingChanges = includesPendingChanges
         copy.includesSubentities = includesSubentities
+        copy.affectedStores = affectedStores
         copy.returnsObjectsAsFaults = returnsObjectsAsFaults
         copy.includesPropertyValues = includesPropertyValues
         copy.fetchBatchSize = fetchBatchSize

@@ -1,45 +1,63 @@
 import Foundation
 
-/// A position in a store's persistent history: the number of a transaction. Apps keep the last
-/// one they processed: `Codable`, and `NSSecureCoding` as Core Data's tokens are, so the usual
-/// `NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)` and
-/// `NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: data)` work.
-/// Equal tokens name the same transaction of the same store. Mirrors `NSPersistentHistoryToken`.
-// @unchecked Sendable: immutable (two `let`s of Sendable types); an NSObject subclass cannot be
+/// A position in the persistent history of one or more stores: per store, the number of a
+/// transaction. A transaction's token names its store; the coordinator's current token
+/// (``PersistentStoreCoordinator/currentPersistentHistoryToken(fromStores:)``) names every store
+/// that records history, and fetching history after it reads each of them from its own position.
+/// Apps keep the last one they processed: `Codable`, and `NSSecureCoding` as Core Data's tokens
+/// are, so the usual `NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding:
+/// true)` and `NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from:
+/// data)` work. Equal tokens name the same positions. Mirrors `NSPersistentHistoryToken`.
+// @unchecked Sendable: immutable (`let`s of Sendable types); an NSObject subclass cannot be
 // checked Sendable.
 public final class PersistentHistoryToken: NSObject, NSSecureCoding, Codable, Comparable, @unchecked Sendable {
-    /// The store's UUID.
+    /// The UUID of the (first) store the token names.
     public let storeIdentifier: String
-    /// The transaction's number (its `Z_PK` in `ATRANSACTION`); transactions are numbered in
-    /// commit order.
+    /// The transaction's number in that store (its `Z_PK` in `ATRANSACTION`); transactions are
+    /// numbered in commit order.
     public let transactionNumber: Int64
+    /// Per store UUID, the transaction number the token stands at (``storeIdentifier`` among them).
+    public let transactionNumbers: [String: Int64]
 
-    /// Makes a token.
+    /// Makes a token for one store.
     public init(storeIdentifier: String, transactionNumber: Int64) {
         self.storeIdentifier = storeIdentifier
         self.transactionNumber = transactionNumber
+        self.transactionNumbers = [storeIdentifier: transactionNumber]
+    }
+
+    /// Makes a token for several stores; the first names ``storeIdentifier``.
+    package init?(positions: [(store: String, number: Int64)]) {
+        guard let first = positions.first else { return nil }
+        storeIdentifier = first.store
+        transactionNumber = first.number
+        transactionNumbers = Dictionary(positions.map { ($0.store, $0.number) }, uniquingKeysWith: { first, _ in first })
     }
 
     public static func < (lhs: PersistentHistoryToken, rhs: PersistentHistoryToken) -> Bool { lhs.transactionNumber < rhs.transactionNumber }
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? PersistentHistoryToken else { return false }
-        return storeIdentifier == other.storeIdentifier && transactionNumber == other.transactionNumber
+        return storeIdentifier == other.storeIdentifier && transactionNumber == other.transactionNumber && transactionNumbers == other.transactionNumbers
     }
 
     public override var hash: Int {
         var hasher = Hasher()
         hasher.combine(storeIdentifier)
         hasher.combine(transactionNumber)
+        hasher.combine(transactionNumbers.count)
         return hasher.finalize()
     }
 
-    public override var description: String { "PersistentHistoryToken(\(storeIdentifier) #\(transactionNumber))" }
+    public override var description: String {
+        let others = transactionNumbers.filter { $0.key != storeIdentifier }.sorted { $0.key < $1.key }.map { " \($0.key) #\($0.value)" }.joined()
+        return "PersistentHistoryToken(\(storeIdentifier) #\(transactionNumber)\(others))"
+    }
 
     // MARK: Coding
 
     private enum CodingKeys: String, CodingKey {
-        case storeIdentifier, transactionNumber
+        case storeIdentifier, transactionNumber, otherStores
     }
 
     /// Decodes a token written by ``encode(to:)``.
@@ -47,13 +65,18 @@ public final class PersistentHistoryToken: NSObject, NSSecureCoding, Codable, Co
         let container = try decoder.container(keyedBy: CodingKeys.self)
         storeIdentifier = try container.decode(String.self, forKey: .storeIdentifier)
         transactionNumber = try container.decode(Int64.self, forKey: .transactionNumber)
+        var numbers = try container.decodeIfPresent([String: Int64].self, forKey: .otherStores) ?? [:]
+        numbers[storeIdentifier] = transactionNumber
+        transactionNumbers = numbers
     }
 
-    /// Encodes the store's UUID and the transaction's number.
+    /// Encodes the store's UUID and the transaction's number (and those of the other stores).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(storeIdentifier, forKey: .storeIdentifier)
         try container.encode(transactionNumber, forKey: .transactionNumber)
+        let others = transactionNumbers.filter { $0.key != storeIdentifier }
+        if !others.isEmpty { try container.encode(others, forKey: .otherStores) }
     }
 
     /// Tokens decode only as tokens (`NSSecureCoding`).
@@ -63,13 +86,29 @@ public final class PersistentHistoryToken: NSObject, NSSecureCoding, Codable, Co
     public func encode(with coder: NSCoder) {
         coder.encode(storeIdentifier as NSString, forKey: CodingKeys.storeIdentifier.rawValue)
         coder.encode(transactionNumber, forKey: CodingKeys.transactionNumber.rawValue)
+        // The other stores as two parallel arrays (property-list types a secure decode allows).
+        let others = transactionNumbers.filter { $0.key != storeIdentifier }.sorted { $0.key < $1.key }
+        if !others.isEmpty {
+            coder.encode(others.map { $0.key as NSString } as NSArray, forKey: "otherStores")
+            coder.encode(others.map { NSNumber(value: $0.value) } as NSArray, forKey: "otherNumbers")
+        }
     }
 
-    /// Unarchives a token; `nil` when the archive holds no store identifier (`NSCoding`).
+    /// Unarchives a token; `nil` when the archive holds no store identifier, or other stores'
+    /// positions that do not pair up (`NSCoding`).
     public init?(coder: NSCoder) {
         guard let identifier = coder.decodeObject(of: NSString.self, forKey: CodingKeys.storeIdentifier.rawValue) else { return nil }
         storeIdentifier = identifier as String
         transactionNumber = coder.decodeInt64(forKey: CodingKeys.transactionNumber.rawValue)
+        var numbers: [String: Int64] = [:]
+        if coder.containsValue(forKey: "otherStores") {
+            guard let stores = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: "otherStores") as? [String],
+                  let values = coder.decodeObject(of: [NSArray.self, NSNumber.self], forKey: "otherNumbers") as? [NSNumber],
+                  stores.count == values.count else { return nil }
+            for (store, value) in zip(stores, values) { numbers[store] = value.int64Value }
+        }
+        numbers[storeIdentifier] = transactionNumber
+        transactionNumbers = numbers
     }
 }
 

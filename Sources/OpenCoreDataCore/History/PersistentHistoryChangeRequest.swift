@@ -9,7 +9,7 @@ import Foundation
 /// viewContext.mergeChanges(fromHistory: transactions)
 /// lastToken = transactions.last?.token ?? lastToken
 /// ```
-// @unchecked Sendable: configured (resultType) before it is executed, like every Core Data
+// @unchecked Sendable: configured (resultType, affectedStores) before it is executed, like every Core Data
 // request; executing only reads it.
 public final class PersistentHistoryChangeRequest: @unchecked Sendable {
     /// What the result holds. Raw values are Core Data's `NSPersistentHistoryResultType`.
@@ -37,6 +37,9 @@ public final class PersistentHistoryChangeRequest: @unchecked Sendable {
     package let isDelete: Bool
     /// What the result holds (transactions and changes by default).
     public var resultType: ResultType = .transactionsAndChanges
+    /// The stores whose history is read or deleted (`nil`: every store that records history).
+    /// Mirrors `affectedStores`.
+    public var affectedStores: [PersistentStore]?
     /// Set by `fetchHistory(withFetchRequest:)`.
     package var filter: HistoryFilter?
 

@@ -5,6 +5,9 @@ import Foundation
 public class PersistentStoreRequest {
     /// The entity the request works on.
     public let entityName: String
+    /// The stores the request works on (`nil`: every store that holds the entity). Mirrors
+    /// `affectedStores`.
+    public var affectedStores: [PersistentStore]?
     init(entityName: String) { self.entityName = entityName }
 }
 
@@ -128,6 +131,7 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
         predicate = fetchRequest.predicate
         objectIDs = nil
         super.init(entityName: fetchRequest.entity?.name ?? fetchRequest.entityName ?? "")
+        affectedStores = fetchRequest.affectedStores
     }
 
     /// Deletes the given objects' rows (all of one entity's inheritance tree).

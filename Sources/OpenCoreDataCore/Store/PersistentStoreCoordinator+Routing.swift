@@ -42,6 +42,19 @@ extension PersistentStoreCoordinator {
         throw noStore(for: entity)
     }
 
+    /// The stores a request reads: those that hold its entity, among its affected stores when it
+    /// names them (possibly none).
+    package func stores(for request: StoreFetchRequest) throws(CoreDataError) -> [PersistentStore] {
+        try stores(holding: request.entity, among: request.storeIdentifiers)
+    }
+
+    /// The stores that hold `entity`, among the identified ones when `identifiers` is given.
+    package func stores(holding entity: EntityDescription, among identifiers: [String]?) throws(CoreDataError) -> [PersistentStore] {
+        let stores = try stores(holding: entity)
+        guard let identifiers else { return stores }
+        return stores.filter { identifiers.contains($0.identifier) }
+    }
+
     /// The store new objects of `entity` go to: the first that holds it.
     package func store(for entity: EntityDescription) throws(CoreDataError) -> PersistentStore {
         let store = routing.withLock { routing in

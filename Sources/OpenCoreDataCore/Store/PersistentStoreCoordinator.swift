@@ -73,15 +73,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
     }
 
-    /// The token of the latest history transaction of the given stores (all when `nil`), or `nil`
-    /// when none records history. Mirrors `currentPersistentHistoryToken(fromStores:)`.
+    /// A token at the latest history transaction of each of the given stores (all when `nil`)
+    /// that records history, or `nil` when none does. Mirrors
+    /// `currentPersistentHistoryToken(fromStores:)`.
     public func currentPersistentHistoryToken(fromStores stores: [PersistentStore]? = nil) -> PersistentHistoryToken? {
+        var positions: [(store: String, number: Int64)] = []
         for store in stores ?? persistentStores {
-            if let number = try? store.engine.lastHistoryNumber() {
-                return PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: number)
-            }
+            if let number = try? store.engine.lastHistoryNumber() { positions.append((store.identifier, number)) }
         }
-        return nil
+        return PersistentHistoryToken(positions: positions)
     }
 
     /// The metadata of an added store: its own keys (`NSStoreType`, `NSStoreUUID`,
@@ -148,8 +148,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The rows a request selects, from every store that holds its entity (in the request's
     /// order and window across them). Rows from a store other than the one returned say which.
     package func fetch(_ request: StoreFetchRequest) throws -> (PersistentStore, [StoreRow]) {
-        let stores = try self.stores(holding: request.entity)
-        if stores.count == 1 { return (stores[0], try stores[0].engine.fetch(request)) }
+        let stores = try self.stores(for: request)
+        guard let first = stores.first else { return (try store(for: request.entity), []) }
+        if stores.count == 1 { return (first, try first.engine.fetch(request)) }
         return (stores[0], try fetch(request, across: stores))
     }
 
@@ -167,7 +168,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// How many rows a request selects, across the stores that hold its entity.
     package func count(_ request: StoreFetchRequest) throws -> Int {
-        let stores = try self.stores(holding: request.entity)
+        let stores = try self.stores(for: request)
         if stores.count == 1 { return try stores[0].engine.count(request) }
         var unwindowed = request
         unwindowed.limit = 0

@@ -25,14 +25,18 @@ package struct StoreFetchRequest: Sendable {
     package var limit: Int
     package var offset: Int
     package var includesSubentities: Bool
+    /// The identifiers of the stores to read (`nil`: every store that holds the entity).
+    package var storeIdentifiers: [String]?
 
-    package init(entity: EntityDescription, predicate: BoundPredicate? = nil, sort: [StoreSortKey] = [], limit: Int = 0, offset: Int = 0, includesSubentities: Bool = true) {
+    package init(entity: EntityDescription, predicate: BoundPredicate? = nil, sort: [StoreSortKey] = [], limit: Int = 0, offset: Int = 0,
+                 includesSubentities: Bool = true, storeIdentifiers: [String]? = nil) {
         self.entity = entity
         self.predicate = predicate
         self.sort = sort
         self.limit = limit
         self.offset = offset
         self.includesSubentities = includesSubentities
+        self.storeIdentifiers = storeIdentifiers
     }
 }
 

@@ -123,6 +123,124 @@ import Testing
         }
     }
 
+    @Test(arguments: [false, true])
+    func affectedStoresLimitFetchesCountsAndBatchesToThoseStores(inMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let container = try container(ManagedObjectModel(Note.self, Sample.self),
+                                      [(nil, inMemory ? nil : "A.sqlite"), (nil, inMemory ? nil : "B.sqlite")], in: directory)
+        let stores = container.persistentStoreCoordinator.persistentStores
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for id in 1...10 {
+                let note = Note(context: context)
+                note.id = Int32(id)
+                if id % 2 == 0 { try context.assign(note, to: stores[1]) }
+            }
+            try context.save()
+            // Unsaved: 11 goes to the first store, 12 is assigned to the second.
+            let eleven = Note(context: context)
+            eleven.id = 11
+            let twelve = Note(context: context)
+            twelve.id = 12
+            try context.assign(twelve, to: stores[1])
+
+            let inB = Note.fetchRequest()
+            inB.affectedStores = [stores[1]]
+            inB.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            #expect(try context.fetch(inB).map(\.id) == [2, 4, 6, 8, 10, 12])
+            #expect(try context.count(for: inB) == 6)
+            inB.fetchLimit = 2
+            inB.fetchOffset = 1
+            #expect(try context.fetch(inB).map(\.id) == [4, 6])
+            let inA = Note.fetchRequest()
+            inA.affectedStores = [stores[0]]
+            inA.includesPendingChanges = false
+            #expect(Set(try context.fetch(inA).map(\.id)) == [1, 3, 5, 7, 9])
+            let ids = FetchRequest<ManagedObjectID>(entityName: "Note")
+            ids.resultType = .managedObjectIDResultType
+            ids.affectedStores = [stores[0]]
+            ids.includesPendingChanges = false
+            #expect(Set(try context.fetch(ids).map(\.storeIdentifier)) == [stores[0].identifier])
+            let sum = FetchRequest<NSDictionary>(entityName: "Note")
+            sum.resultType = .dictionaryResultType
+            sum.propertiesToFetch = [ExpressionDescription(name: "total", function: "sum:", keyPath: "id")]
+            sum.affectedStores = [stores[1]]
+            sum.includesPendingChanges = false
+            #expect(try context.fetch(sum).first?["total"] as? Int64 == 30)
+            // A store that does not hold the entity (or is not given) selects nothing.
+            let none = Note.fetchRequest()
+            none.affectedStores = []
+            #expect(try context.fetch(none).isEmpty)
+            #expect(try context.count(for: none) == 0)
+            context.rollback()
+        }
+        // Batch requests work on their affected stores only.
+        try context.performAndWait { () throws in
+            let update = BatchUpdateRequest(entityName: "Note")
+            update.propertiesToUpdate = ["text1": "b"]
+            update.affectedStores = [stores[1]]
+            update.resultType = .updatedObjectsCountResultType
+            #expect(try context.execute(update).result as? Int == 5)
+            let request = Note.fetchRequest()
+            request.affectedStores = [stores[0]]
+            let delete = BatchDeleteRequest(fetchRequest: request)
+            delete.resultType = .resultTypeCount
+            #expect(try context.execute(delete).result as? Int == 5)
+            let remaining = Note.fetchRequest()
+            remaining.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            context.reset()
+            #expect(try context.fetch(remaining).map { "\($0.id)\($0.text1 ?? "")" } == ["2b", "4b", "6b", "8b", "10b"])
+        }
+    }
+
+    @Test func historyTokensCoverEveryStoreThatRecordsHistory() throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(Note.self, Sample.self)
+        model.configurations = ["Local": ["Note"], "Shared": ["Sample"]]
+        let container = PersistentContainer(name: "Multi", managedObjectModel: model)
+        container.persistentStoreDescriptions = [("Local", "Local.sqlite"), ("Shared", "Shared.sqlite")].map { configuration, file in
+            let description = PersistentStoreDescription(url: directory.file(file))
+            description.configuration = configuration
+            description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+            return description
+        }
+        try container.loadPersistentStores()
+        let (local, shared) = (container.persistentStoreCoordinator.persistentStores[0], container.persistentStoreCoordinator.persistentStores[1])
+        let context = container.newBackgroundContext()
+        func save(note id: Int32, sample code: String) throws {
+            try context.performAndWait { () throws in
+                Note(context: context).id = id
+                Sample(context: context).code = code
+                try context.save()
+            }
+        }
+        try save(note: 1, sample: "a")
+        let start = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken())
+        #expect(Set(start.transactionNumbers.keys) == [local.identifier, shared.identifier])
+        try save(note: 2, sample: "b")
+        // After the coordinator's token: the later transaction of each store.
+        let transactions = try context.performAndWait {
+            try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: start)).transactions
+        }
+        #expect(transactions.count == 2)
+        #expect(Set(transactions.map(\.token.storeIdentifier)) == [local.identifier, shared.identifier])
+        // A transaction's token names its store only; affectedStores narrows a request.
+        let onlyShared = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+        onlyShared.affectedStores = [shared]
+        let sharedTransactions = try context.performAndWait { try context.execute(onlyShared).transactions }
+        #expect(sharedTransactions.count == 2 && sharedTransactions.allSatisfy { $0.token.storeIdentifier == shared.identifier })
+        let afterFirstShared = try context.performAndWait {
+            try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: sharedTransactions[0].token)).transactions
+        }
+        #expect(afterFirstShared.map(\.token) == [sharedTransactions[1].token])
+        // The token survives archiving, with every store's position.
+        let data = try NSKeyedArchiver.archivedData(withRootObject: start, requiringSecureCoding: true)
+        let decoded = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: PersistentHistoryToken.self, from: data))
+        #expect(decoded == start && decoded.transactionNumbers == start.transactionNumbers)
+        let json = try JSONDecoder().decode(PersistentHistoryToken.self, from: JSONEncoder().encode(start))
+        #expect(json == start)
+    }
+
     @Test func aSaveSplitAcrossStoresWritesNothingWhenOnePartConflicts() throws {
         let directory = TemporaryDirectory()
         let container = try container(ManagedObjectModel(Note.self, Sample.self), [(nil, "A.sqlite"), (nil, "B.sqlite")], in: directory)
