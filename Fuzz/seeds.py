@@ -58,3 +58,6 @@ with open(os.path.join(root, "Fuzz", "predicates.txt"), encoding="utf-8") as f:
 token = {"storeIdentifier": "6C8B9C3E-1F0A-4E43-9D0B-0D5E2C1A7A11", "transactionNumber": 3}
 seed("history-token", "json", json.dumps(token).encode())
 
+# A token of several stores (the coordinator's current token when several stores record history).
+token = dict(token, otherStores={"0E1B3C55-7A2D-4F19-8C44-2B6A9E0D3F70": 7, "A1": -1})
+seed("history-token", "json-stores", json.dumps(token).encode())
