@@ -26,7 +26,7 @@ extension PersistentStoreCoordinator {
                 try stages.migrate(storeAt: url, to: managedObjectModel, options: options)
             }
             if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options) {
-                try MigrationManager.migrateWithAppCodeIfNeeded(storeAt: url, options: options)
+                try MigrationManager.migrateWithAppCodeIfNeeded(storeAt: url, to: managedObjectModel, options: options)
                 if PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
                     try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
                 }

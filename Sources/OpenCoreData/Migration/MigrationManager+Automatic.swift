@@ -3,17 +3,20 @@ import OpenCoreDataCore
 import OpenCoreDataSQLite
 
 extension MigrationManager {
-    /// Before a store is opened: while a mapping model under ``MappingModelsOption`` starts at the
-    /// store's version and runs app code, migrates the store through it, object by object, in
-    /// place (``SQLiteStoreRewrite``: under the store's write lock, replaced in one transaction,
-    /// unchanged if anything fails). Mappings without app code are left to the lightweight
-    /// migration, which follows them in SQL.
-    static func migrateWithAppCodeIfNeeded(storeAt url: URL, options: [String: any Sendable]) throws {
+    /// Before a store is opened with `model`: while the store is at another version and a mapping
+    /// model under ``MappingModelsOption`` starts at the store's version and runs app code,
+    /// migrates the store through it, object by object, in place (``SQLiteStoreRewrite``: under
+    /// the store's write lock, replaced in one transaction, unchanged if anything fails). Mappings
+    /// without app code are left to the lightweight migration, which follows them in SQL.
+    static func migrateWithAppCodeIfNeeded(storeAt url: URL, to model: ManagedObjectModel, options: [String: any Sendable]) throws {
         let mappings = options[MappingModelsOption] as? [MappingModel] ?? []
         guard mappings.contains(where: \.needsAppCode) else { return }
         for _ in mappings {
             guard FileManager.default.fileExists(atPath: url.path),
                   let stored = (try? SQLiteStore.metadata(at: url))?["NSStoreModelVersionHashes"] as? [String: Data] else { return }
+            try model.freeze()
+            // A store already at the version it is opened with is never migrated further.
+            guard stored != model.entityVersionHashesByName else { return }
             var next: MappingModel?
             for mapping in mappings where mapping.needsAppCode {
                 try mapping.sourceModel.freeze()

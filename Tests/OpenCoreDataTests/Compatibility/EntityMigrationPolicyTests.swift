@@ -168,6 +168,20 @@ final class FailingPolicy: EntityMigrationPolicy {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).allSatisfy { !$0.contains("migrating") })
     }
 
+    @Test func aStoreOpenedWithItsOwnVersionIsNotMigratedFurther() throws {
+        // A mapping model onward from the store's version, passed while the app still opens the
+        // store with that version (an app that lists every mapping it has): nothing is migrated.
+        let mapping = try MigrationTests.mapping("Moody 5-Moody 6")
+        let directory = TemporaryDirectory()
+        let (container, url) = try MigrationTests.open(Self.moodyStore, bundle: MigrationTests.moody, version: "Moody 5", in: directory) {
+            $0.setOption([mapping], forKey: MappingModelsOption)
+            $0.setOption([Country5ToCountry6Policy.self], forKey: MigrationPolicyTypesOption)
+        }
+        #expect(try MigrationTests.objects("Country", in: container).count == 3)
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
+        #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data] == mapping.sourceModel.entityVersionHashesByName)
+    }
+
     @Test func aFailingPolicyLeavesTheStoreAsItWas() throws {
         let directory = TemporaryDirectory()
         let url = try Fixtures.copy(Self.moodyStore, into: directory)
