@@ -98,8 +98,8 @@ public final class MigrationManager {
         }
     }
 
-    /// Stops the migration under way with `error`, which it throws (checked between objects).
-    /// Mirrors `cancelMigrationWithError(_:)`.
+    /// Stops the migration under way with `error`, which it throws after the object being
+    /// migrated (the store is left as it was). Mirrors `cancelMigrationWithError(_:)`.
     public func cancelMigrationWithError(_ error: any Error) {
         cancellation = error
     }
@@ -232,7 +232,6 @@ public final class MigrationManager {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            if let cancellation, (cancellation as AnyObject) === (error as AnyObject) { throw error }
             throw CoreDataError(.migration, "\(type(of: policy)).\(method) failed for the entity mapping \(mapping.name) of \(mappingModel?.name ?? "the mapping model"): \(error). The store is left as it was.")
         }
     }

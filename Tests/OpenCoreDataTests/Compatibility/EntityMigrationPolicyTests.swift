@@ -52,6 +52,15 @@ final class FailingPolicy: EntityMigrationPolicy {
     }
 }
 
+/// A policy that cancels the migration at its first object.
+final class CancellingPolicy: EntityMigrationPolicy {
+    struct Stop: Error, Equatable {}
+    override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: MappingModel.EntityMapping, manager: MigrationManager) throws {
+        try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        manager.cancelMigrationWithError(Stop())
+    }
+}
+
 /// Mapping models whose entity mappings name custom policies or call the migration manager's
 /// functions: followed object by object, as Core Data's migration manager does.
 @Suite struct EntityMigrationPolicyTests {
@@ -219,6 +228,24 @@ final class FailingPolicy: EntityMigrationPolicy {
         #expect(try raw.rows("SELECT COUNT(*) FROM ZMOOD WHERE ZCOUNTRY IS NOT NULL").first?.first as? Int64 == 4)
         #expect(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: source)["NSStoreModelVersionHashes"] as? [String: Data]
                 == mapping.sourceModel.entityVersionHashesByName)
+    }
+
+    @Test func aCancelledMigrationThrowsItsErrorAndSavesNothing() throws {
+        let directory = TemporaryDirectory()
+        let source = try Fixtures.copy(Self.moodyStore, into: directory)
+        let destination = directory.file("Cancelled.sqlite")
+        let v5 = try ManagedObjectModel(contentsOf: Fixtures.url(MigrationTests.moody), version: "Moody 5")
+        let v6 = try ManagedObjectModel(contentsOf: Fixtures.url(MigrationTests.moody), version: "Moody 6")
+        let mapping = MappingModel(name: "5 to 6", sourceModel: v5, destinationModel: v6, entityMappings: [
+            .init(sourceEntityName: "Country", destinationEntityName: "Country", migrationPolicyClassName: "CancellingPolicy"),
+        ])
+        let manager = MigrationManager(sourceModel: v5, destinationModel: v6)
+        manager.policyTypes = [CancellingPolicy.self]
+        #expect(throws: CancellingPolicy.Stop()) {
+            try manager.migrateStore(from: source, mapping: mapping, to: destination)
+        }
+        #expect(manager.migrationProgress < 1)
+        #expect(try RawSQLite(destination).rows("SELECT COUNT(*) FROM ZCOUNTRY").first?.first as? Int64 == 0)
     }
 
     @Test func valueExpressionsThatCannotBeFollowedAreRefusedNamingThem() throws {
