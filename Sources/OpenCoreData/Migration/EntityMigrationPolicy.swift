@@ -3,7 +3,7 @@ import OpenCoreDataCore
 
 /// How the objects of one entity mapping are migrated, stage by stage; subclass it to migrate
 /// with your own code, and name the subclass in the mapping (Xcode's "Custom Policy" field, or
-/// ``MappingModel/EntityMapping/migrationPolicyClassName``). Mirrors `NSEntityMigrationPolicy`,
+/// ``/OpenCoreDataCore/MappingModel/EntityMapping/migrationPolicyClassName``). Mirrors `NSEntityMigrationPolicy`,
 /// with the same methods and order:
 ///
 /// 1. for every mapping: ``begin(_:with:)``, ``createDestinationInstances(forSource:in:manager:)``

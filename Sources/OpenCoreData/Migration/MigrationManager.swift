@@ -6,7 +6,7 @@ import OpenCoreDataSQLite
 /// policies it names. Mirrors `NSMigrationManager`.
 ///
 /// Loading a store migrates it this way by itself when a mapping model under
-/// ``MappingModelsOption`` starts at the store's version and runs app code (a policy or a
+/// ``/OpenCoreDataCore/MappingModelsOption`` starts at the store's version and runs app code (a policy or a
 /// `FUNCTION(…)` value); pass the policy classes under ``MigrationPolicyTypesOption``. Call
 /// ``migrateStore(from:type:options:mapping:to:type:options:)`` to migrate a store into another
 /// file yourself, as Core Data apps that migrate step by step do.
@@ -57,7 +57,7 @@ public final class MigrationManager {
     /// Migrates the store at `sourceURL` (opened read-only, unchanged) into the store at
     /// `destinationURL` (created when missing) through `mapping`, whose versions must be the
     /// manager's. Mirrors `migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`.
-    /// Throws what a policy throws (other errors wrapped in a ``CoreDataError`` 134110), 134140
+    /// Throws what a policy throws (other errors wrapped in a ``/OpenCoreDataCore/CoreDataError`` 134110), 134140
     /// for a policy or value expression that cannot be followed, or the destination's validation
     /// errors; the destination is then left without the migrated objects.
     public func migrateStore(from sourceURL: URL, type sourceType: PersistentStore.StoreType = .sqlite, options sourceOptions: [String: any Sendable] = [:],
@@ -224,7 +224,7 @@ public final class MigrationManager {
         return mappings
     }
 
-    /// Runs one policy method; an error that is not a ``CoreDataError`` is wrapped naming where
+    /// Runs one policy method; an error that is not a ``/OpenCoreDataCore/CoreDataError`` is wrapped naming where
     /// it came from.
     private func run(_ policy: EntityMigrationPolicy, _ mapping: MappingModel.EntityMapping, _ method: String, _ body: () throws -> Void) throws {
         do {
