@@ -32,7 +32,7 @@ extension SQLiteStore {
                 // An upserted row is an update in history (its key was not the one reserved).
                 let reserved = next - Int64(rows.count)
                 try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
-                    PendingChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
+                    StoreHistoryChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
                 })
             }
             return keys
@@ -47,7 +47,7 @@ extension SQLiteStore {
         let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition)"
         let slots = values.map(\.slot)
         return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys, layout: layout, author: author) { row in
-            PendingChange(type: .update, entity: row.entity, primaryKey: row.key, changedSlots: slots)
+            StoreHistoryChange(type: .update, entity: row.entity, primaryKey: row.key, changedSlots: slots)
         }
     }
 
@@ -60,7 +60,7 @@ extension SQLiteStore {
         }
         return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys, layout: layout, author: author,
                          returningValues: true) { row in
-            PendingChange(type: .delete, entity: row.entity, primaryKey: row.key, values: row.values)
+            StoreHistoryChange(type: .delete, entity: row.entity, primaryKey: row.key, values: row.values)
         }
     }
 
@@ -75,7 +75,7 @@ extension SQLiteStore {
     /// adds `RETURNING Z_PK, Z_ENT` (and, for tombstones, every column) and collects the rows
     /// (without, a whole-table DELETE keeps SQLite's fast truncation).
     private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool, layout: SQLiteLayout, author: HistoryAuthor,
-                       returningValues: Bool = false, change: (ReturnedRow) -> PendingChange) throws -> BatchOutcome {
+                       returningValues: Bool = false, change: (ReturnedRow) -> StoreHistoryChange) throws -> BatchOutcome {
         let returning = returningKeys || tracksHistory
         let withValues = returningValues && tracksHistory
         return try writeTransaction { db in
@@ -126,7 +126,7 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
     let db: SQLiteConnection
     let layout: SQLiteLayout
     /// The deletions to record in history (with tombstone values when history is kept).
-    var history: [SQLiteStore.PendingChange] = []
+    var history: [StoreHistoryChange] = []
 
     private static let chunk = 500
 
@@ -152,7 +152,7 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
         let table = try layout.mapping(for: root).table
         var groups: [(entity: EntityDescription, keys: [Int64])] = []
         var index: [ObjectIdentifier: Int] = [:]
-        var found: [SQLiteStore.PendingChange] = []
+        var found: [StoreHistoryChange] = []
         let values = store.tracksHistory
         try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN \($0)" }) { statement in
             guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
@@ -165,7 +165,7 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
             }
             // `Z_ENT, *` puts Z_ENT, Z_PK, Z_ENT, Z_OPT before the table's columns.
             let tombstone = values ? store.readValues(statement, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
-            found.append(SQLiteStore.PendingChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
+            found.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
         }
         history += found
         return groups

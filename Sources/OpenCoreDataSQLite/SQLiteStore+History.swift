@@ -45,17 +45,8 @@ extension SQLiteStore {
         }
     }
 
-    /// One change to record.
-    struct PendingChange {
-        var type: PersistentHistoryChange.ChangeType
-        var entity: EntityDescription
-        var primaryKey: Int64
-        var changedSlots: [Int]? = nil
-        var values: [ManagedValue]? = nil
-    }
-
     /// Records a transaction and its changes (inside the caller's write transaction).
-    func recordHistory(_ db: SQLiteConnection, layout: SQLiteLayout, author: HistoryAuthor, changes: [PendingChange]) throws {
+    func recordHistory(_ db: SQLiteConnection, layout: SQLiteLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
         guard tracksHistory, !changes.isEmpty else { return }
         let number = try reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }
@@ -68,12 +59,8 @@ extension SQLiteStore {
         let tombstoneColumns = (0..<tombstoneWidth).map { ", ZTOMBSTONE\($0)" }.joined()
         let change = try db.cachedStatement("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES (?, ?, 1, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: tombstoneWidth)))")
         for item in changes {
-            var tombstone = Array(repeating: ManagedValue.null, count: tombstoneWidth)
-            if item.type == .delete, let values = item.values {
-                for (index, attribute) in item.entity.tombstoneAttributes.enumerated() {
-                    if let slot = item.entity.slotByName[attribute.name], slot < values.count { tombstone[index] = values[slot] }
-                }
-            }
+            let kept = item.tombstoneValues
+            let tombstone = kept + Array(repeating: ManagedValue.null, count: tombstoneWidth - kept.count)
             let columns: ManagedValue = item.changedSlots.map { .data(Self.bitVector($0)) } ?? .null
             try change.bind([.integer(next), .integer(Int64(Self.changeEntity)), .integer(Int64(item.type.rawValue)),
                              .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns] + tombstone)

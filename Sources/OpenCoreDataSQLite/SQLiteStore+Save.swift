@@ -34,98 +34,106 @@ extension SQLiteStore {
             try db.execute("BEGIN IMMEDIATE")
             do {
                 try checkModelUnchanged(db)
-                var conflicts: [StoreConflict] = []
-                // One statement per entity and set of changed columns (usually one per save); the
-                // previous update's is tried first, without hashing, and values are bound in place.
-                var updateStatements: [UpdateShape: SQLiteStatement] = [:]
-                var previous: (entity: ObjectIdentifier, slots: [Int], statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping)?
-                for update in request.updates {
-                    let statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping
-                    if let previous, previous.entity == ObjectIdentifier(update.entity), previous.slots == update.slots {
-                        (statement, mapping) = (previous.statement, previous.mapping)
-                    } else {
-                        mapping = try layout.mapping(for: update.entity)
-                        let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
-                        if let cached = updateStatements[shape] {
-                            statement = cached
-                        } else {
-                            let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
-                                + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
-                            statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
-                            updateStatements[shape] = statement
-                        }
-                        previous = (shape.entity, update.slots, statement, mapping)
-                    }
-                    // Z_OPT, the changed columns, the Z_ENT of changed to-ones into hierarchies,
-                    // then the key and the expected version.
-                    var index: Int32 = 1
-                    statement.bind(update.expectedVersion + 1, at: index)
-                    for slot in update.slots {
-                        index += 1
-                        try statement.bind(update.values[slot], at: index)
-                    }
-                    for slot in update.slots where mapping.entityColumns[slot] != nil {
-                        index += 1
-                        if case .object(let id) = update.values[slot] {
-                            statement.bind(Int64(layout.entityNumber(of: id.entity)), at: index)
-                        } else {
-                            try statement.bind(.null, at: index)
-                        }
-                    }
-                    statement.bind(update.primaryKey, at: index + 1)
-                    statement.bind(update.expectedVersion, at: index + 2)
-                    try statement.run()
-                    if db.changes == 0 {
-                        conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
-                                                       current: try currentRow(db, mapping: mapping, layout: layout, primaryKey: update.primaryKey)))
-                    }
-                }
-                // A row already deleted elsewhere is not a conflict, nor recorded again in history.
-                var removed: [StoreSaveRequest.Delete] = []
-                for delete in request.deletes {
-                    let mapping = try layout.mapping(for: delete.entity)
-                    let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
-                    statement.bind(delete.primaryKey, at: 1)
-                    statement.bind(delete.expectedVersion, at: 2)
-                    try statement.run()
-                    if db.changes > 0 {
-                        removed.append(delete)
-                    } else if let current = try currentRow(db, mapping: mapping, layout: layout, primaryKey: delete.primaryKey) {
-                        conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))
-                    }
-                }
-                if !conflicts.isEmpty {
+                var transaction = SQLiteSaveTransaction(store: self, db: db, layout: layout)
+                let outcome = try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
+                if case .committed = outcome {
+                    try db.execute("COMMIT")
+                } else {
                     try db.execute("ROLLBACK")
-                    return .conflicts(conflicts)
                 }
-                try insert(request.inserts, db: db, layout: layout)
-                try writeJoins(request.joins, db: db, layout: layout)
-                try writeOrders(request.orders, db: db, layout: layout)
-                if tracksHistory {
-                    let changes = request.inserts.map { PendingChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
-                        + request.updates.map { PendingChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey, changedSlots: $0.changedSlots) }
-                        + removed.map { PendingChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
-                    try recordHistory(db, layout: layout, author: request.author, changes: changes)
-                }
-                if let beforeCommit, try !beforeCommit() {
-                    try db.execute("ROLLBACK")
-                    return .withdrawn
-                }
-                try db.execute("COMMIT")
-                return .committed
+                return outcome
             } catch {
                 try? db.execute("ROLLBACK")
                 throw error
             }
         }
     }
+}
+
+/// A save's steps in the SQLite store, inside the writer's `BEGIN IMMEDIATE` transaction (owned by
+/// the writer connection's lock for its whole life). Optimistic locking is one statement per row:
+/// `UPDATE … WHERE Z_PK = ? AND Z_OPT = ?` and `DELETE … WHERE Z_PK = ? AND Z_OPT = ?`, a row
+/// changed when SQLite reports one change.
+struct SQLiteSaveTransaction: StoreSaveTransaction {
+    let store: SQLiteStore
+    let db: SQLiteConnection
+    let layout: SQLiteLayout
+
+    /// One update statement per entity and set of changed columns (usually one per save); the
+    /// previous update's is tried first, without hashing.
+    private var updateStatements: [UpdateShape: SQLiteStatement] = [:]
+    private var previous: (shape: UpdateShape, statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping)?
 
     private struct UpdateShape: Hashable {
         var entity: ObjectIdentifier
         var slots: [Int]
     }
 
-    private func insert(_ inserts: [StoreSaveRequest.Insert], db: SQLiteConnection, layout: SQLiteLayout) throws {
+    init(store: SQLiteStore, db: SQLiteConnection, layout: SQLiteLayout) {
+        self.store = store
+        self.db = db
+        self.layout = layout
+    }
+
+    mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
+        let statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping
+        let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
+        if let previous, previous.shape.entity == shape.entity, previous.shape.slots == shape.slots {
+            (statement, mapping) = (previous.statement, previous.mapping)
+        } else {
+            mapping = try layout.mapping(for: update.entity)
+            if let cached = updateStatements[shape] {
+                statement = cached
+            } else {
+                let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
+                    + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
+                statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
+                updateStatements[shape] = statement
+            }
+            previous = (shape, statement, mapping)
+        }
+        // Z_OPT, the changed columns, the Z_ENT of changed to-ones into hierarchies, then the key
+        // and the expected version; values are bound in place.
+        var index: Int32 = 1
+        statement.bind(update.expectedVersion + 1, at: index)
+        for slot in update.slots {
+            index += 1
+            try statement.bind(update.values[slot], at: index)
+        }
+        for slot in update.slots where mapping.entityColumns[slot] != nil {
+            index += 1
+            if case .object(let id) = update.values[slot] {
+                statement.bind(Int64(layout.entityNumber(of: id.entity)), at: index)
+            } else {
+                try statement.bind(.null, at: index)
+            }
+        }
+        statement.bind(update.primaryKey, at: index + 1)
+        statement.bind(update.expectedVersion, at: index + 2)
+        try statement.run()
+        return db.changes > 0
+    }
+
+    mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
+        let mapping = try layout.mapping(for: delete.entity)
+        let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
+        statement.bind(delete.primaryKey, at: 1)
+        statement.bind(delete.expectedVersion, at: 2)
+        try statement.run()
+        return db.changes > 0
+    }
+
+    mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
+        let mapping = try layout.mapping(for: entity)
+        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
+        let statement = try db.cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind([.integer(primaryKey)])
+        guard try statement.step() else { return nil }
+        return RowSnapshot(values: store.readValues(statement, from: 1, mapping: mapping, layout: layout), version: statement.int64(at: 0))
+    }
+
+    mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
         var statements: [ObjectIdentifier: (SQLiteStatement, Int64, SQLiteLayout.EntityMapping)] = [:]
         for insert in inserts {
             let key = ObjectIdentifier(insert.entity)
@@ -141,14 +149,12 @@ extension SQLiteStore {
             }
             statement.bind(insert.primaryKey, at: 1)
             statement.bind(entityNumber, at: 2)
-            try statement.bind(insertValues(insert.values, mapping: mapping, layout: layout), from: 3)
+            try statement.bind(store.insertValues(insert.values, mapping: mapping, layout: layout), from: 3)
             try statement.run()
         }
     }
 
-    /// Adds and removes many-to-many rows in join tables (idempotent: both sides of a pair
-    /// may report the same change).
-    private func writeJoins(_ joins: [StoreSaveRequest.JoinChange], db: SQLiteConnection, layout: SQLiteLayout) throws {
+    mutating func writeJoins(_ joins: [StoreSaveRequest.JoinChange]) throws {
         for join in joins {
             guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
             let sql = join.isInsert
@@ -160,9 +166,7 @@ extension SQLiteStore {
         }
     }
 
-    /// Writes the positions of the members of ordered relationships (after inserts and joins,
-    /// so that new members' rows exist).
-    private func writeOrders(_ orders: [StoreSaveRequest.OrderChange], db: SQLiteConnection, layout: SQLiteLayout) throws {
+    mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
         for change in orders {
             let storage = try layout.storage(of: change.relationship)
             guard let orderColumn = storage.orderColumn else { continue }
@@ -181,13 +185,7 @@ extension SQLiteStore {
         }
     }
 
-    /// The row as the writer sees it inside the transaction, or `nil` when it is gone.
-    private func currentRow(_ db: SQLiteConnection, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout, primaryKey: Int64) throws -> RowSnapshot? {
-        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
-        let statement = try db.cachedStatement(sql)
-        defer { statement.reset() }
-        try statement.bind([.integer(primaryKey)])
-        guard try statement.step() else { return nil }
-        return RowSnapshot(values: readValues(statement, from: 1, mapping: mapping, layout: layout), version: statement.int64(at: 0))
+    mutating func recordHistory(author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+        try store.recordHistory(db, layout: layout, author: author, changes: changes)
     }
 }

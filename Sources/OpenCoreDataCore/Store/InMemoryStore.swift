@@ -3,15 +3,16 @@ import Foundation
 /// A store kept in memory: for tests and caches. Same semantics as the SQLite store (versions,
 /// conflicts, primary keys per root entity), gone when its coordinator is.
 package final class InMemoryStore: StoreEngine {
-    private struct Table {
+    struct Table {
         var rows: [Int64: StoreRow] = [:]
         var maxKey: Int64 = 0
     }
-    private struct Pair: Hashable {
+    struct Pair: Hashable {
         var source: Int64
         var destination: Int64
     }
-    private struct State {
+    /// Everything the store holds; owned by the `state` lock.
+    struct State {
         var tables: [String: Table] = [:]
         /// Many-to-many rows, by relationship, recorded from both sides.
         var joins: [ObjectIdentifier: Set<Pair>] = [:]
@@ -29,7 +30,7 @@ package final class InMemoryStore: StoreEngine {
     package let identifier = UUID().uuidString
     /// An in-memory store is always writable.
     package var isReadOnly: Bool { false }
-    private let state = Locked(State())
+    let state = Locked(State())
     /// Whether saves and batch requests record persistent history.
     package let tracksHistory: Bool
     private let changeHandler = Locked<(@Sendable () -> Void)?>(nil)
@@ -147,62 +148,6 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
-        try state.withLock { state in
-            try Self.checkOpen(state)
-            var conflicts: [StoreConflict] = []
-            for update in request.updates {
-                let current = state.tables[update.entity.rootEntity.name]?.rows[update.primaryKey]
-                if current?.snapshot.version != update.expectedVersion {
-                    conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion, current: current?.snapshot))
-                }
-            }
-            for delete in request.deletes {
-                let current = state.tables[delete.entity.rootEntity.name]?.rows[delete.primaryKey]
-                if let current, current.snapshot.version != delete.expectedVersion {
-                    conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current.snapshot))
-                }
-            }
-            guard conflicts.isEmpty else { return .conflicts(conflicts) }
-            // Nothing is applied before this point, so withdrawing writes nothing.
-            if let beforeCommit, try !beforeCommit() { return .withdrawn }
-            defer { notifyChange() }
-            for insert in request.inserts {
-                let root = insert.entity.rootEntity.name
-                state.tables[root, default: Table()].rows[insert.primaryKey] =
-                    StoreRow(entity: insert.entity, primaryKey: insert.primaryKey, snapshot: RowSnapshot(values: insert.values, version: 1))
-                state.tables[root, default: Table()].maxKey = max(state.tables[root, default: Table()].maxKey, insert.primaryKey)
-            }
-            for update in request.updates {
-                state.tables[update.entity.rootEntity.name]?.rows[update.primaryKey] =
-                    StoreRow(entity: update.entity, primaryKey: update.primaryKey, snapshot: RowSnapshot(values: update.values, version: update.expectedVersion + 1))
-            }
-            // A row already deleted elsewhere is not deleted again, nor recorded again in history.
-            var removed: [StoreSaveRequest.Delete] = []
-            for delete in request.deletes where state.tables[delete.entity.rootEntity.name]?.rows.removeValue(forKey: delete.primaryKey) != nil {
-                removed.append(delete)
-            }
-            if tracksHistory {
-                record(&state, author: request.author, changes:
-                    request.inserts.map { (.insert, $0.entity, $0.primaryKey, nil, nil) }
-                    + request.updates.map { (.update, $0.entity, $0.primaryKey, $0.entity.names(ofChangedSlots: $0.changedSlots), nil) }
-                    + removed.map { delete in (.delete, delete.entity, delete.primaryKey, nil, delete.values.flatMap { Self.tombstone(delete.entity, $0) }) })
-            }
-            for change in request.orders {
-                state.orders[ObjectIdentifier(change.relationship), default: [:]][change.source] = change.members
-            }
-            for join in request.joins {
-                let pairs = [(join.relationship, Pair(source: join.source, destination: join.destination))]
-                    + (join.relationship.inverseRelationship.map { [($0, Pair(source: join.destination, destination: join.source))] } ?? [])
-                for (relationship, pair) in pairs {
-                    if join.isInsert { state.joins[ObjectIdentifier(relationship), default: []].insert(pair) }
-                    else { state.joins[ObjectIdentifier(relationship)]?.remove(pair) }
-                }
-            }
-            return .committed
-        }
-    }
-
     package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
         defer { notifyChange() }
         let unique = entity.uniquenessConstraints.first?.compactMap { entity.slotByName[$0] } ?? []
@@ -232,7 +177,7 @@ package final class InMemoryStore: StoreEngine {
             }
             state.tables[root] = table
             if tracksHistory {
-                record(&state, author: author, changes: zip(kinds, keys).map { ($0, entity, $1, nil, nil) })
+                Self.record(&state, author: author, changes: zip(kinds, keys).map { StoreHistoryChange(type: $0, entity: entity, primaryKey: $1) })
             }
             return keys
         }
@@ -244,15 +189,15 @@ package final class InMemoryStore: StoreEngine {
         return try state.withLock { state in
             try Self.checkOpen(state)
             let root = request.entity.rootEntity.name
-            var changes: [HistoryChange] = []
+            var changes: [StoreHistoryChange] = []
             for key in keys {
                 guard var row = state.tables[root]?.rows[key] else { continue }
                 for (slot, value) in values { row.snapshot.values[slot] = value }
                 row.snapshot.version += 1
                 state.tables[root]?.rows[key] = row
-                changes.append((.update, row.entity, key, row.entity.names(ofChangedSlots: values.map(\.slot)), nil))
+                changes.append(StoreHistoryChange(type: .update, entity: row.entity, primaryKey: key, changedSlots: values.map(\.slot)))
             }
-            if tracksHistory { record(&state, author: author, changes: changes) }
+            if tracksHistory { Self.record(&state, author: author, changes: changes) }
             return BatchOutcome(count: keys.count, keys: keys)
         }
     }
@@ -265,7 +210,7 @@ package final class InMemoryStore: StoreEngine {
             // Rules are applied to a copy: a deny leaves the store untouched.
             var rows = DeleteRows(state: state)
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
-            if tracksHistory { record(&rows.state, author: author, changes: rows.changes) }
+            if tracksHistory { Self.record(&rows.state, author: author, changes: rows.changes) }
             state = rows.state
             return BatchOutcome(count: keys.count, keys: keys)
         }
@@ -274,7 +219,7 @@ package final class InMemoryStore: StoreEngine {
     /// The rows of a batch delete with rules, in a copy of the store's state.
     private struct DeleteRows: BatchDeleteRows {
         var state: State
-        var changes: [HistoryChange] = []
+        var changes: [StoreHistoryChange] = []
 
         mutating func rows(_ keys: [Int64], of root: EntityDescription) -> [(entity: EntityDescription, keys: [Int64])] {
             var groups: [(entity: EntityDescription, keys: [Int64])] = []
@@ -285,7 +230,7 @@ package final class InMemoryStore: StoreEngine {
                 } else {
                     groups.append((row.entity, [key]))
                 }
-                changes.append((.delete, row.entity, key, nil, tombstone(row.entity, row.snapshot.values)))
+                changes.append(StoreHistoryChange(type: .delete, entity: row.entity, primaryKey: key, values: row.snapshot.values))
             }
             return groups
         }
@@ -331,25 +276,26 @@ package final class InMemoryStore: StoreEngine {
 
     // MARK: - History
 
-    private typealias HistoryChange = (PersistentHistoryChange.ChangeType, EntityDescription, Int64, Set<String>?, [String: ManagedValue]?)
-
-    private func record(_ state: inout State, author: HistoryAuthor, changes: [HistoryChange]) {
+    /// Records one history transaction of `changes` in `state`.
+    static func record(_ state: inout State, author: HistoryAuthor, changes: [StoreHistoryChange]) {
         guard !changes.isEmpty else { return }
         state.lastTransaction += 1
         var records: [HistoryChangeRecord] = []
-        for (type, entity, key, names, tombstone) in changes {
+        for change in changes {
             state.lastChange += 1
-            records.append(HistoryChangeRecord(changeID: state.lastChange, changeType: type.rawValue, entity: entity, primaryKey: key,
-                                               updatedNames: type == .update ? names : nil, tombstone: tombstone))
+            records.append(HistoryChangeRecord(changeID: state.lastChange, changeType: change.type.rawValue, entity: change.entity, primaryKey: change.primaryKey,
+                                               updatedNames: change.updatedNames, tombstone: tombstone(change)))
         }
         state.history.append(HistoryTransactionRecord(number: state.lastTransaction, timestamp: Date(), author: author.author, contextName: author.contextName,
                                                       processID: author.processID, bundleID: author.bundleID, changes: records))
     }
 
-    private static func tombstone(_ entity: EntityDescription, _ values: [ManagedValue]) -> [String: ManagedValue]? {
-        let attributes = entity.tombstoneAttributes
-        guard !attributes.isEmpty else { return nil }
-        return Dictionary(uniqueKeysWithValues: attributes.compactMap { attribute in entity.slotByName[attribute.name].map { (attribute.name, values[$0]) } })
+    /// A deletion's tombstone by attribute name (`nil` when the entity keeps none or the values
+    /// are unknown).
+    private static func tombstone(_ change: StoreHistoryChange) -> [String: ManagedValue]? {
+        let attributes = change.entity.tombstoneAttributes
+        guard change.type == .delete, change.values != nil, !attributes.isEmpty else { return nil }
+        return Dictionary(uniqueKeysWithValues: zip(attributes.map(\.name), change.tombstoneValues))
     }
 
     package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
@@ -389,7 +335,7 @@ package final class InMemoryStore: StoreEngine {
     }
 
     /// Tells the watcher (off the caller's thread, as a file watcher would).
-    private func notifyChange() {
+    func notifyChange() {
         guard let handler = changeHandler.withLock({ $0 }) else { return }
         DispatchQueue.global().async { handler() }
     }
@@ -418,7 +364,7 @@ package final class InMemoryStore: StoreEngine {
         StoreSortKey.precedes(a.snapshot.values, a.primaryKey, b.snapshot.values, b.primaryKey, by: keys)
     }
 
-    private static func checkOpen(_ state: State) throws {
+    static func checkOpen(_ state: State) throws {
         if state.closed { throw CoreDataError(.persistentStoreOperation, "The in-memory store was removed from its coordinator; add a new store.") }
     }
 }
