@@ -14,6 +14,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` (the DocC catalog in Sources/OpenCoreData).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // The PostgreSQL store's client (OpenCoreDataPostgreSQL only).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.3"),
     ],
     targets: [
         // The C boundary: the system's libsqlite3 plus a small shim header.
@@ -33,6 +38,18 @@ let package = Package(
         .target(name: "OpenCoreDataCore"),
         // The SQLite store in Core Data's file layout.
         .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "CSQLite", "CZlib"]),
+        // The PostgreSQL store (in progress: the synchronous session over postgres-nio, store URLs).
+        .target(
+            name: "OpenCoreDataPostgreSQL",
+            dependencies: [
+                "OpenCoreDataCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // @Managed and friends.
         .macro(
             name: "OpenCoreDataMacros",
@@ -55,6 +72,11 @@ let package = Package(
         ),
         // Models are declared here, outside the library, exactly as users declare theirs.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "Earthquakes", "CSQLite"]),
+        // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
+        .testTarget(
+            name: "OpenCoreDataPostgreSQLTests",
+            dependencies: ["OpenCoreDataPostgreSQL", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
+        ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

@@ -1,0 +1,101 @@
+import Foundation
+import OpenCoreDataCore
+
+/// Where a PostgreSQL store lives, read from its URL:
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode`.
+///
+/// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
+/// - `schema` (default `public`) holds the store's tables: several stores share one database in
+///   several schemas. Letters, digits and `_`, not starting with a digit, at most 63 bytes.
+/// - `pool` is how many connections the store keeps (1–64, default 4).
+/// - `tls` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`.
+///
+/// Anything else in the URL — another scheme, a missing user or database, an unknown parameter —
+/// is refused with a ``/OpenCoreDataCore/CoreDataError`` (134000) naming it: a typo must not
+/// silently open another store.
+package struct PostgreSQLStoreURL: Sendable, Equatable {
+    /// How the connection is encrypted.
+    package enum TLSMode: String, Sendable, CaseIterable {
+        case disable, prefer, require
+    }
+
+    package var host: String
+    package var port: Int
+    package var user: String
+    package var password: String?
+    package var database: String
+    package var schema: String
+    package var poolSize: Int
+    package var tls: TLSMode
+
+    package static let defaultPort = 5432
+    package static let defaultPoolSize = 4
+    package static let poolSizes = 1...64
+
+    package init(_ url: URL) throws(CoreDataError) {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw Self.invalid(url, "it is not a URL")
+        }
+        guard let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
+            throw Self.invalid(url, "its scheme is not postgres://")
+        }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        port = components.port ?? Self.defaultPort
+        guard (1...65535).contains(port) else { throw Self.invalid(url, "the port \(port) is not between 1 and 65535") }
+        guard let user = components.user, !user.isEmpty else {
+            throw Self.invalid(url, "it names no user: write postgres://user@\(host)/database")
+        }
+        self.user = user
+        password = components.password
+        let path = components.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard path.count == 1 else {
+            throw Self.invalid(url, path.isEmpty ? "it names no database: write postgres://user@\(host)/database" : "its path is not one database name")
+        }
+        database = String(path[0])
+        schema = "public"
+        poolSize = Self.defaultPoolSize
+        tls = .prefer
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "schema":
+                guard Self.isIdentifier(value) else {
+                    throw Self.invalid(url, "the schema '\(value)' is not a name of letters, digits and _ (not starting with a digit, at most 63 bytes)")
+                }
+                schema = value
+            case "pool":
+                guard let size = Int(value), Self.poolSizes.contains(size) else {
+                    throw Self.invalid(url, "the pool size '\(value)' is not a number from \(Self.poolSizes.lowerBound) to \(Self.poolSizes.upperBound)")
+                }
+                poolSize = size
+            case "tls":
+                guard let mode = TLSMode(rawValue: value) else {
+                    throw Self.invalid(url, "tls is '\(value)', not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                tls = mode
+            default:
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool and tls are known)")
+            }
+        }
+    }
+
+    /// The URL without its password, for messages.
+    package var description: String {
+        "postgres://\(user)@\(host):\(port)/\(database)?schema=\(schema)"
+    }
+
+    /// Whether `name` is a plain SQL identifier (it is quoted wherever SQL is made all the same).
+    package static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 63,
+              first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+    }
+
+    private static func invalid(_ url: URL, _ reason: String) -> CoreDataError {
+        // The password never reaches a message.
+        var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        if shown?.password != nil { shown?.password = "…" }
+        return CoreDataError(.persistentStoreInvalidType,
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require.")
+    }
+}

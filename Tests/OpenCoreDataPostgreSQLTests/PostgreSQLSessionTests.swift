@@ -1,0 +1,138 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import OpenCoreDataCore
+import Synchronization
+@testable import OpenCoreDataPostgreSQL
+import Testing
+
+/// The synchronous session over postgres-nio, against a real server.
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .timeLimit(.minutes(1)))
+struct PostgreSQLSessionTests {
+    @Test func everyKindOfValueComesBackAsItWasBound() throws {
+        let (session, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: session) }
+        let table = PostgreSQLSQL.qualified(schema, "ZVALUES")
+        try session.execute("CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY, ZINT bigint, ZDOUBLE double precision, ZBOOL boolean, ZDECIMAL numeric, ZTEXT text, ZDATA bytea, ZUUID uuid)")
+        let date = Date(timeIntervalSinceReferenceDate: 786_000_123.456_789_012)
+        let uuid = UUID()
+        let rows: [[ManagedValue]] = [
+            [.integer(1), .integer(.max), .double(-0.1), .bool(true), .decimal(Decimal(string: "12345678901234567890.123456789")!), .string("Zoë 👩‍💻"), .data(Data([0, 1, 255])), .uuid(uuid)],
+            [.integer(2), .integer(.min), .double(.infinity), .bool(false), .decimal(-1), .string(""), .data(Data()), .null],
+            [.integer(3), .null, .null, .null, .null, .null, .null, .null],
+        ]
+        for row in rows {
+            try session.execute("INSERT INTO \(table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", row)
+        }
+        let read = try session.execute("SELECT * FROM \(table) ORDER BY Z_PK").rows
+        #expect(read == rows)
+        // Dates go as Core Data keeps them (seconds since 2001, a double) and come back equal.
+        try session.execute("UPDATE \(table) SET ZDOUBLE = $1 WHERE Z_PK = 3", [.date(date)])
+        #expect(try session.execute("SELECT ZDOUBLE FROM \(table) WHERE Z_PK = 3").rows == [[.double(date.timeIntervalSinceReferenceDate)]])
+        #expect(try session.execute("SELECT ZTEXT FROM \(table) WHERE ZTEXT = $1", [.url(URL(string: "https://example.com/a?b=c")!)]).rows.isEmpty)
+    }
+
+    @Test func valuesShapedLikeSQLAreStoredVerbatim() throws {
+        let (session, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: session) }
+        let table = PostgreSQLSQL.qualified(schema, "ZNOTE")
+        try session.execute("CREATE TABLE \(table) (ZTITLE text)")
+        let hostile = "x'); DROP TABLE \(table); --"
+        let outcome = try session.execute("INSERT INTO \(table) VALUES ($1)", [.string(hostile)])
+        #expect(outcome.changed == 1)
+        #expect(try session.execute("SELECT ZTITLE FROM \(table)").rows == [[.string(hostile)]])
+    }
+
+    @Test func aTransactionThatThrowsLeavesNothingAndTheServersErrorIsACoreDataError() throws {
+        let (session, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: session) }
+        let table = PostgreSQLSQL.qualified(schema, "ZITEM")
+        try session.execute("CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY)")
+        try session.transaction { try session.execute("INSERT INTO \(table) VALUES (1)") }
+        var failure: CoreDataError?
+        do {
+            try session.transaction {
+                try session.execute("INSERT INTO \(table) VALUES (2)")
+                try session.execute("INSERT INTO \(table) VALUES (1)")     // duplicate key
+            }
+        } catch {
+            failure = error as? CoreDataError
+        }
+        #expect(failure?.code == .persistentStoreOperation)
+        #expect(failure?.message.contains("SQLSTATE 23505") == true, "\(failure?.message ?? "no error")")
+        #expect(try session.execute("SELECT Z_PK FROM \(table) ORDER BY Z_PK").rows == [[.integer(1)]])
+        // The session is usable after the failed transaction.
+        #expect(try session.execute("SELECT count(*) FROM \(table)").rows == [[.integer(1)]])
+    }
+
+    @Test func notificationsReachListenersOfOtherSessionsOnlyWhenCommitted() throws {
+        let (listening, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: listening) }
+        let sending = try PostgreSQLSession.connect(try TestServer.url())
+        defer { sending.close() }
+        let channel = schema + "_changes"
+        let received = Received()
+        let listener = try listening.listen(channel) { received.append($0) }
+        try sending.notify(channel, payload: "first")
+        _ = try? sending.transaction {
+            try sending.notify(channel, payload: "rolled back")
+            throw CancellationError()
+        }
+        try sending.transaction { try sending.notify(channel, payload: "second") }
+        #expect(received.waitFor(count: 2) == ["first", "second"])
+        listener.stop()
+        try sending.notify(channel, payload: "after stop")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(received.values == ["first", "second"])
+    }
+
+    @Test func aCallFromAnEventLoopThreadIsRefusedInsteadOfBlockingIt() throws {
+        let (session, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: session) }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let outcome = try loop.submit { () -> String in
+            do {
+                _ = try session.execute("SELECT 1")
+                return "answered"
+            } catch let error as CoreDataError {
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+        }.wait()
+        #expect(outcome.contains("event loop thread"), "\(outcome)")
+        #expect(try session.execute("SELECT 1").rows == [[.integer(1)]])
+    }
+
+    @Test func aServerThatIsNotThereIsAnOpenError() throws {
+        var url = try TestServer.url()
+        url.port = try Self.closedPort()
+        var failure: CoreDataError?
+        do { _ = try PostgreSQLSession.connect(url, timeout: .seconds(5)) } catch { failure = error as? CoreDataError }
+        #expect(failure?.code == .persistentStoreOpen)
+        #expect(failure?.message.contains("127.0.0.1:\(url.port)") == true || failure?.message.contains(url.host) == true)
+    }
+
+    /// A loopback port nothing listens on (bound, then released).
+    private static func closedPort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        let port = channel.localAddress?.port ?? 1
+        try channel.close().wait()
+        return port
+    }
+}
+
+/// Notification payloads, appended on an event loop and read by the test.
+final class Received: Sendable {
+    private let state = Mutex<[String]>([])
+
+    func append(_ value: String) { state.withLock { $0.append(value) } }
+    var values: [String] { state.withLock { $0 } }
+
+    /// The values once there are `count` of them (or what arrived within 20 s).
+    func waitFor(count: Int) -> [String] {
+        let deadline = Date().addingTimeInterval(20)
+        while values.count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return values
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import OpenCoreDataCore
+@testable import OpenCoreDataPostgreSQL
+import Testing
+
+@Suite struct PostgreSQLStoreURLTests {
+    private func parse(_ text: String) throws -> PostgreSQLStoreURL {
+        try PostgreSQLStoreURL(try #require(URL(string: text)))
+    }
+
+    private func refusal(_ text: String) -> CoreDataError? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error as? CoreDataError
+        }
+    }
+
+    @Test func everyPartIsRead() throws {
+        let url = try parse("postgresql://app:s%40cret@db.example.com:6543/notes?schema=tenant_7&pool=12&tls=require")
+        #expect(url.host == "db.example.com" && url.port == 6543 && url.user == "app" && url.password == "s@cret" && url.database == "notes")
+        #expect(url.schema == "tenant_7" && url.poolSize == 12 && url.tls == .require)
+        #expect(url.description == "postgres://app@db.example.com:6543/notes?schema=tenant_7")
+    }
+
+    @Test func defaultsAreLocalhostPublicAndAPoolOfFour() throws {
+        let url = try parse("postgres://app@/notes")
+        #expect(url.host == "localhost" && url.port == 5432 && url.schema == "public" && url.poolSize == 4 && url.tls == .prefer && url.password == nil)
+    }
+
+    @Test(arguments: [
+        ("mysql://app@host/db", "its scheme is not postgres://"),
+        ("postgres://host/db", "it names no user"),
+        ("postgres://app@host", "it names no database"),
+        ("postgres://app@host/db/extra", "its path is not one database name"),
+        ("postgres://app@host/db?schema=1abc", "the schema '1abc'"),
+        ("postgres://app@host/db?schema=a%22b", "the schema 'a\"b'"),
+        ("postgres://app@host/db?pool=0", "the pool size '0'"),
+        ("postgres://app@host/db?pool=65", "the pool size '65'"),
+        ("postgres://app@host/db?tls=maybe", "tls is 'maybe'"),
+        ("postgres://app@host/db?shema=x", "the parameter 'shema' is unknown"),
+    ])
+    func aURLThatCannotBeUsedIsRefusedSayingWhy(text: String, reason: String) {
+        let error = refusal(text)
+        #expect(error?.code == .persistentStoreInvalidType)
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test func aRefusalNeverShowsThePassword() {
+        let error = refusal("postgres://app:hunter2@host/db?pool=zero")
+        #expect(error != nil)
+        #expect(error?.message.contains("hunter2") == false)
+    }
+
+    @Test func identifiersAreLettersDigitsAndUnderscoresUpTo63Bytes() {
+        #expect(PostgreSQLStoreURL.isIdentifier("_Tenant_9"))
+        #expect(PostgreSQLStoreURL.isIdentifier(String(repeating: "a", count: 63)))
+        #expect(!PostgreSQLStoreURL.isIdentifier(String(repeating: "a", count: 64)))
+        #expect(!PostgreSQLStoreURL.isIdentifier(""))
+        #expect(!PostgreSQLStoreURL.isIdentifier("9lives"))
+        #expect(!PostgreSQLStoreURL.isIdentifier("drop table"))
+        #expect(!PostgreSQLStoreURL.isIdentifier("é"))
+    }
+
+    @Test func quotedIdentifiersCannotEndTheirQuotes() {
+        #expect(PostgreSQLSQL.quoted("ZNOTE") == "\"ZNOTE\"")
+        #expect(PostgreSQLSQL.quoted("a\"; DROP TABLE x; --") == "\"a\"\"; DROP TABLE x; --\"")
+        #expect(PostgreSQLSQL.qualified("tenant", "ZNOTE") == "\"tenant\".\"ZNOTE\"")
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+@testable import OpenCoreDataPostgreSQL
+import Testing
+
+/// The PostgreSQL server the tests use: `OCD_POSTGRES_URL` (`.ci/run` starts one with
+/// `.ci/postgres-server` and sets it). Without it, the suites that need a server are skipped —
+/// reported as skipped with the reason, never as passed — and under CI the run fails
+/// (`ServerAvailabilityTests`).
+enum TestServer {
+    static let urlText = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"]
+    static var isConfigured: Bool { urlText.map { !$0.isEmpty } ?? false }
+    static let skipReason: Comment = "OCD_POSTGRES_URL is not set: start a server with `.ci/postgres-server start DIR` and set OCD_POSTGRES_URL to the URL it prints"
+
+    static func url() throws -> PostgreSQLStoreURL {
+        guard let text = urlText, let url = URL(string: text) else {
+            throw CancellationError()
+        }
+        return try PostgreSQLStoreURL(url)
+    }
+
+    /// A session in a schema of its own (created here, dropped by `drop`).
+    static func session() throws -> (session: PostgreSQLSession, schema: String) {
+        let session = try PostgreSQLSession.connect(try url())
+        let schema = "ocd_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try session.execute("CREATE SCHEMA " + PostgreSQLSQL.quoted(schema))
+        return (session, schema)
+    }
+
+    static func drop(_ schema: String, with session: PostgreSQLSession) {
+        _ = try? session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(schema) + " CASCADE")
+        session.close()
+    }
+}
+
+@Suite struct ServerAvailabilityTests {
+    /// CI must test against a server: a missing one fails the run instead of skipping quietly.
+    @Test func continuousIntegrationHasAServer() {
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            #expect(TestServer.isConfigured, "CI=true but OCD_POSTGRES_URL is not set: .ci/run starts a server; the PostgreSQL tests did not run")
+        } else if !TestServer.isConfigured {
+            // Visible in every local run without a server.
+            print("⚠️  PostgreSQL tests skipped: \(TestServer.skipReason)")
+        }
+    }
+}
