@@ -111,15 +111,15 @@ package final class PostgreSQLSession: Sendable {
 
     // MARK: - Waiting
 
-    /// The result of `future`, waited for on the calling thread; refused on an event loop thread.
-    static func wait<T: Sendable>(for future: EventLoopFuture<T>, doing what: String, code: CoreDataError.Code) throws -> T {
+    /// The result of the future `start` makes, waited for on the calling thread. Refused on an
+    /// event loop thread before any work is sent.
+    static func wait<T: Sendable>(for start: @autoclosure () -> EventLoopFuture<T>, doing what: String, code: CoreDataError.Code) throws -> T {
         guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
-            future.whenComplete { _ in }
             throw CoreDataError(.persistentStoreOperation,
                                 "A PostgreSQL store was called on a SwiftNIO event loop thread, where waiting for its answer would block the loop (or deadlock): call it from a context's queue (perform) or another thread.")
         }
         do {
-            return try future.wait()
+            return try start().wait()
         } catch let error as PSQLError {
             throw CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
         } catch {
