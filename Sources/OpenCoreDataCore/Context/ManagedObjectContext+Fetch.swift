@@ -84,7 +84,17 @@ extension ManagedObjectContext {
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         graph.registry.reserveCapacity(graph.registry.count + rows.count)
         let identifier = store.identifier
-        let objects = rows.map { registeredObject(for: $0, storeIdentifier: $0.storeIdentifier ?? identifier, refresh: refresh) }
+        let objects = try rows.map { row in
+            let object = registeredObject(for: row, storeIdentifier: row.storeIdentifier ?? identifier, refresh: refresh)
+            // The object registered under the row's key must be of the row's entity (or a
+            // sub-entity): else the store named two entities for one row (a damaged file whose
+            // index and table disagree; found by the store fuzzer), and the object would join
+            // results of an entity it is not.
+            guard object.entity === row.entity || object.entity.isKindOf(entity: row.entity) else {
+                throw CoreDataError(.persistentStoreInvalidType, "The store returned the row \(row.primaryKey) of \(row.entity.rootEntity.name) as \(row.entity.name), but this context holds it as \(object.entity.name) (read from the same store, or made from an ID naming that entity): the store file is damaged if nothing else named it so (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
+            }
+            return object
+        }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, of: objects, coordinator: plan.coordinator)
         }

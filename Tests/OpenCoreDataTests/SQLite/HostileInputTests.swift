@@ -372,6 +372,42 @@ import Testing
         }
     }
 
+    /// Found by the store fuzzer (2026-11-26): four bytes patched into the same sample store give
+    /// its table two cells for row 3, one a Car and one an ExpensiveSportCar. Fetching Car
+    /// registered the row as a Car and returned it twice; fetching ExpensiveSportCar next returned
+    /// that Car object among the ExpensiveSportCars, and reading an ExpensiveSportCar attribute of
+    /// it trapped. A row that comes back as an entity the object registered under its key is not
+    /// is now reported as damage.
+    @Test func aRowReadAsTwoEntitiesIsReportedAsDamage() throws {
+        let directory = TemporaryDirectory()
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", into: directory)
+        var bytes = [UInt8](try Data(contentsOf: url))
+        for (offset, value) in [(19631, 175), (24495, 37), (37120, 2), (41307, 0)] { bytes[offset] = UInt8(value) }
+        try Data(bytes).write(to: url)
+        let model = try ManagedObjectModel(cachedInStoreAt: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait { () throws in
+            let error = try #require(throws: CoreDataError.self) { _ = try context.fetch(FetchRequest<ManagedObject>(entityName: "Car")) }
+            #expect(error.code == .persistentStoreInvalidType && error.message.contains("damaged"), "\(error)")
+            #expect(error.message.contains("row 3 of Car as ExpensiveSportCar"), "\(error)")
+        }
+        // The context keeps refusing what it read as a Car as an ExpensiveSportCar; another
+        // context that reads only ExpensiveSportCars (through the index) gets objects of that entity.
+        try context.performAndWait { () throws in
+            #expect(throws: CoreDataError.self) { _ = try context.fetch(FetchRequest<ManagedObject>(entityName: "ExpensiveSportCar")) }
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue)
+        fresh.persistentStoreCoordinator = coordinator
+        try fresh.performAndWait { () throws in
+            let expensive = try fresh.fetch(FetchRequest<ManagedObject>(entityName: "ExpensiveSportCar"))
+            #expect(!expensive.isEmpty && expensive.allSatisfy { $0.entity.name == "ExpensiveSportCar" })
+            for object in expensive { _ = object.value(forKey: "isLimitedEdition") }
+        }
+    }
+
     @Test func aCycleInTheEntityTableDoesNotHangInspection() throws {
         let directory = TemporaryDirectory()
         let url = try Self.store(in: directory)
