@@ -396,8 +396,9 @@ import Testing
         }
         // The context keeps refusing what it read as a Car as an ExpensiveSportCar; another
         // context that reads only ExpensiveSportCars (through the index) gets objects of that entity.
-        try context.performAndWait { () throws in
+        context.performAndWait {
             #expect(throws: CoreDataError.self) { _ = try context.fetch(FetchRequest<ManagedObject>(entityName: "ExpensiveSportCar")) }
+            return
         }
         let fresh = ManagedObjectContext(concurrencyType: .privateQueue)
         fresh.persistentStoreCoordinator = coordinator
