@@ -339,19 +339,25 @@ import Testing
         #expect(error.message.contains("the same number"))
     }
 
+    /// CoreDataPlus' sample store with the store fuzzer's byte patches (offset, value), opened
+    /// read-only from the model it carries.
+    private static func patchedSampleStore(_ patches: [(offset: Int, value: UInt8)], in directory: TemporaryDirectory) throws -> (ManagedObjectModel, PersistentStoreCoordinator) {
+        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", into: directory)
+        var bytes = [UInt8](try Data(contentsOf: url))
+        for patch in patches { bytes[patch.offset] = patch.value }
+        try Data(bytes).write(to: url)
+        let model = try ManagedObjectModel(cachedInStoreAt: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        return (model, coordinator)
+    }
+
     /// Found by the store fuzzer: two bytes patched into CoreDataPlus' sample store leave a row
     /// that the `Z_ENT` index lists as an ExpensiveSportCar while the table says Car; the fetch
     /// returned a Car object for ExpensiveSportCar, which trapped when asked for its attributes.
     @Test func aRowWhoseEntityDisagreesWithItsIndexIsReportedAsDamage() throws {
         let directory = TemporaryDirectory()
-        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", into: directory)
-        var bytes = [UInt8](try Data(contentsOf: url))
-        bytes[20737] = 173
-        bytes[39948] = 12
-        try Data(bytes).write(to: url)
-        let model = try ManagedObjectModel(cachedInStoreAt: url)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let (model, coordinator) = try Self.patchedSampleStore([(20737, 173), (39948, 12)], in: directory)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         let error = try #require(throws: CoreDataError.self) {
@@ -380,13 +386,7 @@ import Testing
     /// is now reported as damage.
     @Test func aRowReadAsTwoEntitiesIsReportedAsDamage() throws {
         let directory = TemporaryDirectory()
-        let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", into: directory)
-        var bytes = [UInt8](try Data(contentsOf: url))
-        for (offset, value) in [(19631, 175), (24495, 37), (37120, 2), (41307, 0)] { bytes[offset] = UInt8(value) }
-        try Data(bytes).write(to: url)
-        let model = try ManagedObjectModel(cachedInStoreAt: url)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let (_, coordinator) = try Self.patchedSampleStore([(19631, 175), (24495, 37), (37120, 2), (41307, 0)], in: directory)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait { () throws in
