@@ -90,7 +90,7 @@ extension ManagedObjectContext {
             // sub-entity): else the store named two entities for one row (a damaged file whose
             // index and table disagree; found by the store fuzzer), and the object would join
             // results of an entity it is not.
-            guard object.entity === row.entity || object.entity.isKindOf(entity: row.entity) else {
+            guard object.entity.isKindOf(entity: row.entity) else {
                 throw CoreDataError(.persistentStoreInvalidType, "The store returned the row \(row.primaryKey) of \(row.entity.rootEntity.name) as \(row.entity.name), but this context holds it as \(object.entity.name) (read from the same store, or made from an ID naming that entity): the store file is damaged if nothing else named it so (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
             }
             return object
