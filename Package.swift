@@ -36,13 +36,17 @@ let package = Package(
         // Objects, contexts, model, coordinator, the store protocol and the in-memory store.
         // No SQLite, no swift-syntax.
         .target(name: "OpenCoreDataCore"),
+        // Core Data's relational layout and the predicate compiler, shared by the SQL stores
+        // through a dialect. Pure Swift: no database client.
+        .target(name: "OpenCoreDataSQL", dependencies: ["OpenCoreDataCore"]),
         // The SQLite store in Core Data's file layout.
-        .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "CSQLite", "CZlib"]),
-        // The PostgreSQL store (in progress: the synchronous session over postgres-nio, store URLs).
+        .target(name: "OpenCoreDataSQLite", dependencies: ["OpenCoreDataCore", "OpenCoreDataSQL", "CSQLite", "CZlib"]),
+        // The PostgreSQL store: Core Data's tables in a schema, over postgres-nio.
         .target(
             name: "OpenCoreDataPostgreSQL",
             dependencies: [
                 "OpenCoreDataCore",
+                "OpenCoreDataSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -71,7 +75,7 @@ let package = Package(
             dependencies: ["OpenCoreData", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Models are declared here, outside the library, exactly as users declare theirs.
-        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "Earthquakes", "CSQLite"]),
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "CSQLite"]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",

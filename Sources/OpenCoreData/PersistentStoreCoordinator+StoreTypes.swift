@@ -36,7 +36,10 @@ extension PersistentStoreCoordinator {
         case .inMemory:
             engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         default:
-            throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory.")
+            guard let opener = StoreTypeRegistry.opener(for: type) else {
+                throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after import OpenCoreDataPostgreSQL).")
+            }
+            engine = try opener(url, options)
         }
         let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options, engine: engine)
         do {

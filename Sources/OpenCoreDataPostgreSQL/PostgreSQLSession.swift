@@ -103,8 +103,19 @@ package final class PostgreSQLSession: Sendable {
 
     /// Closes the connection; the session is unusable afterwards.
     package func close() {
-        _ = try? Self.wait(for: connection.close(), doing: "close the connection to \(target)", code: .persistentStoreOperation)
+        guard !connection.isClosed else { return }
+        if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+            // Cannot wait here (see `wait`): the close goes out and completes on its own.
+            let closing: EventLoopFuture<Void> = connection.close()
+            _ = closing
+        } else {
+            _ = try? Self.wait(for: connection.close(), doing: "close the connection to \(target)", code: .persistentStoreOperation)
+        }
     }
+
+    /// A session nobody closed (a coordinator released without removing its store) closes its
+    /// connection as it goes: postgres-nio requires every connection to be closed.
+    deinit { close() }
 
     /// Whether the connection is closed (by `close()`, the server, or the network).
     package var isClosed: Bool { connection.isClosed }

@@ -1,4 +1,5 @@
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension SQLiteStore {
     package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
@@ -74,7 +75,7 @@ extension SQLiteStore {
     /// Runs a writing statement in a transaction; with `returningKeys` (or history to record) it
     /// adds `RETURNING Z_PK, Z_ENT` (and, for tombstones, every column) and collects the rows
     /// (without, a whole-table DELETE keeps SQLite's fast truncation).
-    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool, layout: SQLiteLayout, author: HistoryAuthor,
+    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool, layout: RelationalLayout, author: HistoryAuthor,
                        returningValues: Bool = false, change: (ReturnedRow) -> StoreHistoryChange) throws -> BatchOutcome {
         let returning = returningKeys || tracksHistory
         let withValues = returningValues && tracksHistory
@@ -104,7 +105,7 @@ extension SQLiteStore {
 extension SQLiteStore {
     /// A batch delete of rows with relationships, in one transaction: the rules are
     /// `BatchDeleteRules`'s, over this store's tables (`SQLiteDeleteRows`).
-    fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: SQLiteLayout, author: HistoryAuthor) throws -> BatchOutcome {
+    fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: RelationalLayout, author: HistoryAuthor) throws -> BatchOutcome {
         try writeTransaction { db in
             let select = try db.prepare(sql)
             defer { select.finalize() }
@@ -124,7 +125,7 @@ extension SQLiteStore {
 private struct SQLiteDeleteRows: BatchDeleteRows {
     let store: SQLiteStore
     let db: SQLiteConnection
-    let layout: SQLiteLayout
+    let layout: RelationalLayout
     /// The deletions to record in history (with tombstone values when history is kept).
     var history: [StoreHistoryChange] = []
 

@@ -1,4 +1,5 @@
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension SQLiteStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
@@ -117,7 +118,7 @@ extension SQLiteStore {
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
-    private func selectSQL(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout? = nil, columns: String) throws -> (String, [ManagedValue]) {
+    private func selectSQL(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout? = nil, columns: String) throws -> (String, [ManagedValue]) {
         let (condition, conditionArguments) = try whereClause(request, mapping: mapping, layout: layout)
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
         var arguments = conditionArguments
@@ -135,7 +136,7 @@ extension SQLiteStore {
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "".
-    func whereClause(_ request: StoreFetchRequest, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout? = nil) throws -> (String, [ManagedValue]) {
+    func whereClause(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout? = nil) throws -> (String, [ManagedValue]) {
         var conditions: [String] = []
         var arguments: [ManagedValue] = []
         let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
@@ -144,7 +145,7 @@ extension SQLiteStore {
             conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
         }
         if let predicate = request.predicate {
-            let compiled = try SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping).compile(predicate)
+            let compiled = try SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping, dialect: .sqlite).compile(predicate)
             conditions.append(compiled.sql)
             arguments += compiled.arguments
         }

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Whole-file operations on SQLite stores that are not added to a coordinator: emptying one,
 /// replacing one by a copy of another, rewriting the metadata. Each goes through SQLite (its
@@ -49,13 +50,7 @@ extension SQLiteStore {
 
     /// Writes `metadata` (the app's keys) over `current`, keeping the store's own keys.
     private static func writeMetadata(_ metadata: [String: Any], over current: [String: Any], db: SQLiteConnection) throws {
-        var plist: [String: Any] = [:]
-        for (key, value) in current where storeOwnedMetadataKeys.contains(key) && key != "NSStoreUUID" { plist[key] = value }
-        for (key, value) in metadata where key != "NSStoreUUID" { plist[key] = value }
-        guard PropertyListSerialization.propertyList(plist, isValidFor: .binary) else {
-            throw CoreDataError(.persistentStoreOperation, "Store metadata must be property-list values (strings, numbers, dates, data, arrays and dictionaries of them); nothing was written.")
-        }
-        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: current)
         let uuid = metadata["NSStoreUUID"] as? String ?? current["NSStoreUUID"] as? String ?? UUID().uuidString
         try db.transaction {
             let statement = try db.prepare("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1")
@@ -64,13 +59,6 @@ extension SQLiteStore {
             try statement.run()
         }
     }
-
-    /// Keys of the metadata the store itself writes and reads.
-    static let storeOwnedMetadataKeys: Set<String> = [
-        "NSStoreType", "NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
-        "NSStoreModelVersionIdentifiers", "NSPersistenceFrameworkVersion", "_NSAutoVacuumLevel",
-        "NSStoreModelVersionChecksumKey", "NSStoreModelVersionHashesDigest",
-    ]
 
     private static func pageSize(of db: SQLiteConnection) throws -> Int64 {
         let statement = try db.cachedStatement("PRAGMA page_size")

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Persistent history in Core Data's tables: `ATRANSACTION` (one row per save or batch request),
 /// `ACHANGE` (one row per changed object), `ATRANSACTIONSTRING` (authors, context names, process
@@ -46,7 +47,7 @@ extension SQLiteStore {
     }
 
     /// Records a transaction and its changes (inside the caller's write transaction).
-    func recordHistory(_ db: SQLiteConnection, layout: SQLiteLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+    func recordHistory(_ db: SQLiteConnection, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
         guard tracksHistory, !changes.isEmpty else { return }
         let number = try reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }

@@ -1,10 +1,11 @@
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension SQLiteStore {
     /// The values of one row, read from a statement whose columns from `offset` on are the
     /// table's columns (`mapping.tableColumns`): attributes as stored, to-one foreign keys as
     /// object IDs of their destination (the sub-entity the row's entity column names).
-    func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
+    func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
         var values: [ManagedValue] = []
         values.reserveCapacity(mapping.types.count)
         guard mapping.hasToOnes else {
@@ -37,7 +38,7 @@ extension SQLiteStore {
 
     /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the
     /// slots, then the `Z_ENT` of each to-one destination that lives in a hierarchy table.
-    func insertValues(_ values: [ManagedValue], mapping: SQLiteLayout.EntityMapping, layout: SQLiteLayout) -> [ManagedValue] {
+    func insertValues(_ values: [ManagedValue], mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
         guard !mapping.entityColumns.isEmpty else { return values }
         return values + mapping.entityColumns.keys.sorted().map { slot in
             guard case .object(let id) = values[slot] else { return .null }
@@ -47,7 +48,7 @@ extension SQLiteStore {
 
     /// The entity of a row: the one its `Z_ENT` names when the request's entity shares its table
     /// with others, else the request's.
-    func rowEntity(_ number: Int64, requested: EntityDescription, layout: SQLiteLayout) -> EntityDescription {
+    func rowEntity(_ number: Int64, requested: EntityDescription, layout: RelationalLayout) -> EntityDescription {
         layout.entitiesByNumber[Int(number)] ?? requested
     }
 }

@@ -1,4 +1,5 @@
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension SQLiteStore {
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
@@ -57,26 +58,26 @@ extension SQLiteStore {
 struct SQLiteSaveTransaction: StoreSaveTransaction {
     let store: SQLiteStore
     let db: SQLiteConnection
-    let layout: SQLiteLayout
+    let layout: RelationalLayout
 
     /// One update statement per entity and set of changed columns (usually one per save); the
     /// previous update's is tried first, without hashing.
     private var updateStatements: [UpdateShape: SQLiteStatement] = [:]
-    private var previous: (shape: UpdateShape, statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping)?
+    private var previous: (shape: UpdateShape, statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping)?
 
     private struct UpdateShape: Hashable {
         var entity: ObjectIdentifier
         var slots: [Int]
     }
 
-    init(store: SQLiteStore, db: SQLiteConnection, layout: SQLiteLayout) {
+    init(store: SQLiteStore, db: SQLiteConnection, layout: RelationalLayout) {
         self.store = store
         self.db = db
         self.layout = layout
     }
 
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
-        let statement: SQLiteStatement, mapping: SQLiteLayout.EntityMapping
+        let statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping
         let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
         if let previous, previous.shape.entity == shape.entity, previous.shape.slots == shape.slots {
             (statement, mapping) = (previous.statement, previous.mapping)
@@ -134,10 +135,10 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
-        var statements: [ObjectIdentifier: (SQLiteStatement, Int64, SQLiteLayout.EntityMapping)] = [:]
+        var statements: [ObjectIdentifier: (SQLiteStatement, Int64, RelationalLayout.EntityMapping)] = [:]
         for insert in inserts {
             let key = ObjectIdentifier(insert.entity)
-            let (statement, entityNumber, mapping): (SQLiteStatement, Int64, SQLiteLayout.EntityMapping)
+            let (statement, entityNumber, mapping): (SQLiteStatement, Int64, RelationalLayout.EntityMapping)
             if let cached = statements[key] {
                 (statement, entityNumber, mapping) = cached
             } else {
@@ -179,7 +180,7 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
             }
             let statement = try db.cachedStatement(sql)
             for (index, member) in change.members.enumerated() {
-                try statement.bind([.integer(SQLiteLayout.orderValue(index)), .integer(member), .integer(change.source)])
+                try statement.bind([.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])
                 try statement.run()
             }
         }

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// The SQLite store, in Core Data's file layout (see `docs/StorageLayout.md`).
 ///
@@ -22,16 +23,13 @@ package final class SQLiteStore: StoreEngine {
     private let writer: Locked<SQLiteConnection?>
     let readers: SQLiteReaderPool
     private struct Loaded: Sendable {
-        var layout: SQLiteLayout
+        var layout: RelationalLayout
         var entityNumbers: [String: Int]
         var metadata: [String: any Sendable]
     }
     private let loaded = Locked<Loaded?>(nil)
     /// The schema version and model hashes this store loaded (see `checkModelUnchanged`).
     let expectedSchema = Locked<(version: Int64, hashes: [String: Data])?>(nil)
-
-    /// The Core Data framework version our stores claim (`NSPersistenceFrameworkVersion`).
-    static let frameworkVersion = 1344
 
     /// Opens (creating when missing) the SQLite file at `url`, with the connection settings of
     /// `options` (pragmas and busy timeout).
@@ -118,10 +116,10 @@ package final class SQLiteStore: StoreEngine {
     private func create(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
         var numbers: [String: Int] = [:]
         for entity in model.entities { numbers[entity.name] = entity.entityNumber }
-        let layout = SQLiteLayout(model: model, entityNumbers: numbers)
+        let layout = RelationalLayout(model: model, entityNumbers: numbers)
         let plist = try Self.metadataPlist(model: model)
-        for sql in layout.createTableStatements { try db.execute(sql) }
-        for sql in layout.indexes { try db.execute(sql) }
+        for sql in SQLDialect.sqlite.createTables(layout) { try db.execute(sql) }
+        for index in layout.indexes { try db.execute(SQLDialect.sqlite.createIndex(index)) }
         for sql in layout.derivedAttributeTriggers(model: model) { try db.execute(sql) }
         try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
@@ -142,18 +140,13 @@ package final class SQLiteStore: StoreEngine {
 
     private func openExisting(_ db: SQLiteConnection, model: ManagedObjectModel) throws -> Loaded {
         let metadata = try Self.readMetadata(db)
-        let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
-        let current = model.entityVersionHashesByName
-        let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
-        if !differing.isEmpty {
-            let details = differing.map { name in
-                stored[name] == nil ? "\(name) (not in the store)" : current[name] == nil ? "\(name) (not in the model)" : "\(name) (changed)"
-            }
+        let details = StoreMetadataPlist.differences(metadata, model: model)
+        if !details.isEmpty {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
                                 "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
         }
         let numbers = try Self.storedEntityNumbers(db, model: model)
-        let layout = SQLiteLayout(model: model, entityNumbers: numbers)
+        let layout = RelationalLayout(model: model, entityNumbers: numbers)
         try Self.checkPrimaryKeys(db, layout: layout)
         return Loaded(layout: layout, entityNumbers: numbers, metadata: metadata)
     }
@@ -162,7 +155,7 @@ package final class SQLiteStore: StoreEngine {
     /// Core Data creates it. In a damaged or crafted file whose `Z_PK` is a plain column, rows could
     /// have no key or share one, and several rows would be read as one object (whose entity and
     /// values then disagree with what was asked for): such a file is refused when it is opened.
-    static func checkPrimaryKeys(_ db: SQLiteConnection, layout: SQLiteLayout) throws {
+    static func checkPrimaryKeys(_ db: SQLiteConnection, layout: RelationalLayout) throws {
         let statement = try db.prepare("SELECT name, type FROM pragma_table_info(?) WHERE pk > 0")
         defer { statement.finalize() }
         for table in layout.tables where try db.tableExists(table.name) {
@@ -200,20 +193,7 @@ package final class SQLiteStore: StoreEngine {
 
     /// The binary property list Core Data keeps in `Z_METADATA.Z_PLIST`.
     static func metadataPlist(model: ManagedObjectModel) throws -> Data {
-        let hashes = model.entityVersionHashesByName
-        let ordered = hashes.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
-        let digest = ordered.reduce(into: [UInt8]()) { $0 += Array($1.key.utf8) + Array($1.value) }
-        let plist: [String: Any] = [
-            "NSStoreType": "SQLite",
-            "NSStoreModelVersionHashes": hashes,
-            "NSStoreModelVersionHashesVersion": 3,
-            "NSStoreModelVersionIdentifiers": Array(model.versionIdentifiers).sorted(),
-            "NSPersistenceFrameworkVersion": frameworkVersion,
-            "_NSAutoVacuumLevel": "2",
-            "NSStoreModelVersionChecksumKey": ManagedObjectModel.versionChecksum(of: hashes),
-            "NSStoreModelVersionHashesDigest": Data(SHA512.hash(digest)).base64EncodedString(),
-        ]
-        return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        try StoreMetadataPlist.make(model: model, storeType: "SQLite")
     }
 
     /// Reads `Z_METADATA`: the plist's keys plus `NSStoreUUID` from `Z_UUID`, as Core Data returns them.
@@ -221,23 +201,8 @@ package final class SQLiteStore: StoreEngine {
         let statement = try db.cachedStatement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1")
         defer { statement.reset() }
         guard try statement.step() else { return [:] }
-        var result: [String: any Sendable] = [:]
-        if !statement.isNull(at: 1) {
-            let data = statement.data(at: 1)
-            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-            for (key, value) in plist as? [String: Any] ?? [:] {
-                if key == "NSStoreModelVersionHashes", let hashes = value as? [AnyHashable: Any] {
-                    var converted: [String: Data] = [:]
-                    for (name, hash) in hashes { if let name = name as? String, let hash = hash as? Data { converted[name] = hash } }
-                    result[key] = converted
-                } else if let sendable = sendablePropertyListValue(value) {
-                    result[key] = sendable
-                }
-            }
-        }
-        if !statement.isNull(at: 0) { result["NSStoreUUID"] = statement.string(at: 0) }
-        result["NSStoreType"] = "SQLite"
-        return result
+        return StoreMetadataPlist.read(statement.isNull(at: 1) ? nil : statement.data(at: 1),
+                                       uuid: statement.isNull(at: 0) ? nil : statement.string(at: 0), storeType: "SQLite")
     }
 
     /// Reads the metadata of a store file without adding it to a coordinator.
@@ -262,7 +227,7 @@ package final class SQLiteStore: StoreEngine {
 
     // MARK: - Access
 
-    func currentLayout() throws -> SQLiteLayout {
+    func currentLayout() throws -> RelationalLayout {
         guard let loaded = loaded.withLock({ $0 }) else {
             throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(url.path) is not loaded.")
         }

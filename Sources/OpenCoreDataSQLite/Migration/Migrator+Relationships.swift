@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension Migrator {
 
@@ -20,9 +21,9 @@ extension Migrator {
                         guard let owner = keys[row.table]?[row.key] else { continue }
                         for (index, member) in try members(of: relationship, in: kind, owner: row).enumerated() {
                             var values: [ManagedValue] = [.integer(owner.key), .integer(member.key)]
-                            if order != nil { values.append(.integer(SQLiteLayout.orderValue(index))) }
+                            if order != nil { values.append(.integer(RelationalLayout.orderValue(index))) }
                             if inverseOrder != nil {
-                                values.append(try position(of: row, in: relationship.inverseRelationship, owner: member).map { .integer(SQLiteLayout.orderValue($0)) } ?? .null)
+                                values.append(try position(of: row, in: relationship.inverseRelationship, owner: member).map { .integer(RelationalLayout.orderValue($0)) } ?? .null)
                             }
                             try insert.bind(values)
                             try insert.run()

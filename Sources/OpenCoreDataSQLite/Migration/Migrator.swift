@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// One migration run: creates the new file, copies the rows (straight where it can, row by row
 /// otherwise), join tables and history, then replaces the store. Used on one thread.
@@ -11,8 +12,8 @@ final class Migrator {
 
     var source: SQLiteConnection!
     var target: SQLiteConnection!
-    var sourceLayout: SQLiteLayout!
-    var targetLayout: SQLiteLayout!
+    var sourceLayout: RelationalLayout!
+    var targetLayout: RelationalLayout!
     /// Per source table, per old key: the row's new key and entity.
     var keys: [String: [Int64: (key: Int64, entity: EntityDescription)]] = [:]
     /// Per destination entity, the rows that become its objects (source table, old key).
@@ -57,13 +58,13 @@ final class Migrator {
     /// Copies the rows, join tables and history of the old store (read through `source`, while
     /// `run()`'s live connection holds the store's write lock) into the scratch file.
     private func fill(_ temporary: URL, hasHistory: Bool) throws {
-        sourceLayout = SQLiteLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
+        sourceLayout = RelationalLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
         target = try SQLiteConnection(path: temporary.path, readOnly: false)
         defer { target = nil }
         // The scratch file needs no journal: a crash leaves a file that is thrown away.
         try target.execute("PRAGMA journal_mode = OFF")
         try target.execute("PRAGMA synchronous = OFF")
-        targetLayout = SQLiteLayout(model: mapping.destination, entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
+        targetLayout = RelationalLayout(model: mapping.destination, entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
 
         // The old file, attached, is what straight copies read.
         let attach = try target.prepare("ATTACH DATABASE ? AS migration_source")
@@ -165,7 +166,7 @@ final class Migrator {
                         entityValues.append(target.map { .integer(Int64(targetLayout.entityNumber(of: $0.entity))) } ?? .null)
                     }
                     if writer.orderColumnRelationships.contains(relationship.name) {
-                        orderValues.append(try position(of: (table.name, oldKey), in: relationship.inverseRelationship, owner: target).map { .integer(SQLiteLayout.orderValue($0)) } ?? .null)
+                        orderValues.append(try position(of: (table.name, oldKey), in: relationship.inverseRelationship, owner: target).map { .integer(RelationalLayout.orderValue($0)) } ?? .null)
                     }
                 }
                 try insert.bind(values + entityValues + orderValues)

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// The insert of one entity's rows into the new store: keys, attributes, to-one keys, then the
 /// `Z<n>_` entity columns and `Z_FOK_` order columns of its to-ones; and where each attribute's
@@ -19,7 +20,7 @@ struct RowWriter {
     /// Per stored attribute of the new entity, in slot order.
     let attributeSources: [AttributeSource]
 
-    init(entity: EntityDescription, layout: SQLiteLayout, from sourceEntity: EntityDescription, layout sourceLayout: SQLiteLayout, mapping: InferredMapping) throws {
+    init(entity: EntityDescription, layout: RelationalLayout, from sourceEntity: EntityDescription, layout sourceLayout: RelationalLayout, mapping: InferredMapping) throws {
         let sourceMapping = try sourceLayout.mapping(for: sourceEntity)
         attributeSources = entity.storedAttributes.map { attribute in
             switch mapping.source(of: attribute, in: entity) {

@@ -6,6 +6,14 @@ import Testing
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite
     case inMemory
+    case postgreSQL
+
+    /// The stores every parity test runs on: PostgreSQL too when a server is configured
+    /// (`OCD_POSTGRES_URL`; `.ci/run` starts one). Without one, its cases are left out and
+    /// `PostgreSQLAvailabilityTests` says so (and fails under CI).
+    static var allCases: [StoreKind] {
+        TestPostgreSQL.isConfigured ? [.sqlite, .inMemory, .postgreSQL] : [.sqlite, .inMemory]
+    }
 
     var testDescription: String { rawValue }
 }
@@ -27,7 +35,14 @@ final class TemporaryDirectory: Sendable {
         owned = false
     }
 
-    deinit { if owned { try? FileManager.default.removeItem(at: url) } }
+    deinit {
+        guard owned else { return }
+        try? FileManager.default.removeItem(at: url)
+        TestPostgreSQL.drop([schemaName])
+    }
+
+    /// The PostgreSQL schema of this folder's stores (`postgreSQLSchema()`): one per folder.
+    var schemaName: String { "ocd_t_" + url.lastPathComponent.replacingOccurrences(of: "ocd-tests-", with: "").replacingOccurrences(of: "-", with: "").lowercased() }
 
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
 }
@@ -43,7 +58,11 @@ struct TestStack {
         self.directory = directory
         self.kind = kind
         container = PersistentContainer(name: name, managedObjectModel: model)
-        let description = kind == .sqlite ? PersistentStoreDescription(url: directory.file("\(name).sqlite")) : PersistentStoreDescription(type: .inMemory)
+        let description = switch kind {
+        case .sqlite: PersistentStoreDescription(url: directory.file("\(name).sqlite"))
+        case .inMemory: PersistentStoreDescription(type: .inMemory)
+        case .postgreSQL: PersistentStoreDescription(url: try directory.postgreSQLSchema(), type: .postgreSQL)
+        }
         for (key, value) in options { description.setOption(value, forKey: key) }
         container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()

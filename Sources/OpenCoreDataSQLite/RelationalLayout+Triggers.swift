@@ -1,6 +1,7 @@
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
-extension SQLiteLayout {
+extension RelationalLayout {
     /// The `Z_DA_…` triggers that keep derived attributes current in the store: the count of a
     /// to-many whose destination rows hold the source's key (`pages.@count`, compiled
     /// `count:(pages)`), with Core Data's SQL and names (read from stores it wrote), so either

@@ -1,56 +1,79 @@
 import Foundation
 import OpenCoreDataCore
 
-/// Core Data's SQLite layout for a model: one table per root entity (`Z<ROOT>`, single-table
+/// Core Data's relational layout for a model (the SQLite store's file, the PostgreSQL store's
+/// schema): one table per root entity (`Z<ROOT>`, single-table
 /// inheritance), columns `Z_PK, Z_ENT, Z_OPT` then one `Z<ATTRIBUTE>` column per stored
 /// attribute and one `Z<RELATIONSHIP>` foreign key per to-one (with a `Z<n>_<RELATIONSHIP>`
 /// entity column when the destination has sub-entities), in Core Data's column order; a
 /// `Z_<n><RELATIONSHIP>` join table per many-to-many pair; and the indexes Core Data makes.
-/// See `docs/StorageLayout.md`.
+/// See `docs/StorageLayout.md`. The layout is structure; ``SQLDialect`` writes its SQL.
 ///
 /// A class, built once when a store is loaded and read-only afterwards, so that handing it to
 /// every fetch costs one retain (it is read per fetch and per save).
 // @unchecked Sendable: every stored property is written only inside `init` (and the helper it
 // calls); afterwards the layout is immutable and shared by the store's threads.
-final class SQLiteLayout: @unchecked Sendable {
-    struct Table: Sendable {
-        var name: String
-        /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's order.
-        var columns: [(name: String, type: String)]
-        var root: EntityDescription
+package final class RelationalLayout: @unchecked Sendable {
+    /// A table of a root entity and its sub-entities.
+    package struct Table: Sendable {
+        package var name: String
+        /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's order, with the type of what they
+        /// hold (keys and entity numbers as `.integer64`).
+        package var columns: [(name: String, type: AttributeType)]
+        package var root: EntityDescription
+    }
+
+    /// A many-to-many join table: the two key columns (its primary key) and the order columns
+    /// of ordered sides.
+    package struct JoinTable: Sendable {
+        package var name: String
+        package var keyColumns: (String, String)
+        package var orderColumns: [String]
+    }
+
+    /// An index Core Data makes: on the entity column of a hierarchy table, on each foreign key,
+    /// per fetch index and per uniqueness constraint.
+    package struct Index: Sendable {
+        package var name: String
+        package var table: String
+        package var columns: [(name: String, ascending: Bool)]
+        package var isUnique = false
+        /// Whether the columns carry Core Data's explicit `COLLATE BINARY ASC|DESC` (fetch indexes
+        /// and constraints) or are listed bare (the indexes the layout itself needs).
+        package var collated = false
     }
 
     /// Per entity: its table and, per value slot (attributes, then to-ones), its column.
     /// Immutable; a class so that passing it around costs one retain.
-    final class EntityMapping: Sendable {
-        let table: String
+    package final class EntityMapping: Sendable {
+        package let table: String
         /// Per value slot, the column name.
-        let columns: [String]
-        let types: [AttributeType]
+        package let columns: [String]
+        package let types: [AttributeType]
         /// Per value slot, the position of its column among the table's columns.
-        let tableIndexes: [Int]
+        package let tableIndexes: [Int]
         /// For to-one slots whose destination has sub-entities: the `Z<n>_<NAME>` column holding
         /// the destination's `Z_ENT`, and its position among the table's columns.
-        let entityColumns: [Int: (name: String, tableIndex: Int)]
+        package let entityColumns: [Int: (name: String, tableIndex: Int)]
         /// For to-one slots: the destination entity.
-        let destinations: [Int: EntityDescription]
+        package let destinations: [Int: EntityDescription]
         /// `Z_ENT` values of the entity and its sub-entities (for fetches that include them).
-        let entityNumbers: [Int]
-        let hasSubentities: Bool
+        package let entityNumbers: [Int]
+        package let hasSubentities: Bool
         /// Every column of the table after `Z_PK, Z_ENT, Z_OPT` (rows of any entity of the
         /// hierarchy are read with these).
-        let tableColumns: [String]
+        package let tableColumns: [String]
         /// The columns an insert writes, after `Z_PK, Z_ENT, Z_OPT`: one per slot, then the
         /// entity columns in slot order.
-        let insertColumns: [String]
+        package let insertColumns: [String]
         /// Whether some slot is a to-one (rows need the object-ID conversion).
-        let hasToOnes: Bool
+        package let hasToOnes: Bool
         /// `Z_PK, Z_ENT, Z_OPT, <every table column>`: what a fetch reads.
-        let rowColumns: String
+        package let rowColumns: String
         /// Whether slot n reads table column n (no reordering needed).
-        let columnsInSlotOrder: Bool
+        package let columnsInSlotOrder: Bool
 
-        init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int], entityColumns: [Int: (name: String, tableIndex: Int)],
+        package init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int], entityColumns: [Int: (name: String, tableIndex: Int)],
              destinations: [Int: EntityDescription], entityNumbers: [Int], hasSubentities: Bool, tableColumns: [String]) {
             self.table = table
             self.columns = columns
@@ -69,7 +92,7 @@ final class SQLiteLayout: @unchecked Sendable {
     }
 
     /// How a to-many relationship is stored: through its inverse's foreign key, or in a join table.
-    enum ToManyStorage: Sendable {
+    package enum ToManyStorage: Sendable {
         /// The destination table's `column` holds the source's key (and `orderColumn`, for an
         /// ordered relationship, the member's position).
         case inverseForeignKey(table: String, column: String, orderColumn: String?, destination: EntityDescription)
@@ -77,7 +100,7 @@ final class SQLiteLayout: @unchecked Sendable {
         /// (and `orderColumn`, for an ordered relationship, the destination's position).
         case joinTable(table: String, ownColumn: String, otherColumn: String, orderColumn: String?, destination: EntityDescription)
 
-        var orderColumn: String? {
+        package var orderColumn: String? {
             switch self {
             case .inverseForeignKey(_, _, let column, _), .joinTable(_, _, _, let column, _): column
             }
@@ -86,20 +109,20 @@ final class SQLiteLayout: @unchecked Sendable {
 
     /// The value Core Data stores for the member at `index` of an ordered relationship
     /// (sparse, as in its stores: 2048, 3072, …).
-    static func orderValue(_ index: Int) -> Int64 { Int64(index + 2) * 1024 }
+    package static func orderValue(_ index: Int) -> Int64 { Int64(index + 2) * 1024 }
 
-    private(set) var tables: [Table] = []
+    package private(set) var tables: [Table] = []
     private var mappings: [ObjectIdentifier: EntityMapping] = [:]
     private var toMany: [ObjectIdentifier: ToManyStorage] = [:]
-    private(set) var joinTables: [String] = []
-    private(set) var indexes: [String] = []
+    package private(set) var joinTables: [JoinTable] = []
+    package private(set) var indexes: [Index] = []
     /// Every entity by its `Z_ENT`.
-    private(set) var entitiesByNumber: [Int: EntityDescription] = [:]
+    package private(set) var entitiesByNumber: [Int: EntityDescription] = [:]
     /// `Z_FOK_<NAME>` columns, by the to-one relationship whose inverse is ordered.
     private var orderColumns: [ObjectIdentifier: String] = [:]
     private var numbersByEntity: [ObjectIdentifier: Int] = [:]
 
-    init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
+    package init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
         for entity in model.entities {
             let number = entityNumbers[entity.name] ?? entity.entityNumber
             entitiesByNumber[number] = entity
@@ -120,7 +143,7 @@ final class SQLiteLayout: @unchecked Sendable {
                 return name
             }
             // Sort key: (group, declaring entity number, part, property name, sub-order).
-            var columns: [(key: (Int, Int, Int, String, Int), name: String, type: String)] = []
+            var columns: [(key: (Int, Int, Int, String, Int), name: String, type: AttributeType)] = []
             var columnOf: [ObjectIdentifier: [String: String]] = [:]
             var entityColumnOf: [ObjectIdentifier: [String: String]] = [:]
             // Declaration order first (Z_ENT, then property order) decides which duplicate keeps its name.
@@ -129,20 +152,20 @@ final class SQLiteLayout: @unchecked Sendable {
                 for property in entity.properties where !property.isTransient {
                     if let attribute = property as? AttributeDescription {
                         let name = unique("Z" + attribute.name.uppercased())
-                        columns.append(((Self.group(attribute.attributeType), declaring, 0, attribute.name, 0), name, attribute.attributeType.sqliteColumnType))
+                        columns.append(((Self.group(attribute.attributeType), declaring, 0, attribute.name, 0), name, attribute.attributeType))
                         columnOf[ObjectIdentifier(entity), default: [:]][attribute.name] = name
                     } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
                         let name = unique("Z" + relationship.name.uppercased())
-                        columns.append(((0, declaring, 1, relationship.name, 0), name, "INTEGER"))
+                        columns.append(((0, declaring, 1, relationship.name, 0), name, .integer64))
                         columnOf[ObjectIdentifier(entity), default: [:]][relationship.name] = name
                         if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
                             let entityColumn = unique("Z\(number(destination))_" + relationship.name.uppercased())
-                            columns.append(((0, declaring, 1, relationship.name, 1), entityColumn, "INTEGER"))
+                            columns.append(((0, declaring, 1, relationship.name, 1), entityColumn, .integer64))
                             entityColumnOf[ObjectIdentifier(entity), default: [:]][relationship.name] = entityColumn
                         }
                         if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
                             let orderColumn = unique("Z_FOK_" + relationship.name.uppercased())
-                            columns.append(((0, declaring, 2, relationship.name, 0), orderColumn, "INTEGER"))
+                            columns.append(((0, declaring, 2, relationship.name, 0), orderColumn, .integer64))
                             orderColumns[ObjectIdentifier(relationship)] = orderColumn
                         }
                     }
@@ -159,7 +182,7 @@ final class SQLiteLayout: @unchecked Sendable {
             let tableColumns = columns.map(\.name)
             tables.append(Table(name: tableName, columns: columns.map { ($0.name, $0.type) }, root: root))
             if !root.subentities.isEmpty {
-                indexes.append("CREATE INDEX IF NOT EXISTS \(tableName)_Z_ENT_INDEX ON \(tableName) (Z_ENT)")
+                indexes.append(Index(name: "\(tableName)_Z_ENT_INDEX", table: tableName, columns: [("Z_ENT", true)]))
             }
             // An inherited property keeps the column of the entity that declares it.
             func lookup(_ table: [ObjectIdentifier: [String: String]], _ entity: EntityDescription, _ name: String) -> String? {
@@ -191,7 +214,7 @@ final class SQLiteLayout: @unchecked Sendable {
                     entityNumbers: numbers, hasSubentities: !entity.subentities.isEmpty, tableColumns: tableColumns)
                 for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where !relationship.isToMany && !relationship.isTransient {
                     if let column = lookup(columnOf, entity, relationship.name) {
-                        indexes.append("CREATE INDEX IF NOT EXISTS \(tableName)_\(column)_INDEX ON \(tableName) (\(column))")
+                        indexes.append(Index(name: "\(tableName)_\(column)_INDEX", table: tableName, columns: [(column, true)]))
                     }
                 }
                 // Fetch indexes, plus one named after each indexed attribute (as Core Data adds
@@ -203,15 +226,16 @@ final class SQLiteLayout: @unchecked Sendable {
                     guard described.allSatisfy({ $0 != nil && !$0!.isTransient && !(($0 as? RelationshipDescription)?.isToMany ?? false) }),
                           !(described.count == 1 && described[0] is RelationshipDescription) else { continue }
                     let columns = index.elements.compactMap { element in
-                        lookup(columnOf, entity, element.propertyName).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
+                        lookup(columnOf, entity, element.propertyName).map { (name: $0, ascending: element.isAscending) }
                     }
                     guard columns.count == index.elements.count else { continue }
-                    indexes.append("CREATE INDEX IF NOT EXISTS Z_\(entity.name)_\(index.name) ON \(tableName) (\(columns.joined(separator: ", ")))")
+                    indexes.append(Index(name: "Z_\(entity.name)_\(index.name)", table: tableName, columns: columns, collated: true))
                 }
                 for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
                     let columns = constraint.compactMap { lookup(columnOf, entity, $0) }
                     guard columns.count == constraint.count else { continue }
-                    indexes.append("CREATE UNIQUE INDEX IF NOT EXISTS Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(tableName) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                    indexes.append(Index(name: "Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))", table: tableName,
+                                         columns: columns.map { ($0, true) }, isUnique: true, collated: true))
                 }
             }
         }
@@ -251,45 +275,37 @@ final class SQLiteLayout: @unchecked Sendable {
                     ? .joinTable(table: table, ownColumn: e1Column, otherColumn: e2Column, orderColumn: r1Order, destination: destination)
                     : .joinTable(table: table, ownColumn: e2Column, otherColumn: e1Column, orderColumn: r2Order, destination: destination)
                 if madeTables.insert(table).inserted {
-                    let orderColumns = [r1Order, r2Order].compactMap { $0.map { ", \($0) INTEGER" } }.joined()
-                    joinTables.append("CREATE TABLE \(table) ( \(e1Column) INTEGER, \(e2Column) INTEGER\(orderColumns), PRIMARY KEY (\(e1Column), \(e2Column)) )")
-                    indexes.append("CREATE INDEX IF NOT EXISTS \(table)_\(e2Column)_INDEX ON \(table) (\(e2Column), \(e1Column))")
+                    joinTables.append(JoinTable(name: table, keyColumns: (e1Column, e2Column), orderColumns: [r1Order, r2Order].compactMap { $0 }))
+                    indexes.append(Index(name: "\(table)_\(e2Column)_INDEX", table: table, columns: [(e2Column, true), (e1Column, true)]))
                 }
             }
         }
     }
 
-    func mapping(for entity: EntityDescription) throws -> EntityMapping {
+    package func mapping(for entity: EntityDescription) throws -> EntityMapping {
         guard let mapping = mappings[ObjectIdentifier(entity)] else {
-            throw CoreDataError(.coreData, "The entity \(entity.name) is not part of the model this SQLite store was opened with. Use entities from the coordinator's managedObjectModel.")
+            throw CoreDataError(.coreData, "The entity \(entity.name) is not part of the model this store was opened with. Use entities from the coordinator's managedObjectModel.")
         }
         return mapping
     }
 
-    func storage(of relationship: RelationshipDescription) throws -> ToManyStorage {
+    package func storage(of relationship: RelationshipDescription) throws -> ToManyStorage {
         guard let storage = toMany[ObjectIdentifier(relationship)] else {
-            throw CoreDataError(.coreData, "The relationship '\(relationship.name)' is not a to-many relationship of the model this SQLite store was opened with.")
+            throw CoreDataError(.coreData, "The relationship '\(relationship.name)' is not a to-many relationship of the model this store was opened with.")
         }
         return storage
     }
 
     /// The `Z_FOK_<NAME>` column of a to-one whose inverse is ordered.
-    func orderColumn(ofToOne relationship: RelationshipDescription) -> String? {
+    package func orderColumn(ofToOne relationship: RelationshipDescription) -> String? {
         orderColumns[ObjectIdentifier(relationship)]
     }
 
     /// The `Z_ENT` of an entity in this store.
-    func entityNumber(of entity: EntityDescription) -> Int {
+    package func entityNumber(of entity: EntityDescription) -> Int {
         numbersByEntity[ObjectIdentifier(entity)] ?? entity.entityNumber
     }
 
-    /// `CREATE TABLE` statements for the entity and join tables.
-    var createTableStatements: [String] {
-        tables.map { table in
-            let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + table.columns.map { "\($0.name) \($0.type)" }
-            return "CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )"
-        } + joinTables
-    }
 
     private static func subtree(_ entity: EntityDescription) -> [EntityDescription] {
         [entity] + entity.subentities.sorted { $0.name.lowercased() < $1.name.lowercased() }.flatMap { subtree($0) }

@@ -1,8 +1,11 @@
 import OpenCoreDataCore
 
-/// Compiles a ``BoundPredicate`` to an SQL condition with `?` placeholders and their values.
+/// Compiles a ``BoundPredicate`` to an SQL condition in a dialect, with placeholders and their
+/// values.
 ///
 /// Identifiers come only from the layout (the model); every value is a bound parameter.
+/// Placeholders are numbered after the values already bound before the condition
+/// (`arguments` passed in), for dialects that number them.
 /// The SQL agrees with the in-memory evaluator: `!=` is `IS NOT` (true against `NULL`), and a
 /// `NOT` turns its operand's `NULL` (unknown) into false first, as memory does.
 ///
@@ -10,7 +13,13 @@ import OpenCoreDataCore
 /// path reads the destination's column through a scalar subquery (NULL without a destination,
 /// as memory sees nil), `ANY` is `EXISTS`, and collection operators are aggregates. Columns are
 /// qualified: the fetched table by its name, each subquery's table by an alias `t1`, `t2`, ….
-struct SQLCompiler {
+///
+/// A dialect without the Swift string operators (``SQLDialect/evaluatesStringOperators``) gets
+/// a condition that selects a superset of the matching rows: each string test becomes true where
+/// more rows can only help and false under a `NOT`, and a comparison over a filtered aggregate
+/// with such a test becomes true or false whole. ``isExact`` then says the rows must be tested in
+/// Swift.
+package struct SQLCompiler {
     /// How the columns of one entity are reached from the current position in the query.
     private struct Scope {
         enum Access {
@@ -19,7 +28,7 @@ struct SQLCompiler {
             /// Columns are read by a scalar subquery on the destination's key.
             case throughKey(alias: String, table: String, key: String)
         }
-        var mapping: SQLiteLayout.EntityMapping
+        var mapping: RelationalLayout.EntityMapping
         var access: Access
         /// The SQL of this row's primary key.
         var primaryKey: String
@@ -33,80 +42,107 @@ struct SQLCompiler {
         }
     }
 
-    let layout: SQLiteLayout
+    let layout: RelationalLayout
+    let dialect: SQLDialect
     private let root: Scope
     private var depth = 0
+    /// Whether the condition selects exactly the matching rows (no string test was widened).
+    package private(set) var isExact = true
 
     /// A compiler for conditions on rows of `mapping`'s table, referenced by its name.
-    init(layout: SQLiteLayout, mapping: SQLiteLayout.EntityMapping) {
+    package init(layout: RelationalLayout, mapping: RelationalLayout.EntityMapping, dialect: SQLDialect) {
         self.layout = layout
+        self.dialect = dialect
         let table = mapping.table
         root = Scope(mapping: mapping, access: .qualified(table), primaryKey: table + ".Z_PK")
     }
 
-    func compile(_ predicate: BoundPredicate) throws -> (sql: String, arguments: [ManagedValue]) {
+    /// The condition for `predicate`; its values are appended to `arguments`.
+    package mutating func compile(_ predicate: BoundPredicate, appendingTo arguments: inout [ManagedValue]) throws -> String {
+        try compile(predicate, in: root, widening: true, into: &arguments)
+    }
+
+    /// The condition and its values alone.
+    package func compile(_ predicate: BoundPredicate) throws -> (sql: String, arguments: [ManagedValue]) {
         var arguments: [ManagedValue] = []
         var compiler = self
-        let sql = try compiler.compile(predicate, in: root, into: &arguments)
+        let sql = try compiler.compile(predicate, appendingTo: &arguments)
         return (sql, arguments)
     }
 
     /// SQL for a sort key or other plain column reference of the fetched entity.
-    func column(forSlot slot: Int) -> String {
+    package func column(forSlot slot: Int) -> String {
         root.column(root.mapping.columns[slot])
     }
 
-    private mutating func compile(_ predicate: BoundPredicate, in scope: Scope, into arguments: inout [ManagedValue]) throws -> String {
+    /// Appends `values` and returns their placeholders, comma-separated.
+    private func bind(_ values: [ManagedValue], into arguments: inout [ManagedValue]) -> String {
+        var placeholders: [String] = []
+        for value in values {
+            arguments.append(value)
+            placeholders.append(dialect.placeholder(arguments.count))
+        }
+        return placeholders.joined(separator: ", ")
+    }
+
+    /// `widening`: whether a string test the dialect cannot run becomes true (the condition may
+    /// select more rows) or false (under an odd number of `NOT`s, where true would select fewer).
+    private mutating func compile(_ predicate: BoundPredicate, in scope: Scope, widening: Bool, into arguments: inout [ManagedValue]) throws -> String {
         func col(_ slot: Int) -> String { scope.column(scope.mapping.columns[slot]) }
         switch predicate {
         case .constant(let value):
-            return value ? "1" : "0"
+            return dialect.literal(value)
         case .compare(let slot, let op, let value):
-            arguments.append(value)
-            return "\(col(slot)) \(sqlOperator(op)) ?"
+            return "\(col(slot)) \(sqlOperator(op)) \(bind([value], into: &arguments))"
         case .isNull(let slot, let negated):
             return "\(col(slot)) IS \(negated ? "NOT " : "")NULL"
         case .compareSlots(let a, let op, let b):
             // Two columns may both be NULL: memory says nil == nil, so equality is NULL-safe here.
-            let sqlOp = op == .equal ? "IS" : sqlOperator(op)
+            let sqlOp = op == .equal ? dialect.nullSafe(equal: true) : sqlOperator(op)
             return "\(col(a)) \(sqlOp) \(col(b))"
         case .isIn(let slot, let values):
-            guard !values.isEmpty else { return "0" }
-            arguments += values
-            return "\(col(slot)) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))"
+            guard !values.isEmpty else { return dialect.literal(false) }
+            return "\(col(slot)) IN (\(bind(values, into: &arguments)))"
         case .between(let slot, let low, let high):
-            arguments += [low, high]
-            return "\(col(slot)) BETWEEN ? AND ?"
+            return "\(col(slot)) BETWEEN \(bind([low], into: &arguments)) AND \(bind([high], into: &arguments))"
         case .stringMatch(let slot, let op, let pattern, let options):
+            guard dialect.evaluatesStringOperators else {
+                isExact = false
+                return dialect.literal(widening)
+            }
             // The same Swift code as the in-memory evaluator, registered as an SQL function.
-            arguments.append(.string(pattern))
-            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(col(slot)), ?)"
+            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(col(slot)), \(bind([.string(pattern)], into: &arguments)))"
         case .compareExpressions(let lhs, let op, let rhs):
+            if !dialect.evaluatesStringOperators, lhs.testsStrings || rhs.testsStrings {
+                // A count or sum over members filtered by a string test moves both ways when the
+                // test widens: the comparison is left to Swift whole.
+                isExact = false
+                return dialect.literal(widening)
+            }
             // Either side may be NULL (an aggregate over no members, a missing bound): memory says
             // nil == nil, so equality is NULL-safe here too.
-            let sqlOp = op == .equal ? "IS" : sqlOperator(op)
+            let sqlOp = op == .equal ? dialect.nullSafe(equal: true) : sqlOperator(op)
             return "\(try expression(lhs, in: scope, into: &arguments)) \(sqlOp) \(try expression(rhs, in: scope, into: &arguments))"
         case .primaryKeyIn(let keys):
-            guard !keys.isEmpty else { return "0" }
-            arguments += keys.map { .integer($0) }
-            return "\(scope.primaryKey) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))"
+            guard !keys.isEmpty else { return dialect.literal(false) }
+            return "\(scope.primaryKey) IN (\(bind(keys.map { .integer($0) }, into: &arguments)))"
         case .and(let parts):
-            guard !parts.isEmpty else { return "1" }
+            guard !parts.isEmpty else { return dialect.literal(true) }
             var compiled: [String] = []
-            for part in parts { compiled.append(try compile(part, in: scope, into: &arguments)) }
+            for part in parts { compiled.append(try compile(part, in: scope, widening: widening, into: &arguments)) }
             return "(" + compiled.joined(separator: " AND ") + ")"
         case .or(let parts):
-            guard !parts.isEmpty else { return "0" }
+            guard !parts.isEmpty else { return dialect.literal(false) }
             var compiled: [String] = []
-            for part in parts { compiled.append(try compile(part, in: scope, into: &arguments)) }
+            for part in parts { compiled.append(try compile(part, in: scope, widening: widening, into: &arguments)) }
             return "(" + compiled.joined(separator: " OR ") + ")"
         case .not(let inner):
-            return "NOT COALESCE(\(try compile(inner, in: scope, into: &arguments)), 0)"
+            return "NOT COALESCE(\(try compile(inner, in: scope, widening: !widening, into: &arguments)), \(dialect.literal(false)))"
         case .toOne(let slot, let destination, let inner):
-            return try compile(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), into: &arguments)
+            return try compile(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), widening: widening, into: &arguments)
         case .anyMember(let relationship, let inner):
             let (from, member) = try memberSource(relationship, of: scope)
-            let condition = try compile(inner, in: member, into: &arguments)
+            let condition = try compile(inner, in: member, widening: widening, into: &arguments)
             return "EXISTS (SELECT 1 FROM \(from) AND \(condition))"
         }
     }
@@ -118,14 +154,13 @@ struct SQLCompiler {
         case .slot(let slot):
             return scope.column(scope.mapping.columns[slot])
         case .constant(let value):
-            arguments.append(value)
-            return "?"
+            return bind([value], into: &arguments)
         case .arithmetic(let op, let lhs, let rhs):
             let left = try self.expression(lhs, in: scope, into: &arguments)
             let right = try self.expression(rhs, in: scope, into: &arguments)
             switch op {
-            case .divide: return "(CAST(\(left) AS REAL) / \(right))"
-            default: return "(CAST(\(left) AS REAL) \(op.rawValue) \(right))"
+            case .divide: return "(\(dialect.real(left)) / \(right))"
+            default: return "(\(dialect.real(left)) \(op.rawValue) \(right))"
             }
         case .toOne(let slot, let destination, let inner):
             return try self.expression(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), into: &arguments)
@@ -134,13 +169,13 @@ struct SQLCompiler {
             var sql = "(SELECT "
             switch function {
             case .count: sql += "COUNT(*)"
-            case .sum: sql += "TOTAL(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
-            case .average: sql += "AVG(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            case .sum: sql += dialect.total(try self.expression(valueOrFail(value), in: member, into: &arguments))
+            case .average: sql += dialect.average(try self.expression(valueOrFail(value), in: member, into: &arguments))
             case .minimum: sql += "MIN(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
             case .maximum: sql += "MAX(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
             }
             sql += " FROM \(from)"
-            if let filter { sql += " AND \(try compile(filter, in: member, into: &arguments))" }
+            if let filter { sql += " AND \(try compile(filter, in: member, widening: true, into: &arguments))" }
             return sql + ")"
         }
     }
@@ -188,7 +223,7 @@ struct SQLCompiler {
     private func sqlOperator(_ op: ComparisonOperator) -> String {
         switch op {
         case .equal: "="
-        case .notEqual: "IS NOT"
+        case .notEqual: dialect.nullSafe(equal: false)
         case .less: "<"
         case .lessOrEqual: "<="
         case .greater: ">"
@@ -196,6 +231,31 @@ struct SQLCompiler {
         case .in: "IN"
         case .between: "BETWEEN"
         case .contains, .beginsWith, .endsWith, .like, .matches: "="    // compiled as ocd_match
+        }
+    }
+}
+
+extension BoundPredicate {
+    /// Whether the predicate has a string operator anywhere (through relationships too).
+    var testsStrings: Bool {
+        switch self {
+        case .stringMatch: true
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .primaryKeyIn: false
+        case .compareExpressions(let lhs, _, let rhs): lhs.testsStrings || rhs.testsStrings
+        case .and(let parts), .or(let parts): parts.contains { $0.testsStrings }
+        case .not(let inner), .toOne(_, _, let inner), .anyMember(_, let inner): inner.testsStrings
+        }
+    }
+}
+
+extension BoundExpression {
+    /// Whether the expression filters members by a string operator.
+    var testsStrings: Bool {
+        switch self {
+        case .slot, .constant: false
+        case .arithmetic(_, let lhs, let rhs): lhs.testsStrings || rhs.testsStrings
+        case .toOne(_, _, let inner): inner.testsStrings
+        case .aggregate(_, _, let value, let filter): (value?.testsStrings ?? false) || (filter?.testsStrings ?? false)
         }
     }
 }

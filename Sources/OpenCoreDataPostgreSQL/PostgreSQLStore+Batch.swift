@@ -1,0 +1,165 @@
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+extension PostgreSQLStore {
+    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: entity)
+        // Rows colliding with the first uniqueness constraint update the row they collide with,
+        // which keeps its key (read back).
+        let conflictColumns = entity.uniquenessConstraints.first?.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
+        var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.columns.isEmpty ? "" : ", " + Self.placeholders(mapping.columns.count, from: 3)))"
+        if !conflictColumns.isEmpty {
+            let updates = mapping.columns.map { "\($0) = EXCLUDED.\($0)" } + ["Z_OPT = \(mapping.table).Z_OPT + 1"]
+            sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
+        }
+        sql += " RETURNING Z_PK"
+        guard !rows.isEmpty else { return [] }
+        var next = try allocatePrimaryKeys(root: entity.rootEntity, count: rows.count)
+        let entityNumber = Int64(mapping.entityNumbers[0])
+        return try batchTransaction { session in
+            var keys: [Int64] = []
+            keys.reserveCapacity(rows.count)
+            for values in rows {
+                let returned = try session.execute(sql, [.integer(next), .integer(entityNumber)] + Self.columnValues(values)).rows
+                if case .integer(let key)? = returned.first?.first { keys.append(key) } else { keys.append(next) }
+                next += 1
+            }
+            return keys
+        }
+    }
+
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        var arguments = Self.columnValues(values.map(\.value))
+        let sets = ["Z_OPT = Z_OPT + 1"] + values.enumerated().map { "\(mapping.columns[$1.slot]) = $\($0 + 1)" }
+        let update = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))"
+        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        if exact {
+            let keys = try batchTransaction { session in
+                try session.execute(update + condition + " RETURNING Z_PK", arguments).rows.compactMap { row -> Int64? in
+                    if case .integer(let key) = row[0] { key } else { nil }
+                }
+            }
+            return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
+        }
+        // String operators are tested in Swift: the rows that match, then those rows by key.
+        let keys = try fetchKeys(request)
+        let updated = try batchTransaction { session in
+            try Self.eachChunk(of: keys, after: values.count) { list, keyArguments in
+                try session.execute(update + " WHERE Z_PK IN (\(list)) RETURNING Z_PK", Self.columnValues(values.map(\.value)) + keyArguments).rows.count
+            }.reduce(0, +)
+        }
+        return BatchOutcome(count: updated, keys: returningKeys ? keys : nil)
+    }
+
+    package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        var arguments: [ManagedValue] = []
+        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        if exact, !request.entity.hasRelationshipsInHierarchy {
+            let keys = try batchTransaction { session in
+                try session.execute("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments).rows.compactMap { row -> Int64? in
+                    if case .integer(let key) = row[0] { key } else { nil }
+                }
+            }
+            return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
+        }
+        let keys = try fetchKeys(request)
+        try batchTransaction { session in
+            var rows = PostgreSQLDeleteRows(session: session, layout: layout)
+            try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
+        }
+        return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
+    }
+
+    /// Calls `body` once per chunk of `keys` with the chunk's placeholder list (numbered after
+    /// `offset` values bound before it) and the chunk as values.
+    static func eachChunk<T>(of keys: [Int64], after offset: Int = 0, _ body: (String, [ManagedValue]) throws -> T) throws -> [T] {
+        var results: [T] = []
+        for start in stride(from: 0, to: keys.count, by: 1000) {
+            let chunk = keys[start..<min(start + 1000, keys.count)]
+            results.append(try body(placeholders(chunk.count, from: offset + 1), chunk.map { .integer($0) }))
+        }
+        return results
+    }
+}
+
+/// The rows of a batch delete with rules, in the PostgreSQL store's tables, inside the caller's
+/// transaction.
+private struct PostgreSQLDeleteRows: BatchDeleteRows {
+    let session: PostgreSQLSession
+    let layout: RelationalLayout
+
+    /// The first column of every row `sql(list)` selects, chunk by chunk.
+    private func column(_ keys: [Int64], _ sql: (String) -> String) throws -> [Int64] {
+        try PostgreSQLStore.eachChunk(of: keys) { list, arguments in
+            try session.execute(sql(list), arguments).rows.compactMap { row -> Int64? in
+                if case .integer(let value) = row[0] { value } else { nil }
+            }
+        }.flatMap { $0 }
+    }
+
+    private func run(_ keys: [Int64], _ sql: (String) -> String) throws {
+        _ = try PostgreSQLStore.eachChunk(of: keys) { list, arguments in try session.execute(sql(list), arguments) }
+    }
+
+    mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
+        let table = try layout.mapping(for: root).table
+        var groups: [(entity: EntityDescription, keys: [Int64])] = []
+        var index: [ObjectIdentifier: Int] = [:]
+        for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { list, arguments in
+            try session.execute("SELECT Z_ENT, Z_PK FROM \(table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK", arguments).rows
+        }) {
+            for row in chunkRows {
+                guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }
+                if let at = index[ObjectIdentifier(entity)] {
+                    groups[at].keys.append(key)
+                } else {
+                    index[ObjectIdentifier(entity)] = groups.count
+                    groups.append((entity, [key]))
+                }
+            }
+        }
+        return groups
+    }
+
+    mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
+        if !relationship.isToMany {
+            guard let slot = entity.toOneSlotByName[relationship.name] else { return [] }
+            let mapping = try layout.mapping(for: entity)
+            return try column(keys) { "SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN (\($0)) AND \(mapping.columns[slot]) IS NOT NULL" }
+        }
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let fk, _, _):
+            return try column(keys) { "SELECT Z_PK FROM \(table) WHERE \(fk) IN (\($0))" }
+        case .joinTable(let table, let own, let other, _, _):
+            return try column(keys) { "SELECT \(other) FROM \(table) WHERE \(own) IN (\($0))" }
+        }
+    }
+
+    mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
+        if !relationship.isToMany {
+            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship, !inverse.isToMany,
+                  let inverseSlot = destination.toOneSlotByName[inverse.name] else { return }
+            let mapping = try layout.mapping(for: destination)
+            let column = mapping.columns[inverseSlot]
+            try run(keys) { "UPDATE \(mapping.table) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN (\($0))" }
+            return
+        }
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let fk, let order, _):
+            try run(keys) { "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN (\($0))" }
+        case .joinTable(let table, let own, _, _, _):
+            try run(keys) { "DELETE FROM \(table) WHERE \(own) IN (\($0))" }
+        }
+    }
+
+    mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
+        let table = try layout.mapping(for: root).table
+        try run(keys) { "DELETE FROM \(table) WHERE Z_PK IN (\($0))" }
+    }
+}

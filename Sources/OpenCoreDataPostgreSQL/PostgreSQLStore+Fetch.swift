@@ -1,0 +1,196 @@
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+extension PostgreSQLStore {
+    /// A request as SQL. When `inSwift`, the SQL selects a superset of the rows in no particular
+    /// window: string operators (which PostgreSQL cannot test with Core Data's Unicode rules) or
+    /// sort comparators other than binary are applied in Swift, then the window.
+    struct Selection {
+        var sql: String
+        var arguments: [ManagedValue]
+        var inSwift: Bool
+    }
+
+    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` (`windowed`: with the
+    /// request's window when SQL selects exactly).
+    func select(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, columns: String,
+                sorted: Bool = true, windowed: Bool = true, forUpdate: Bool = false) throws -> Selection {
+        var arguments: [ManagedValue] = []
+        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        let sortsInSwift = request.sort.contains { $0.comparator != .binary && mapping.types[$0.slot] == .string }
+        let inSwift = !exact || (sorted && sortsInSwift)
+        var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
+        if sorted, !request.sort.isEmpty, !inSwift {
+            // NULL first going up and last going down, as SQLite (and memory) order it.
+            sql += " ORDER BY " + request.sort.map { key in
+                "\(mapping.columns[key.slot]) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
+            }.joined(separator: ", ") + ", Z_PK"
+        }
+        if windowed, !inSwift, request.limit > 0 || request.offset > 0 {
+            if request.limit > 0 {
+                arguments.append(.integer(Int64(request.limit)))
+                sql += " LIMIT " + SQLDialect.postgreSQL.placeholder(arguments.count)
+            }
+            arguments.append(.integer(Int64(request.offset)))
+            sql += " OFFSET " + SQLDialect.postgreSQL.placeholder(arguments.count)
+        }
+        if forUpdate { sql += " FOR UPDATE" }
+        return Selection(sql: sql, arguments: arguments, inSwift: inSwift)
+    }
+
+    /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "", and whether it
+    /// selects exactly the matching rows.
+    func whereClause(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout,
+                     arguments: inout [ManagedValue]) throws -> (String, exact: Bool) {
+        var conditions: [String] = []
+        if mapping.hasSubentities || request.entity.superentity != nil {
+            let numbers = request.includesSubentities ? mapping.entityNumbers : [mapping.entityNumbers[0]]
+            conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        var exact = true
+        if let predicate = request.predicate {
+            var compiler = SQLCompiler(layout: layout, mapping: mapping, dialect: .postgreSQL)
+            // Numbered after what the caller bound before (a batch update's new values).
+            conditions.append(try compiler.compile(predicate, appendingTo: &arguments))
+            arguments = Self.columnValues(arguments)
+            exact = compiler.isExact
+        }
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), exact)
+    }
+
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        let cells = try pool.withSession { try $0.execute(selection.sql, selection.arguments).rows }
+        let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(cells.count)
+        for row in cells {
+            guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let version) = row[2] else {
+                throw CoreDataError(.persistentStoreInvalidType, "A row of \(mapping.table) in the PostgreSQL store \(url.description) has no Z_PK, Z_ENT or Z_OPT. Was the table changed by hand?")
+            }
+            guard allowed.contains(Int(number)) else {
+                throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of \(mapping.table) was selected as one of the entities \(allowed) but says it is entity \(number). Was the table changed by hand?")
+            }
+            var entity = request.entity
+            if number != Int64(mapping.entityNumbers[0]), let own = layout.entitiesByNumber[Int(number)] { entity = own }
+            let ownMapping = entity === request.entity ? mapping : try layout.mapping(for: entity)
+            rows.append(StoreRow(entity: entity, primaryKey: key, snapshot: RowSnapshot(values: values(of: row, from: 3, mapping: ownMapping, layout: layout), version: version)))
+        }
+        return selection.inSwift ? try finishInSwift(rows, request) : rows
+    }
+
+    /// The rows of a superset that match the request, in its order and window.
+    private func finishInSwift(_ candidates: [StoreRow], _ request: StoreFetchRequest) throws -> [StoreRow] {
+        var rows = candidates
+        if let predicate = request.predicate {
+            let graph = PostgreSQLGraph(store: self)
+            rows = rows.filter { row in
+                let id = ManagedObjectID.permanent(row.entity, store: identifier, primaryKey: row.primaryKey)
+                return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
+            }
+            if let error = graph.error { throw error }
+        }
+        if !request.sort.isEmpty {
+            rows.sort { a, b in
+                StoreSortKey.precedes(request.entity.adapt(a.snapshot.values, from: a.entity), a.primaryKey,
+                                      request.entity.adapt(b.snapshot.values, from: b.entity), b.primaryKey, by: request.sort)
+            }
+        }
+        let start = min(request.offset, rows.count)
+        let end = request.limit > 0 ? min(start + request.limit, rows.count) : rows.count
+        return Array(rows[start..<end])
+    }
+
+    package func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64] {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK")
+        if selection.inSwift { return try fetch(request).map(\.primaryKey) }
+        return try pool.withSession { try $0.execute(selection.sql, selection.arguments).rows }.compactMap { row in
+            if case .integer(let key) = row[0] { key } else { nil }
+        }
+    }
+
+    package func count(_ request: StoreFetchRequest) throws -> Int {
+        let layout = try currentLayout()
+        let mapping = try layout.mapping(for: request.entity)
+        let windowed = request.limit > 0 || request.offset > 0
+        let selection = try select(request, mapping: mapping, layout: layout, columns: windowed ? "1" : "COUNT(*)", sorted: false)
+        if selection.inSwift { return try fetch(request).count }
+        let sql = windowed ? "SELECT COUNT(*) FROM (\(selection.sql)) AS window_rows" : selection.sql
+        let rows = try pool.withSession { try $0.execute(sql, selection.arguments).rows }
+        guard case .integer(let count)? = rows.first?.first else { return 0 }
+        return Int(count)
+    }
+
+    package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
+        // From the root, so that the row's own entity (a sub-entity) comes back.
+        try fetch(StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))).first
+    }
+
+    package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
+        let layout = try currentLayout()
+        let target: EntityDescription
+        let select: String
+        let order: String
+        switch try layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let column, let orderColumn, let destination):
+            select = "SELECT Z_PK, Z_ENT, \(column) FROM \(table) WHERE \(column) IN "
+            order = orderColumn.map { "3, \($0), 1" } ?? "3, 1"
+            target = destination
+        case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
+            let mapping = try layout.mapping(for: destination)
+            select = "SELECT d.Z_PK, d.Z_ENT, j.\(ownColumn) FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) IN "
+            order = orderColumn.map { "3, j.\($0), 1" } ?? "3, 1"
+            target = destination
+        }
+        let allowed = try layout.mapping(for: target).entityNumbers
+        let keys = primaryKeys.sorted()
+        var result: [(source: Int64, member: ManagedObjectID)] = []
+        for start in stride(from: 0, to: keys.count, by: 1000) {
+            let chunk = keys[start..<min(start + 1000, keys.count)]
+            let sql = select + "(" + Self.placeholders(chunk.count, from: 1) + ") ORDER BY " + order
+            let rows = try pool.withSession { try $0.execute(sql, chunk.map { .integer($0) }).rows }
+            for row in rows {
+                guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }
+                guard allowed.contains(Int(number)) else {
+                    throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of the destination's table says it is entity \(number), not one of \(allowed). Was the table changed by hand?")
+                }
+                let entity = target.subentities.isEmpty ? target : layout.entitiesByNumber[Int(number)] ?? target
+                result.append((source, .permanent(entity, store: identifier, primaryKey: key)))
+            }
+        }
+        return result
+    }
+}
+
+/// The stored graph, read on demand, for the predicates tested in Swift (string operators across
+/// relationships). Reads that fail leave the first error here, thrown once the test ends.
+final class PostgreSQLGraph: GraphResolver {
+    let store: PostgreSQLStore
+    private(set) var error: (any Error)?
+
+    init(store: PostgreSQLStore) { self.store = store }
+
+    func values(of id: ManagedObjectID) -> [ManagedValue]? {
+        guard let key = id.primaryKey else { return nil }
+        do {
+            return try store.row(entity: id.entity, primaryKey: key)?.snapshot.values
+        } catch {
+            self.error = self.error ?? error
+            return nil
+        }
+    }
+
+    func members(_ relationship: RelationshipDescription, of id: ManagedObjectID) -> [ManagedObjectID] {
+        guard let key = id.primaryKey else { return [] }
+        do {
+            return try store.fetchRelated(relationship, of: [key]).map(\.member)
+        } catch {
+            self.error = self.error ?? error
+            return []
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+extension PostgreSQLStore {
+    /// A value as its column holds it: truth values in `bigint` columns as 0 and 1, as Core
+    /// Data's SQLite stores keep them (so that comparisons, sums and sorts agree). Dates, URLs
+    /// and objects are converted by ``PostgreSQLValues`` when bound.
+    static func columnValue(_ value: ManagedValue) -> ManagedValue {
+        if case .bool(let flag) = value { return .integer(flag ? 1 : 0) }
+        return value
+    }
+
+    /// Every value of a statement, as columns hold them.
+    static func columnValues(_ values: [ManagedValue]) -> [ManagedValue] {
+        values.map(columnValue)
+    }
+
+    /// A cell read back as the attribute type's value (the cell as PostgreSQL typed it).
+    static func attributeValue(_ cell: ManagedValue, type: AttributeType) -> ManagedValue {
+        switch (type, cell) {
+        case (_, .null): .null
+        case (.boolean, .integer(let value)): .bool(value != 0)
+        case (.date, .double(let seconds)): .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case (.uri, .string(let text)): URL(string: text).map { .url($0) } ?? .null
+        case (.double, .integer(let value)), (.float, .integer(let value)): .double(Double(value))
+        default: cell
+        }
+    }
+
+    /// The values of one row whose cells from `offset` on are the table's columns
+    /// (`mapping.tableColumns`): attributes by their types, to-one foreign keys as object IDs
+    /// of their destination (the sub-entity its entity column names).
+    func values(of row: [ManagedValue], from offset: Int, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
+        mapping.types.enumerated().map { slot, type in
+            let cell = row[offset + mapping.tableIndexes[slot]]
+            guard type == .objectID else { return Self.attributeValue(cell, type: type) }
+            guard case .integer(let key) = cell, var destination = mapping.destinations[slot] else { return .null }
+            if let entityColumn = mapping.entityColumns[slot], case .integer(let number) = row[offset + entityColumn.tableIndex],
+               let entity = layout.entitiesByNumber[Int(number)] {
+                destination = entity
+            }
+            return .object(.permanent(destination, store: identifier, primaryKey: key))
+        }
+    }
+
+    /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the
+    /// slots, then the `Z_ENT` of each to-one destination that lives in a hierarchy table.
+    static func insertValues(_ values: [ManagedValue], mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
+        columnValues(values) + mapping.entityColumns.keys.sorted().map { slot in
+            guard case .object(let id) = values[slot] else { return .null }
+            return .integer(Int64(layout.entityNumber(of: id.entity)))
+        }
+    }
+
+    /// `$from, $from+1, …` for `count` values.
+    static func placeholders(_ count: Int, from first: Int) -> String {
+        (0..<count).map { SQLDialect.postgreSQL.placeholder(first + $0) }.joined(separator: ", ")
+    }
+}

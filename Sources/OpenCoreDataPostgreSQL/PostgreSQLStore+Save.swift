@@ -1,0 +1,147 @@
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+extension PostgreSQLStore {
+    /// Raises `Z_PRIMARYKEY.Z_MAX` by `count` in one statement of its own transaction: the row
+    /// lock orders concurrent writers of every process, and each gets its own range at once
+    /// (a save's transaction never holds it).
+    package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
+        try checkWritable()
+        let number = try currentLayout().mapping(for: root).entityNumbers[0]
+        let rows = try pool.withSession { session in
+            try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(number))]).rows
+        }
+        guard case .integer(let maximum)? = rows.first?.first else {
+            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
+        }
+        return maximum - Int64(count) + 1
+    }
+
+    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
+        try checkWritable()
+        let layout = try currentLayout()
+        return try writeTransaction { session in
+            var transaction = PostgreSQLSaveTransaction(store: self, session: session, layout: layout)
+            return try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
+        }
+    }
+
+    /// Runs `body` in a transaction that commits (with a notification to every store on the
+    /// schema) when it answers ``StoreSaveOutcome/committed``, and rolls back otherwise.
+    func writeTransaction(_ body: (PostgreSQLSession) throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
+        try pool.withSession { session in
+            try session.execute("BEGIN")
+            do {
+                let outcome = try body(session)
+                if case .committed = outcome {
+                    try session.notify(channel, payload: identifier)
+                    try session.execute("COMMIT")
+                } else {
+                    try session.execute("ROLLBACK")
+                }
+                return outcome
+            } catch {
+                _ = try? session.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Runs a batch's `body` in a transaction that commits and notifies.
+    func batchTransaction<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
+        try checkWritable()
+        var result: T?
+        _ = try writeTransaction { session in
+            result = try body(session)
+            return .committed
+        }
+        guard let result else { throw CoreDataError(.persistentStoreOperation, "A batch request on the PostgreSQL store ended without a result.") }
+        return result
+    }
+}
+
+/// A save's steps in the PostgreSQL store, inside one transaction on one session. Optimistic
+/// locking is one statement per row, `UPDATE … WHERE Z_PK = $k AND Z_OPT = $v`: under
+/// `READ COMMITTED` a concurrent writer of the same row makes this one wait for its commit,
+/// then re-check the row, find another `Z_OPT` and change nothing — a conflict, as in SQLite.
+struct PostgreSQLSaveTransaction: StoreSaveTransaction {
+    let store: PostgreSQLStore
+    let session: PostgreSQLSession
+    let layout: RelationalLayout
+
+    mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
+        let mapping = try layout.mapping(for: update.entity)
+        var arguments: [ManagedValue] = [.integer(update.expectedVersion + 1)]
+        var sets = ["Z_OPT = $1"]
+        for slot in update.slots {
+            arguments.append(PostgreSQLStore.columnValue(update.values[slot]))
+            sets.append("\(mapping.columns[slot]) = $\(arguments.count)")
+        }
+        for slot in update.slots {
+            guard let column = mapping.entityColumns[slot] else { continue }
+            if case .object(let id) = update.values[slot] {
+                arguments.append(.integer(Int64(layout.entityNumber(of: id.entity))))
+            } else {
+                arguments.append(.null)
+            }
+            sets.append("\(column.name) = $\(arguments.count)")
+        }
+        arguments += [.integer(update.primaryKey), .integer(update.expectedVersion)]
+        let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = $\(arguments.count - 1) AND Z_OPT = $\(arguments.count)"
+        return try session.execute(sql, arguments).changed > 0
+    }
+
+    mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
+        let mapping = try layout.mapping(for: delete.entity)
+        return try session.execute("DELETE FROM \(mapping.table) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(delete.primaryKey), .integer(delete.expectedVersion)]).changed > 0
+    }
+
+    mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
+        let mapping = try layout.mapping(for: entity)
+        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = $1"
+        guard let row = try session.execute(sql, [.integer(primaryKey)]).rows.first, case .integer(let version) = row[0] else { return nil }
+        return RowSnapshot(values: store.values(of: row, from: 1, mapping: mapping, layout: layout), version: version)
+    }
+
+    mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
+        for insert in inserts {
+            let mapping = try layout.mapping(for: insert.entity)
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
+            let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.insertColumns.isEmpty ? "" : ", " + PostgreSQLStore.placeholders(mapping.insertColumns.count, from: 3)))"
+            let arguments: [ManagedValue] = [.integer(insert.primaryKey), .integer(Int64(mapping.entityNumbers[0]))]
+                + PostgreSQLStore.insertValues(insert.values, mapping: mapping, layout: layout)
+            try session.execute(sql, arguments)
+        }
+    }
+
+    mutating func writeJoins(_ joins: [StoreSaveRequest.JoinChange]) throws {
+        for join in joins {
+            guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
+            let sql = join.isInsert
+                ? "INSERT INTO \(table) (\(ownColumn), \(otherColumn)) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+                : "DELETE FROM \(table) WHERE \(ownColumn) = $1 AND \(otherColumn) = $2"
+            try session.execute(sql, [.integer(join.source), .integer(join.destination)])
+        }
+    }
+
+    mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
+        for change in orders {
+            let storage = try layout.storage(of: change.relationship)
+            guard let orderColumn = storage.orderColumn else { continue }
+            let sql: String
+            switch storage {
+            case .inverseForeignKey(let table, let column, _, _):
+                sql = "UPDATE \(table) SET \(orderColumn) = $1 WHERE Z_PK = $2 AND \(column) = $3"
+            case .joinTable(let table, let ownColumn, let otherColumn, _, _):
+                sql = "UPDATE \(table) SET \(orderColumn) = $1 WHERE \(otherColumn) = $2 AND \(ownColumn) = $3"
+            }
+            for (index, member) in change.members.enumerated() {
+                try session.execute(sql, [.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])
+            }
+        }
+    }
+
+    mutating func recordHistory(author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+        throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store does not record persistent history yet.")
+    }
+}

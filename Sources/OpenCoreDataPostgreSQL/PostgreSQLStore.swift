@@ -1,0 +1,185 @@
+import Foundation
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+/// The PostgreSQL store: Core Data's tables (`Z<ENTITY>`, `Z_PRIMARYKEY`, `Z_METADATA`, join
+/// tables) in a schema of a PostgreSQL database, shared by every coordinator that adds the same
+/// URL, in any process on any machine. See `docs/PostgreSQL.md`.
+///
+/// Reads and saves borrow a session of the store's pool; a save is one `READ COMMITTED`
+/// transaction whose row updates are conditional on `Z_OPT` (``StoreSaveRules``), and whose
+/// `NOTIFY` reaches every store on the schema's channel once it commits.
+package final class PostgreSQLStore: StoreEngine {
+    let url: PostgreSQLStoreURL
+    let pool: PostgreSQLSessionPool
+    package let isReadOnly: Bool
+    /// History is not recorded by this store yet: opening one with history tracking is refused.
+    package var tracksHistory: Bool { false }
+
+    private struct Loaded: Sendable {
+        var layout: RelationalLayout
+        var metadata: [String: any Sendable]
+    }
+    /// Set once by `load`, replaced by `setMetadata`. Owned by this lock.
+    private let loaded = Locked<Loaded?>(nil)
+    /// The store's UUID: a new one until `load` reads the schema's (or writes this one).
+    private let uuid = Locked(UUID().uuidString)
+    /// The remote-change subscription, once asked for. Owned by this lock.
+    private let watcher = Locked<PostgreSQLListener?>(nil)
+    /// The session the subscription listens on (not one of the pool's).
+    private let listenerSession = Locked<PostgreSQLSession?>(nil)
+
+    /// `NSStoreType` of these stores.
+    static let typeName = "PostgreSQL"
+
+    package init(url: URL, options: [String: any Sendable]) throws {
+        self.url = try PostgreSQLStoreURL(url)
+        pool = PostgreSQLSessionPool(url: self.url)
+        isReadOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
+        if PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options) {
+            throw CoreDataError(.persistentStoreInvalidType, "The PostgreSQL store does not record persistent history yet; add it without NSPersistentHistoryTrackingKey (docs/PostgreSQL.md says what is there).")
+        }
+    }
+
+    package var identifier: String { uuid.withLock { $0 } }
+
+    // MARK: - Loading
+
+    package func load(model: ManagedObjectModel) throws {
+        let schema = url.schema
+        let loaded = try pool.withSession { session in
+            try session.transaction { () throws -> Loaded in
+                // One creator per schema, whichever process comes first; the others wait, then open.
+                try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + schema)])
+                let exists = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + ".z_metadata")])
+                if case .bool(true)? = exists.rows.first?.first {
+                    return try openExisting(session, model: model)
+                }
+                guard !isReadOnly else {
+                    throw CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) has no tables yet, and it was added read-only.")
+                }
+                return try create(session, model: model)
+            }
+        }
+        if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.withLock { $0 = stored } }
+        self.loaded.withLock { $0 = loaded }
+    }
+
+    /// Creates the schema's tables (inside `load`'s transaction).
+    private func create(_ session: PostgreSQLSession, model: ManagedObjectModel) throws -> Loaded {
+        var numbers: [String: Int] = [:]
+        for entity in model.entities { numbers[entity.name] = entity.entityNumber }
+        let layout = RelationalLayout(model: model, entityNumbers: numbers)
+        let dialect = SQLDialect.postgreSQL
+        try session.execute("CREATE SCHEMA IF NOT EXISTS " + PostgreSQLSQL.quoted(url.schema))
+        for sql in dialect.createTables(layout) { try session.execute(sql) }
+        for index in layout.indexes { try session.execute(dialect.createIndex(index)) }
+        try session.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT bigint PRIMARY KEY, Z_NAME text, Z_SUPER bigint, Z_MAX bigint)")
+        try session.execute("CREATE TABLE Z_METADATA (Z_VERSION bigint PRIMARY KEY, Z_UUID text, Z_PLIST bytea)")
+        for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, $3, 0)",
+                                [.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])
+        }
+        let plist = try StoreMetadataPlist.make(model: model, storeType: Self.typeName)
+        try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, $1, $2)", [.string(identifier), .data(plist)])
+        return Loaded(layout: layout, metadata: try readMetadata(session))
+    }
+
+    private func openExisting(_ session: PostgreSQLSession, model: ManagedObjectModel) throws -> Loaded {
+        let metadata = try readMetadata(session)
+        let differences = StoreMetadataPlist.differences(metadata, model: model)
+        guard differences.isEmpty else {
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash,
+                                "The model used to open the PostgreSQL store \(url.description) is incompatible with the one that created it: the entities \(differences.joined(separator: ", ")) differ. Open it with the model that wrote it; migrating a PostgreSQL schema is not available yet (move the objects into a new schema with migratePersistentStore).")
+        }
+        var byName: [String: Int] = [:]
+        for row in try session.execute("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY").rows {
+            if case .integer(let number) = row[0], case .string(let name) = row[1] { byName[name] = Int(number) }
+        }
+        var numbers: [String: Int] = [:]
+        var owners: [Int: String] = [:]
+        for entity in model.entities {
+            let number = byName[entity.name] ?? entity.entityNumber
+            if let other = owners.updateValue(entity.name, forKey: number) {
+                throw CoreDataError(.persistentStoreInvalidType, "The PostgreSQL store \(url.description) gives the entities \(other) and \(entity.name) the same number (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are. Was the table changed by hand?")
+            }
+            numbers[entity.name] = number
+        }
+        return Loaded(layout: RelationalLayout(model: model, entityNumbers: numbers), metadata: metadata)
+    }
+
+    private func readMetadata(_ session: PostgreSQLSession) throws -> [String: any Sendable] {
+        guard let row = try session.execute("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1").rows.first else { return [:] }
+        var plist: Data?, uuid: String?
+        if case .data(let data) = row[1] { plist = data }
+        if case .string(let text) = row[0] { uuid = text }
+        return StoreMetadataPlist.read(plist, uuid: uuid, storeType: Self.typeName)
+    }
+
+    package func metadata() throws -> [String: any Sendable] {
+        loaded.withLock { $0?.metadata } ?? [:]
+    }
+
+    package func setMetadata(_ metadata: [String: Any]) throws {
+        if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
+            throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it).")
+        }
+        try checkWritable()
+        let written = try pool.withSession { session in
+            try session.transaction {
+                let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try readMetadata(session))
+                try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
+                return try readMetadata(session)
+            }
+        }
+        loaded.withLock { $0?.metadata = written }
+    }
+
+    // MARK: - Access
+
+    func currentLayout() throws -> RelationalLayout {
+        guard let layout = loaded.withLock({ $0?.layout }) else {
+            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store \(url.description) is not loaded.")
+        }
+        return layout
+    }
+
+    func checkWritable() throws {
+        if isReadOnly {
+            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store \(url.description) was added read-only (NSReadOnlyPersistentStoreOption); nothing was written.")
+        }
+    }
+
+    /// The notification channel of the store's schema (an identifier: `ocd_` and the schema's
+    /// hash, so that any schema name fits PostgreSQL's 63 bytes).
+    var channel: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (url.database + "/" + url.schema).utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return "ocd_" + String(hash, radix: 16)
+    }
+
+    package func watchChanges(_ handler: @escaping @Sendable () -> Void) {
+        // A dedicated session: a listening connection must stay open, outside the pool's turns.
+        guard let session = try? pool.connect() else { return }
+        // postgres-nio calls back on an event loop: the handler (which may read the store) runs
+        // on a Dispatch queue instead.
+        guard let listener = try? session.listen(channel, handler: { _ in DispatchQueue.global().async { handler() } }) else {
+            session.close()
+            return
+        }
+        watcher.withLock { $0?.stop(); $0 = listener }
+        listenerSession.withLock { $0?.close(); $0 = session }
+    }
+
+    package func close() {
+        watcher.withLock { $0?.stop(); $0 = nil }
+        listenerSession.withLock { $0?.close(); $0 = nil }
+        pool.close()
+    }
+
+    // MARK: - History (not recorded by this store yet; see `tracksHistory`)
+
+    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] { [] }
+    package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int { 0 }
+    package func lastHistoryNumber() throws -> Int64? { nil }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import OpenCoreDataCore
+
+extension PersistentStore.StoreType {
+    /// The PostgreSQL store (`postgres://user@host:port/database?schema=…`): Core Data's tables in
+    /// a schema that coordinators in many processes and on many machines share. Naming the type
+    /// makes it addable to coordinators.
+    public static var postgreSQL: PersistentStore.StoreType {
+        PostgreSQLStoreRegistration.register
+        return PersistentStore.StoreType(rawValue: PostgreSQLStore.typeName)
+    }
+}
+
+/// The PostgreSQL store's type name, as `NSSQLiteStoreType` is the SQLite store's (naming it makes
+/// the type addable to coordinators).
+public let PostgreSQLStoreType: String = {
+    PostgreSQLStoreRegistration.register
+    return PostgreSQLStore.typeName
+}()
+
+/// Registers the store type once per process (a global's initializer runs once, on first use).
+private enum PostgreSQLStoreRegistration {
+    static let register: Void = {
+        StoreTypeRegistry.register(PersistentStore.StoreType(rawValue: PostgreSQLStore.typeName)) { url, options in
+            guard let url else {
+                throw CoreDataError(.persistentStoreOpen, "A PostgreSQL store needs a URL: postgres://user@host:port/database?schema=name.")
+            }
+            return try PostgreSQLStore(url: url, options: options)
+        }
+    }()
+}

@@ -1,0 +1,114 @@
+import OpenCoreDataCore
+
+/// What differs between the SQL the SQLite and PostgreSQL stores speak, so that one layout and
+/// one predicate compiler serve both (see `docs/PostgreSQL.md`, "Decided for the store").
+///
+/// Identifiers are written bare in both: every name comes from the layout, which makes it from
+/// validated model names (`Z` followed by letters, digits and `_`), so no name needs quotes, and
+/// PostgreSQL folds each one to lower case the same way wherever it appears.
+package enum SQLDialect: Sendable {
+    case sqlite
+    case postgreSQL
+
+    /// The placeholder of the `number`-th bound value (1-based).
+    package func placeholder(_ number: Int) -> String {
+        switch self {
+        case .sqlite: "?"
+        case .postgreSQL: "$\(number)"
+        }
+    }
+
+    /// A truth value as a condition.
+    package func literal(_ value: Bool) -> String {
+        switch self {
+        case .sqlite: value ? "1" : "0"
+        case .postgreSQL: value ? "TRUE" : "FALSE"
+        }
+    }
+
+    /// Equality (or its negation) that is true when both sides are NULL.
+    package func nullSafe(equal: Bool) -> String {
+        switch self {
+        case .sqlite: equal ? "IS" : "IS NOT"
+        case .postgreSQL: equal ? "IS NOT DISTINCT FROM" : "IS DISTINCT FROM"
+        }
+    }
+
+    /// `x` as a floating-point number (for real division and sums).
+    package func real(_ sql: String) -> String {
+        switch self {
+        case .sqlite: "CAST(\(sql) AS REAL)"
+        case .postgreSQL: "CAST(\(sql) AS double precision)"
+        }
+    }
+
+    /// The sum of `x` over a group, 0.0 for no rows (SQLite's `TOTAL`).
+    package func total(_ sql: String) -> String {
+        switch self {
+        case .sqlite: "TOTAL(\(sql))"
+        case .postgreSQL: "COALESCE(SUM(CAST(\(sql) AS double precision)), 0)"
+        }
+    }
+
+    /// The average of `x`, as a floating-point number.
+    package func average(_ sql: String) -> String {
+        switch self {
+        case .sqlite: "AVG(\(sql))"
+        case .postgreSQL: "AVG(CAST(\(sql) AS double precision))"
+        }
+    }
+
+    /// Whether string operators (`CONTAINS`, `LIKE`, `MATCHES`, `[cd]`) run in SQL with the
+    /// in-memory evaluator's own code (SQLite's `ocd_match`). Without it the compiler writes a
+    /// condition that selects a superset, and the store tests the rows in Swift.
+    package var evaluatesStringOperators: Bool { self == .sqlite }
+
+    /// The column type of an attribute type.
+    package func columnType(_ type: AttributeType) -> String {
+        switch self {
+        case .sqlite:
+            return type.sqliteColumnType
+        case .postgreSQL:
+            switch type {
+            case .integer16, .integer32, .integer64, .boolean, .objectID: return "bigint"
+            case .decimal: return "numeric"
+            case .double, .float, .date: return "double precision"
+            // Byte order, as SQLite compares text (and as Core Data's BINARY collation sorts).
+            case .string, .uri: return "text COLLATE \"C\""
+            case .uuid: return "uuid"
+            case .binaryData, .transformable: return "bytea"
+            }
+        }
+    }
+
+    /// `CREATE TABLE` for an entity table of `layout`.
+    package func createTable(_ table: RelationalLayout.Table) -> String {
+        let key = self == .sqlite ? "Z_PK INTEGER PRIMARY KEY" : "Z_PK bigint PRIMARY KEY"
+        let integer = columnType(.integer64)
+        let columns = [key, "Z_ENT \(integer)", "Z_OPT \(integer)"] + table.columns.map { "\($0.name) \(columnType($0.type))" }
+        return "CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )"
+    }
+
+    /// `CREATE TABLE` for a many-to-many join table.
+    package func createTable(_ table: RelationalLayout.JoinTable) -> String {
+        let integer = self == .sqlite ? "INTEGER" : columnType(.integer64)
+        let (own, other) = table.keyColumns
+        let orders = table.orderColumns.map { ", \($0) \(integer)" }.joined()
+        return "CREATE TABLE \(table.name) ( \(own) \(integer), \(other) \(integer)\(orders), PRIMARY KEY (\(own), \(other)) )"
+    }
+
+    /// `CREATE [UNIQUE] INDEX IF NOT EXISTS` for an index of the layout.
+    package func createIndex(_ index: RelationalLayout.Index) -> String {
+        let columns = index.columns.map { column in
+            guard index.collated else { return column.name }
+            let order = column.ascending ? "ASC" : "DESC"
+            return self == .sqlite ? "\(column.name) COLLATE BINARY \(order)" : "\(column.name) \(order)"
+        }
+        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(index.name) ON \(index.table) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// Every `CREATE TABLE` of the layout: entity tables, then join tables.
+    package func createTables(_ layout: RelationalLayout) -> [String] {
+        layout.tables.map(createTable) + layout.joinTables.map(createTable)
+    }
+}
