@@ -20,12 +20,17 @@ extension PostgreSQLStore {
         let entityNumber = Int64(mapping.entityNumbers[0])
         return try batchTransaction { session in
             var keys: [Int64] = []
+            var changes: [StoreHistoryChange] = []
             keys.reserveCapacity(rows.count)
             for values in rows {
                 let returned = try session.execute(sql, [.integer(next), .integer(entityNumber)] + Self.columnValues(values)).rows
-                if case .integer(let key)? = returned.first?.first { keys.append(key) } else { keys.append(next) }
+                let key = if case .integer(let key)? = returned.first?.first { key } else { next }
+                keys.append(key)
+                // An upserted row is an update in history (its key was not the one reserved).
+                changes.append(StoreHistoryChange(type: key == next ? .insert : .update, entity: entity, primaryKey: key))
                 next += 1
             }
+            try recordHistory(session, layout: layout, author: author, changes: changes)
             return keys
         }
     }
@@ -37,22 +42,25 @@ extension PostgreSQLStore {
         let sets = ["Z_OPT = Z_OPT + 1"] + values.enumerated().map { "\(mapping.columns[$1.slot]) = $\($0 + 1)" }
         let update = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))"
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        if exact {
-            let keys = try batchTransaction { session in
-                try session.execute(update + condition + " RETURNING Z_PK", arguments).rows.compactMap { row -> Int64? in
-                    if case .integer(let key) = row[0] { key } else { nil }
-                }
-            }
-            return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
-        }
+        let slots = values.map(\.slot)
         // String operators are tested in Swift: the rows that match, then those rows by key.
-        let keys = try fetchKeys(request)
-        let updated = try batchTransaction { session in
-            try Self.eachChunk(of: keys, after: values.count) { list, keyArguments in
-                try session.execute(update + " WHERE Z_PK IN (\(list)) RETURNING Z_PK", Self.columnValues(values.map(\.value)) + keyArguments).rows.count
-            }.reduce(0, +)
+        let matching = exact ? nil : try fetchKeys(request)
+        let rows = try batchTransaction { session in
+            let rows = if let matching {
+                try Self.eachChunk(of: matching, after: values.count) { list, keyArguments in
+                    try session.execute(update + " WHERE Z_PK IN (\(list)) RETURNING Z_PK, Z_ENT", Self.columnValues(values.map(\.value)) + keyArguments).rows
+                }.flatMap { $0 }
+            } else {
+                try session.execute(update + condition + " RETURNING Z_PK, Z_ENT", arguments).rows
+            }
+            let changes = rows.compactMap { row -> StoreHistoryChange? in
+                guard case .integer(let key) = row[0], case .integer(let number) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { return nil }
+                return StoreHistoryChange(type: .update, entity: entity, primaryKey: key, changedSlots: slots)
+            }
+            try recordHistory(session, layout: layout, author: author, changes: changes)
+            return changes
         }
-        return BatchOutcome(count: updated, keys: returningKeys ? keys : nil)
+        return BatchOutcome(count: rows.count, keys: returningKeys ? rows.map(\.primaryKey) : nil)
     }
 
     package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
@@ -60,7 +68,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: request.entity)
         var arguments: [ManagedValue] = []
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        if exact, !request.entity.hasRelationshipsInHierarchy {
+        if exact, !request.entity.hasRelationshipsInHierarchy, !tracksHistory {
             let keys = try batchTransaction { session in
                 try session.execute("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments).rows.compactMap { row -> Int64? in
                     if case .integer(let key) = row[0] { key } else { nil }
@@ -68,10 +76,16 @@ extension PostgreSQLStore {
             }
             return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
         }
-        let keys = try fetchKeys(request)
-        try batchTransaction { session in
-            var rows = PostgreSQLDeleteRows(session: session, layout: layout)
+        // Row by row through the rules (which also read what history keeps of each row).
+        let selected = exact ? nil : try fetchKeys(request)
+        let keys = try batchTransaction { session in
+            let keys = try selected ?? session.execute("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK", arguments).rows.compactMap { row -> Int64? in
+                if case .integer(let key) = row[0] { key } else { nil }
+            }
+            var rows = PostgreSQLDeleteRows(store: self, session: session, layout: layout)
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
+            try recordHistory(session, layout: layout, author: author, changes: rows.history)
+            return keys
         }
         return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
     }
@@ -91,8 +105,11 @@ extension PostgreSQLStore {
 /// The rows of a batch delete with rules, in the PostgreSQL store's tables, inside the caller's
 /// transaction.
 private struct PostgreSQLDeleteRows: BatchDeleteRows {
+    let store: PostgreSQLStore
     let session: PostgreSQLSession
     let layout: RelationalLayout
+    /// The deletions to record in history (with tombstone values when history is kept).
+    var history: [StoreHistoryChange] = []
 
     /// The first column of every row `sql(list)` selects, chunk by chunk.
     private func column(_ keys: [Int64], _ sql: (String) -> String) throws -> [Int64] {
@@ -111,11 +128,14 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
         let table = try layout.mapping(for: root).table
         var groups: [(entity: EntityDescription, keys: [Int64])] = []
         var index: [ObjectIdentifier: Int] = [:]
+        let columns = store.tracksHistory ? "Z_ENT, Z_PK" + (try layout.mapping(for: root)).tableColumns.map { ", " + $0 }.joined() : "Z_ENT, Z_PK"
         for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { list, arguments in
-            try session.execute("SELECT Z_ENT, Z_PK FROM \(table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK", arguments).rows
+            try session.execute("SELECT \(columns) FROM \(table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK", arguments).rows
         }) {
             for row in chunkRows {
                 guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }
+                let tombstone = store.tracksHistory ? store.values(of: row, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
+                history.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
                 if let at = index[ObjectIdentifier(entity)] {
                     groups[at].keys.append(key)
                 } else {

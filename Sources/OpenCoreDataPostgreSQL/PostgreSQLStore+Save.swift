@@ -20,9 +20,14 @@ extension PostgreSQLStore {
     package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         try checkWritable()
         let layout = try currentLayout()
+        // Rows in one order (table, key) in every save, so that two saves of the same rows wait
+        // for each other instead of deadlocking.
+        var ordered = request
+        ordered.updates.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
+        ordered.deletes.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
         return try writeTransaction { session in
             var transaction = PostgreSQLSaveTransaction(store: self, session: session, layout: layout)
-            return try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
+            return try StoreSaveRules.apply(ordered, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
         }
     }
 
@@ -142,6 +147,6 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func recordHistory(author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
-        throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store does not record persistent history yet.")
+        try store.recordHistory(session, layout: layout, author: author, changes: changes)
     }
 }

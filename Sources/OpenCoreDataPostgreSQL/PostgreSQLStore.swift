@@ -12,9 +12,11 @@ import OpenCoreDataSQL
 package final class PostgreSQLStore: StoreEngine {
     let url: PostgreSQLStoreURL
     let pool: PostgreSQLSessionPool
-    package let isReadOnly: Bool
-    /// History is not recorded by this store yet: opening one with history tracking is refused.
-    package var tracksHistory: Bool { false }
+    /// Added read-only, or forced read-only by `load` (a store that records history added
+    /// without `NSPersistentHistoryTrackingKey`, as Core Data does).
+    private let readOnlyState: Locked<Bool>
+    /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
+    package let tracksHistory: Bool
 
     private struct Loaded: Sendable {
         var layout: RelationalLayout
@@ -35,11 +37,11 @@ package final class PostgreSQLStore: StoreEngine {
     package init(url: URL, options: [String: any Sendable]) throws {
         self.url = try PostgreSQLStoreURL(url)
         pool = PostgreSQLSessionPool(url: self.url)
-        isReadOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
-        if PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options) {
-            throw CoreDataError(.persistentStoreInvalidType, "The PostgreSQL store does not record persistent history yet; add it without NSPersistentHistoryTrackingKey (docs/PostgreSQL.md says what is there).")
-        }
+        readOnlyState = Locked(PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options))
+        tracksHistory = PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
     }
+
+    package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
 
     package var identifier: String { uuid.withLock { $0 } }
 
@@ -47,22 +49,31 @@ package final class PostgreSQLStore: StoreEngine {
 
     package func load(model: ManagedObjectModel) throws {
         let schema = url.schema
-        let loaded = try pool.withSession { session in
-            try session.transaction { () throws -> Loaded in
+        let readOnly = isReadOnly
+        let (loaded, forceReadOnly) = try pool.withSession { session in
+            try session.transaction { () throws -> (Loaded, Bool) in
                 // One creator per schema, whichever process comes first; the others wait, then open.
                 try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + schema)])
                 let exists = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + ".z_metadata")])
+                let loaded: Loaded
                 if case .bool(true)? = exists.rows.first?.first {
-                    return try openExisting(session, model: model)
+                    loaded = try openExisting(session, model: model)
+                } else {
+                    guard !readOnly else {
+                        throw CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) has no tables yet, and it was added read-only.")
+                    }
+                    loaded = try create(session, model: model)
                 }
-                guard !isReadOnly else {
-                    throw CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) has no tables yet, and it was added read-only.")
-                }
-                return try create(session, model: model)
+                let forceReadOnly = try !readOnly && !tracksHistory && Self.hasHistoryTables(session, schema: schema)
+                if tracksHistory && !readOnly { try ensureHistoryTables(session, model: model) }
+                return (loaded, forceReadOnly)
             }
         }
         if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.withLock { $0 = stored } }
         self.loaded.withLock { $0 = loaded }
+        // Core Data: a store that records history, added without NSPersistentHistoryTrackingKey,
+        // is forced read-only (writes there would leave changes no history records).
+        if forceReadOnly { readOnlyState.withLock { $0 = true } }
     }
 
     /// Creates the schema's tables (inside `load`'s transaction).
@@ -177,9 +188,4 @@ package final class PostgreSQLStore: StoreEngine {
         pool.close()
     }
 
-    // MARK: - History (not recorded by this store yet; see `tracksHistory`)
-
-    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] { [] }
-    package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int { 0 }
-    package func lastHistoryNumber() throws -> Int64? { nil }
 }

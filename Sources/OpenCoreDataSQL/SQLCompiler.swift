@@ -159,7 +159,7 @@ package struct SQLCompiler {
             let left = try self.expression(lhs, in: scope, into: &arguments)
             let right = try self.expression(rhs, in: scope, into: &arguments)
             switch op {
-            case .divide: return "(\(dialect.real(left)) / \(right))"
+            case .divide: return dialect.divide(left, by: right)
             default: return "(\(dialect.real(left)) \(op.rawValue) \(right))"
             }
         case .toOne(let slot, let destination, let inner):

@@ -42,6 +42,15 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// Real division, NULL when dividing by zero (SQLite's answer, and memory's nil; PostgreSQL
+    /// would raise an error).
+    package func divide(_ lhs: String, by rhs: String) -> String {
+        switch self {
+        case .sqlite: "(\(real(lhs)) / \(rhs))"
+        case .postgreSQL: "(\(real(lhs)) / NULLIF(\(rhs), 0))"
+        }
+    }
+
     /// The sum of `x` over a group, 0.0 for no rows (SQLite's `TOTAL`).
     package func total(_ sql: String) -> String {
         switch self {

@@ -7,9 +7,9 @@ import OpenCoreDataSQL
 /// and bundle identifiers, stored once and referenced by the `…TS` columns). Their `Z_ENT`s are
 /// 16002, 16001 and 16003, and their keys come from `Z_PRIMARYKEY` like any entity's.
 extension SQLiteStore {
-    static let changeEntity = 16001
-    static let transactionEntity = 16002
-    static let stringEntity = 16003
+    static let changeEntity = HistoryTables.changeEntity
+    static let transactionEntity = HistoryTables.transactionEntity
+    static let stringEntity = HistoryTables.stringEntity
 
     /// Creates the history tables (and their `Z_PRIMARYKEY` rows) when missing, with one
     /// `ZTOMBSTONE<n>` column per attribute an entity keeps on deletion.
@@ -62,7 +62,7 @@ extension SQLiteStore {
         for item in changes {
             let kept = item.tombstoneValues
             let tombstone = kept + Array(repeating: ManagedValue.null, count: tombstoneWidth - kept.count)
-            let columns: ManagedValue = item.changedSlots.map { .data(Self.bitVector($0)) } ?? .null
+            let columns: ManagedValue = item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null
             try change.bind([.integer(next), .integer(Int64(Self.changeEntity)), .integer(Int64(item.type.rawValue)),
                              .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns] + tombstone)
             try change.run()
@@ -84,21 +84,6 @@ extension SQLiteStore {
         try insert.bind([.integer(key), .integer(Int64(Self.stringEntity)), .string(name)])
         try insert.run()
         return key
-    }
-
-    /// Changed slots as a little-endian bit vector (bit n: slot n).
-    static func bitVector(_ slots: [Int]) -> Data {
-        var bytes = [UInt8](repeating: 0, count: ((slots.max() ?? 0) / 8) + 1)
-        for slot in slots { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
-        return Data(bytes)
-    }
-
-    static func slots(of bitVector: Data) -> [Int] {
-        var slots: [Int] = []
-        for (index, byte) in bitVector.enumerated() {
-            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }
-        }
-        return slots
     }
 
     // MARK: - Reading and deleting
@@ -136,7 +121,7 @@ extension SQLiteStore {
                       let entity = layout.entitiesByNumber[Int(changes.int64(at: 4))] else { continue }
                 let type = Int(changes.int64(at: 3))
                 var record = HistoryChangeRecord(changeID: changes.int64(at: 0), changeType: type, entity: entity, primaryKey: changes.int64(at: 5), updatedNames: nil, tombstone: nil)
-                if !changes.isNull(at: 7) { record.updatedNames = entity.names(ofChangedSlots: Self.slots(of: changes.data(at: 7))) }
+                if !changes.isNull(at: 7) { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: changes.data(at: 7))) }
                 if type == PersistentHistoryChange.ChangeType.delete.rawValue {
                     var tombstone: [String: ManagedValue] = [:]
                     for (offset, attribute) in entity.tombstoneAttributes.enumerated() where 8 + offset < changes.columnCount {

@@ -1,0 +1,200 @@
+import Foundation
+import OpenCoreDataCore
+import OpenCoreDataSQL
+
+/// Persistent history in Core Data's tables (``HistoryTables``), in the store's schema.
+///
+/// **Numbers follow commit order.** Writers on several machines commit concurrently; a reader
+/// that fetched the history after transaction 42 must never miss a 41 committed later. The
+/// transaction number is taken as the last write of a save (``StoreSaveRules`` records history
+/// after every other write), by `UPDATE Z_PRIMARYKEY … RETURNING`, whose row lock is held until
+/// the commit: the next writer gets its number only once this one committed.
+extension PostgreSQLStore {
+    /// Creates the history tables (and their `Z_PRIMARYKEY` rows) when missing, with one
+    /// `ZTOMBSTONE<n>` column per attribute an entity keeps on deletion (inside `load`'s
+    /// transaction).
+    func ensureHistoryTables(_ session: PostgreSQLSession, model: ManagedObjectModel) throws {
+        let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
+        try session.execute("CREATE TABLE IF NOT EXISTS ACHANGE ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
+        try session.execute("CREATE INDEX IF NOT EXISTS ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
+        for index in 0..<tombstones {
+            // Tombstone values of any attribute type, as text (`HistoryValueText`).
+            try session.execute("ALTER TABLE ACHANGE ADD COLUMN IF NOT EXISTS ZTOMBSTONE\(index) text")
+        }
+        try session.execute("CREATE TABLE IF NOT EXISTS ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )")
+        try session.execute("CREATE INDEX IF NOT EXISTS Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP)")
+        try session.execute("CREATE TABLE IF NOT EXISTS ATRANSACTIONSTRING ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZNAME text COLLATE \"C\" )")
+        try session.execute("CREATE UNIQUE INDEX IF NOT EXISTS Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME)")
+        for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"), (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING", [.integer(Int64(number)), .string(name)])
+        }
+    }
+
+    /// Whether the schema has history tables (a store that recorded history once).
+    static func hasHistoryTables(_ session: PostgreSQLSession, schema: String) throws -> Bool {
+        let rows = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + ".atransaction")]).rows
+        if case .bool(true)? = rows.first?.first { return true }
+        return false
+    }
+
+    /// Raises a `Z_PRIMARYKEY` row by `count` inside the caller's transaction (its row lock is
+    /// held until that transaction ends); returns the first key.
+    func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
+        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(entityNumber))]).rows
+        guard case .integer(let maximum)? = rows.first?.first else {
+            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
+        }
+        return maximum - Int64(count) + 1
+    }
+
+    /// Records a transaction and its changes (inside the caller's transaction, as its last write).
+    func recordHistory(_ session: PostgreSQLSession, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+        guard tracksHistory, !changes.isEmpty else { return }
+        let number = try reserveKeys(session, entityNumber: HistoryTables.transactionEntity, count: 1)
+        let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(session, $0) } }
+        try session.execute("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES ($1, $2, 1, $3, $4, $5, $6, $7)",
+                            [.integer(number), .integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null }
+                                + [.double(Date().timeIntervalSinceReferenceDate)])
+        var next = try reserveKeys(session, entityNumber: HistoryTables.changeEntity, count: changes.count)
+        let width = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
+        let sql = "INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\((0..<width).map { ", ZTOMBSTONE\($0)" }.joined())) VALUES ($1, $2, 1, \(Self.placeholders(5 + width, from: 3)))"
+        for item in changes {
+            let kept = item.tombstoneValues.map { value -> ManagedValue in HistoryValueText.text(value).map { .string($0) } ?? .null }
+            let columns: ManagedValue = item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null
+            try session.execute(sql, [.integer(next), .integer(Int64(HistoryTables.changeEntity)), .integer(Int64(item.type.rawValue)),
+                                      .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns]
+                                    + kept + Array(repeating: .null, count: width - kept.count))
+            next += 1
+        }
+    }
+
+    /// The key of a string in `ATRANSACTIONSTRING`, adding it when new (a writer adding the same
+    /// string at once waits for the other's commit, then finds its row).
+    private func stringKey(_ session: PostgreSQLSession, _ name: String) throws -> Int64 {
+        let select = "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = $1"
+        if case .integer(let key)? = try session.execute(select, [.string(name)]).rows.first?.first { return key }
+        let key = try reserveKeys(session, entityNumber: HistoryTables.stringEntity, count: 1)
+        try session.execute("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES ($1, $2, 1, $3) ON CONFLICT (ZNAME) DO NOTHING",
+                            [.integer(key), .integer(Int64(HistoryTables.stringEntity)), .string(name)])
+        guard case .integer(let found)? = try session.execute(select, [.string(name)]).rows.first?.first else {
+            throw CoreDataError(.persistentStoreOperation, "The history string '\(name)' could not be recorded in the PostgreSQL store.")
+        }
+        return found
+    }
+
+    // MARK: - Reading and deleting
+
+    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+        guard tracksHistory else { return [] }
+        let layout = try currentLayout()
+        return try pool.withSession { session in
+            // One snapshot for the transactions and their changes.
+            try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? session.execute("COMMIT") }
+            if let number { try checkNotExpired(session, after: number) }
+            var strings: [Int64: String] = [:]
+            for row in try session.execute("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING").rows {
+                if case .integer(let key) = row[0], case .string(let name) = row[1] { strings[key] = name }
+            }
+            let (condition, bound): (String, ManagedValue) = if let date { ("ZTIMESTAMP > $1", .double(date.timeIntervalSinceReferenceDate)) } else { ("Z_PK > $1", .integer(number ?? 0)) }
+            let rows = try session.execute("SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID FROM ATRANSACTION WHERE \(condition) ORDER BY Z_PK", [bound]).rows
+            func text(_ row: [ManagedValue], _ ts: Int, _ plain: Int) -> String? {
+                if case .integer(let key) = row[ts] { return strings[key] }
+                if case .string(let value) = row[plain] { return value }
+                return nil
+            }
+            var transactions: [HistoryTransactionRecord] = rows.compactMap { row in
+                guard case .integer(let key) = row[0] else { return nil }
+                let seconds = row[1].numericValue ?? 0
+                return HistoryTransactionRecord(number: key, timestamp: Date(timeIntervalSinceReferenceDate: seconds), author: text(row, 2, 6),
+                                                contextName: text(row, 4, 8), processID: text(row, 5, 9), bundleID: text(row, 3, 7), changes: [])
+            }
+            guard includingChanges, let first = transactions.first?.number else { return transactions }
+            let position = Dictionary(uniqueKeysWithValues: transactions.enumerated().map { ($1.number, $0) })
+            for row in try session.execute("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= $1 ORDER BY Z_PK", [.integer(first)]).rows {
+                guard case .integer(let changeID) = row[0], case .integer(let type) = row[3], case .integer(let number) = row[4],
+                      case .integer(let key) = row[5], case .integer(let transaction) = row[6],
+                      let index = position[transaction], let entity = layout.entitiesByNumber[Int(number)] else { continue }
+                var record = HistoryChangeRecord(changeID: changeID, changeType: Int(type), entity: entity, primaryKey: key, updatedNames: nil, tombstone: nil)
+                if case .data(let columns) = row[7] { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: columns)) }
+                if Int(type) == PersistentHistoryChange.ChangeType.delete.rawValue {
+                    var tombstone: [String: ManagedValue] = [:]
+                    for (offset, attribute) in entity.tombstoneAttributes.enumerated() where 8 + offset < row.count {
+                        if case .string(let text) = row[8 + offset] { tombstone[attribute.name] = HistoryValueText.value(text, type: attribute.attributeType) } else { tombstone[attribute.name] = .null }
+                    }
+                    if !tombstone.isEmpty { record.tombstone = tombstone }
+                }
+                transactions[index].changes.append(record)
+            }
+            return transactions
+        }
+    }
+
+    /// Throws 134301 when some transaction after `number` was deleted.
+    private func checkNotExpired(_ session: PostgreSQLSession, after number: Int64) throws {
+        let rows = try session.execute("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1)", [.integer(Int64(HistoryTables.transactionEntity))]).rows
+        guard let row = rows.first else { return }
+        var oldest: Int64?, last: Int64 = 0
+        if case .integer(let value) = row[0] { oldest = value }
+        if case .integer(let value) = row[1] { last = value }
+        try CoreDataError.checkHistoryToken(number, oldest: oldest, last: last)
+    }
+
+    package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
+        guard tracksHistory else { return 0 }
+        try checkWritable()
+        return try pool.withSession { session in
+            try session.transaction {
+                var limit = number ?? .max
+                if let date {
+                    let rows = try session.execute("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < $1", [.double(date.timeIntervalSinceReferenceDate)]).rows
+                    if case .integer(let maximum)? = rows.first?.first { limit = maximum } else { limit = 0 }
+                }
+                try session.execute("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= $1", [.integer(limit)])
+                return try session.execute("DELETE FROM ATRANSACTION WHERE Z_PK <= $1", [.integer(limit)]).changed
+            }
+        }
+    }
+
+    package func lastHistoryNumber() throws -> Int64? {
+        guard tracksHistory else { return nil }
+        let rows = try pool.withSession { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(HistoryTables.transactionEntity))]).rows }
+        if case .integer(let number)? = rows.first?.first { return number }
+        return 0
+    }
+}
+
+/// Tombstone values as text, so that one `ZTOMBSTONE<n>` column holds values of any attribute
+/// type (SQLite's columns take any value; PostgreSQL's have one type). Read back by the
+/// attribute's type.
+enum HistoryValueText {
+    static func text(_ value: ManagedValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let v): String(v)
+        case .bool(let v): v ? "1" : "0"
+        case .double(let v): "\(v)"
+        case .decimal(let v): "\(v)"
+        case .string(let v): v
+        case .url(let v): v.absoluteString
+        case .date(let v): "\(v.timeIntervalSinceReferenceDate)"
+        case .data(let v): v.base64EncodedString()
+        case .uuid(let v): v.uuidString
+        case .object(let id): id.primaryKey.map(String.init)
+        }
+    }
+
+    static func value(_ text: String, type: AttributeType) -> ManagedValue {
+        switch type {
+        case .integer16, .integer32, .integer64, .objectID: Int64(text).map { .integer($0) } ?? .null
+        case .boolean: .bool(text == "1")
+        case .double, .float: Double(text).map { .double($0) } ?? .null
+        case .date: Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
+        case .decimal: Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) } ?? .null
+        case .string: .string(text)
+        case .uri: URL(string: text).map { .url($0) } ?? .null
+        case .binaryData, .transformable: Data(base64Encoded: text).map { .data($0) } ?? .null
+        case .uuid: UUID(uuidString: text).map { .uuid($0) } ?? .null
+        }
+    }
+}

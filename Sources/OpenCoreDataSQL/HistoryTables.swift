@@ -1,0 +1,27 @@
+import Foundation
+
+/// Core Data's persistent-history tables, shared by the SQL stores: `ATRANSACTION` (one row per
+/// save or batch request), `ACHANGE` (one row per changed object), `ATRANSACTIONSTRING` (authors,
+/// context names, process and bundle identifiers, stored once and referenced by the `…TS`
+/// columns). Their keys come from `Z_PRIMARYKEY` like any entity's, under these `Z_ENT`s.
+package enum HistoryTables {
+    package static let changeEntity = 16001
+    package static let transactionEntity = 16002
+    package static let stringEntity = 16003
+
+    /// `ACHANGE.ZCOLUMNS`: changed slots as a little-endian bit vector (bit n: slot n).
+    package static func bitVector(_ slots: [Int]) -> Data {
+        var bytes = [UInt8](repeating: 0, count: ((slots.max() ?? 0) / 8) + 1)
+        for slot in slots { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
+        return Data(bytes)
+    }
+
+    /// The slots a `ZCOLUMNS` bit vector names.
+    package static func slots(of bitVector: Data) -> [Int] {
+        var slots: [Int] = []
+        for (index, byte) in bitVector.enumerated() {
+            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }
+        }
+        return slots
+    }
+}
