@@ -132,7 +132,9 @@ package final class PostgreSQLSession: Sendable {
         do {
             return try start().wait()
         } catch let error as PSQLError {
-            throw CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
+            var failure = CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
+            failure.sqlState = error.serverInfo?[.sqlState]
+            throw failure
         } catch {
             throw CoreDataError(code, "Could not \(what): \(error)")
         }

@@ -12,21 +12,42 @@ import OpenCoreDataSQL
 extension PostgreSQLStore {
     /// Creates the history tables (and their `Z_PRIMARYKEY` rows) when missing, with one
     /// `ZTOMBSTONE<n>` column per attribute an entity keeps on deletion (inside `load`'s
-    /// transaction).
+    /// transaction). Only what is missing is made: DDL locks whole tables even when it changes
+    /// nothing, and a store opening while others save must not hold such locks (it deadlocked
+    /// with their history writes).
     func ensureHistoryTables(_ session: PostgreSQLSession, model: ManagedObjectModel) throws {
-        let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
-        try session.execute("CREATE TABLE IF NOT EXISTS ACHANGE ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
-        try session.execute("CREATE INDEX IF NOT EXISTS ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
-        for index in 0..<tombstones {
-            // Tombstone values of any attribute type, as text (`HistoryValueText`).
-            try session.execute("ALTER TABLE ACHANGE ADD COLUMN IF NOT EXISTS ZTOMBSTONE\(index) text")
+        let schema = url.schema
+        func exists(_ table: String) throws -> Bool {
+            let rows = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + "." + table)]).rows
+            if case .bool(true)? = rows.first?.first { return true }
+            return false
         }
-        try session.execute("CREATE TABLE IF NOT EXISTS ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )")
-        try session.execute("CREATE INDEX IF NOT EXISTS Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP)")
-        try session.execute("CREATE TABLE IF NOT EXISTS ATRANSACTIONSTRING ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZNAME text COLLATE \"C\" )")
-        try session.execute("CREATE UNIQUE INDEX IF NOT EXISTS Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME)")
-        for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"), (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
-            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING", [.integer(Int64(number)), .string(name)])
+        if try !exists("achange") {
+            try session.execute("CREATE TABLE ACHANGE ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
+            try session.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
+        }
+        let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
+        let columns = Set(try session.execute("SELECT column_name::text FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'achange'", [.string(schema)]).rows.compactMap { row -> String? in
+            if case .string(let name) = row[0] { name } else { nil }
+        })
+        for index in 0..<tombstones where !columns.contains("ztombstone\(index)") {
+            // Tombstone values of any attribute type, as text (`HistoryValueText`).
+            try session.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(index) text")
+        }
+        if try !exists("atransaction") {
+            try session.execute("CREATE TABLE ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )")
+            try session.execute("CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP)")
+        }
+        if try !exists("atransactionstring") {
+            try session.execute("CREATE TABLE ATRANSACTIONSTRING ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZNAME text COLLATE \"C\" )")
+            try session.execute("CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME)")
+        }
+        let present = Set(try session.execute("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT >= $1", [.integer(Int64(HistoryTables.changeEntity))]).rows.compactMap { row -> Int64? in
+            if case .integer(let number) = row[0] { number } else { nil }
+        })
+        for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"), (HistoryTables.stringEntity, "TRANSACTIONSTRING")]
+            where !present.contains(Int64(number)) {
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, 0, 0)", [.integer(Int64(number)), .string(name)])
         }
     }
 

@@ -33,21 +33,32 @@ extension PostgreSQLStore {
 
     /// Runs `body` in a transaction that commits (with a notification to every store on the
     /// schema) when it answers ``StoreSaveOutcome/committed``, and rolls back otherwise.
+    ///
+    /// A transaction the server chose as a deadlock's victim (`40P01`) or could not serialise
+    /// (`40001`) wrote nothing; it is run again, up to four times, before the error reaches the
+    /// caller.
     func writeTransaction(_ body: (PostgreSQLSession) throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
-        try pool.withSession { session in
-            try session.execute("BEGIN")
+        var attempt = 1
+        while true {
             do {
-                let outcome = try body(session)
-                if case .committed = outcome {
-                    try session.notify(channel, payload: identifier)
-                    try session.execute("COMMIT")
-                } else {
-                    try session.execute("ROLLBACK")
+                return try pool.withSession { session in
+                    try session.execute("BEGIN")
+                    do {
+                        let outcome = try body(session)
+                        if case .committed = outcome {
+                            try session.notify(channel, payload: identifier)
+                            try session.execute("COMMIT")
+                        } else {
+                            try session.execute("ROLLBACK")
+                        }
+                        return outcome
+                    } catch {
+                        _ = try? session.execute("ROLLBACK")
+                        throw error
+                    }
                 }
-                return outcome
-            } catch {
-                _ = try? session.execute("ROLLBACK")
-                throw error
+            } catch let error as CoreDataError where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5 {
+                attempt += 1
             }
         }
     }

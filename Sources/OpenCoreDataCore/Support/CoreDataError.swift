@@ -111,6 +111,8 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
     public var sqliteCode: Int32?
     /// For SQLite errors: the SQL that failed (arguments are never included).
     public var sql: String?
+    /// For PostgreSQL errors: the SQLSTATE the server answered (`40P01` for a deadlock, …).
+    public var sqlState: String?
     /// Several errors reported together (code 1560).
     public var underlyingErrors: [CoreDataError]
 

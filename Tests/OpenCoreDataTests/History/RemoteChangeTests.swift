@@ -2,14 +2,15 @@ import Foundation
 import OpenCoreData
 import Testing
 
-/// `.NSPersistentStoreRemoteChange` after every change to the store file: by this coordinator,
-/// by another coordinator, and by another process.
+/// `.NSPersistentStoreRemoteChange` after every change to the store (an SQLite file, a PostgreSQL
+/// schema): by this coordinator, by another coordinator, and by another process.
 // Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct RemoteChangeTests {
+// Serialized: the child finds its store through environment variables set before it starts.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct RemoteChangeTests {
     private static let options: [String: any Sendable] = [NSPersistentHistoryTrackingKey: true, NSPersistentStoreRemoteChangeNotificationPostOptionKey: true]
 
-    private func open(_ directory: TemporaryDirectory) throws -> TestStack {
-        try TestStack(.sqlite, model: ManagedObjectModel(Entry.self), directory: directory, options: Self.options)
+    private func open(_ kind: StoreKind, _ directory: TemporaryDirectory) throws -> TestStack {
+        try TestStack(kind, model: ManagedObjectModel(Entry.self), directory: directory, options: Self.options)
     }
 
     /// Waits (up to two seconds) until `recorder` holds a notification whose token reaches `number`.
@@ -31,9 +32,10 @@ import Testing
         return (recorder, observer)
     }
 
-    @Test func ownSavesAndAnotherCoordinatorsSavesAreAnnounced() async throws {
+    @Test(arguments: MultiProcessTests.sharedKinds)
+    func ownSavesAndAnotherCoordinatorsSavesAreAnnounced(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let first = try open(directory)
+        let first = try open(kind, directory)
         let (recorder, observer) = observe(first)
         defer { NotificationCenter.default.removeObserver(observer) }
         let context = first.container.newBackgroundContext()
@@ -43,10 +45,10 @@ import Testing
         }
         let own = try #require(try await waitForToken(recorder, atLeast: 1))
         #expect(own.userInfo?[NSStoreUUIDKey] as? String == first.container.persistentStoreCoordinator.persistentStores.first?.identifier)
-        #expect((own.userInfo?[NSPersistentStoreURLKey] as? URL)?.lastPathComponent == "Test.sqlite")
+        #expect(own.userInfo?[NSPersistentStoreURLKey] as? URL == first.container.persistentStoreCoordinator.persistentStores.first?.url)
 
         // A second coordinator on the same file.
-        let second = try open(directory)
+        let second = try open(kind, directory)
         let other = second.container.newBackgroundContext()
         try await other.perform { () throws in
             Entry(context: other).code = "theirs"
@@ -63,16 +65,19 @@ import Testing
         _ = second
     }
 
-    @Test func anotherProcessWritingTheFileIsAnnounced() async throws {
+    @Test(arguments: MultiProcessTests.sharedKinds)
+    func anotherProcessWritingTheStoreIsAnnounced(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let stack = try open(directory)
+        let stack = try open(kind, directory)
         let (recorder, observer) = observe(stack)
         defer { NotificationCenter.default.removeObserver(observer) }
         setenv("OCD_REMOTE_CHANGE_STORE", directory.url.path, 1)
+        setenv("OCD_REMOTE_CHANGE_KIND", kind.rawValue, 1)
         await #expect(processExitsWith: .success) {
             // In a child process: open the same file and save.
-            guard let path = ProcessInfo.processInfo.environment["OCD_REMOTE_CHANGE_STORE"] else { exit(3) }
-            let child = try TestStack(.sqlite, model: ManagedObjectModel(Entry.self), directory: TemporaryDirectory(existing: URL(fileURLWithPath: path)),
+            guard let path = ProcessInfo.processInfo.environment["OCD_REMOTE_CHANGE_STORE"],
+                  let kind = ProcessInfo.processInfo.environment["OCD_REMOTE_CHANGE_KIND"].flatMap(StoreKind.init(rawValue:)) else { exit(3) }
+            let child = try TestStack(kind, model: ManagedObjectModel(Entry.self), directory: TemporaryDirectory(existing: URL(fileURLWithPath: path)),
                                       options: [NSPersistentHistoryTrackingKey: true])
             let context = child.container.newBackgroundContext()
             try context.performAndWait { () throws in
