@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        // The PostgreSQL store, apart: apps on one SQLite file never build SwiftNIO and BoringSSL.
+        .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "ocd", targets: ["ocd"]),
     ],
     dependencies: [
