@@ -13,13 +13,18 @@ let package = Package(
     dependencies: [
         .package(path: "../"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.3"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLitePeer", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "Compare",
-            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [.product(name: "OpenCoreData", package: root), .product(name: "OpenCoreDataPostgreSQL", package: root), "CSQLitePeer",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log")],
         ),
         // package-benchmark's suite (`swift package --package-path Benchmarks benchmark`): our
         // operations alone, with time, allocation and memory metrics, for regression tracking

@@ -22,6 +22,14 @@ extension PersistentStoreCoordinator {
         try destroyPersistentStore(at: url, type: PersistentStore.StoreType(rawValue: storeType), options: try Self.sendableOptions(options ?? [:]))
     }
 
+    /// Moves a store to a new location and type. Mirrors
+    /// `migratePersistentStore(_:to:options:withType:)`; see
+    /// ``PersistentStoreCoordinator/migratePersistentStore(_:to:options:type:)``.
+    @discardableResult
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil, withType storeType: String) throws -> PersistentStore {
+        try migratePersistentStore(store, to: url, options: try Self.sendableOptions(options ?? [:]), type: PersistentStore.StoreType(rawValue: storeType))
+    }
+
     /// Replaces a store file by a copy of another. Mirrors
     /// `replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)`.
     public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,

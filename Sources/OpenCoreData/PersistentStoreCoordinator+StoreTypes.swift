@@ -14,6 +14,20 @@ extension PersistentStoreCoordinator {
     /// that is not a store.
     @discardableResult
     public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil, options: [String: any Sendable] = [:]) throws -> PersistentStore {
+        let engine = try makeEngine(type: type, at: url, options: options)
+        let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options, engine: engine)
+        do {
+            try add(store)
+        } catch {
+            engine.close()
+            throw error
+        }
+        return store
+    }
+
+    /// The engine of a store of `type` at `url`, migrated first when its options ask for it (not
+    /// yet loaded).
+    func makeEngine(type: PersistentStore.StoreType, at url: URL?, options: [String: any Sendable]) throws -> any StoreEngine {
         let engine: any StoreEngine
         switch type {
         case .sqlite:
@@ -41,14 +55,7 @@ extension PersistentStoreCoordinator {
             }
             engine = try opener(url, options)
         }
-        let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options, engine: engine)
-        do {
-            try add(store)
-        } catch {
-            engine.close()
-            throw error
-        }
-        return store
+        return engine
     }
 
     /// The metadata of a store file, without adding it. Mirrors
@@ -59,5 +66,39 @@ extension PersistentStoreCoordinator {
             throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' has none.")
         }
         return try SQLiteStore.metadata(at: url)
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// Moves a store to a new location and type — SQLite to PostgreSQL and back, or either to
+    /// memory — and puts the copy in its place. Mirrors `migratePersistentStore(_:to:options:type:)`.
+    ///
+    /// The destination (a new file, an empty schema) receives every object under its own key,
+    /// to-one and to-many relationships, many-to-many pairs, the order of ordered relationships,
+    /// each entity's key counter and the app's metadata keys; then `store` is removed from the
+    /// coordinator (its file or schema stays as it was) once the destination is added, and the
+    /// destination is returned.
+    /// Objects get new IDs (the destination has its own UUID): refetch them. Persistent history
+    /// is not copied. Throws 134070 when the destination already holds objects (nothing is
+    /// removed then).
+    @discardableResult
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) is not part of this coordinator; add it before migrating it.")
+        }
+        let engine = try makeEngine(type: type, at: url, options: options)
+        let migrated = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: store.configurationName, options: options, engine: engine)
+        do {
+            try managedObjectModel.freeze()
+            try engine.load(model: managedObjectModel)
+            try StoreCopy.copy(from: store.engine, to: engine, model: managedObjectModel)
+            // Added before the source goes, so that a failure leaves the source in place.
+            try add(migrated)
+            try remove(store)
+        } catch {
+            engine.close()
+            throw error
+        }
+        return migrated
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration | --scale | --results] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration | --scale | --results | --postgres] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
@@ -17,6 +17,14 @@ if arguments.contains("--migration") {
 if arguments.contains("--history") {
     // Only the Earthquakes scenarios.
     printTable(try HistoryScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000))
+    exit(0)
+}
+if arguments.contains("--postgres") {
+    // Only the PostgreSQL store, against postgres-nio by hand (OCD_POSTGRES_URL).
+    let results = try await PostgreSQLScenario.run(n: arguments.contains("--quick") ? 2_000 : 10_000, runs: 3)
+    printTable(results)
+    try writeJSON(results, to: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("results/postgres.json"))
     exit(0)
 }
 if arguments.contains("--results") {

@@ -1,0 +1,192 @@
+import Foundation
+import Logging
+import NIOPosix
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+import PostgresNIO
+
+/// `--postgres`: the PostgreSQL store against postgres-nio issuing the same SQL by hand (one
+/// connection, async/await, a transaction per bulk write), on the server of `OCD_POSTGRES_URL`,
+/// each in a fresh schema, in one run. The ratio column reads "ours÷raw" with the hand-written
+/// postgres-nio as "raw".
+enum PostgreSQLScenario {
+    static func run(n: Int, runs: Int) async throws -> [Result] {
+        guard let base = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"], let components = URLComponents(string: base) else {
+            throw CoreDataError(.persistentStoreOpen, "--postgres needs OCD_POSTGRES_URL: start a server with .ci/postgres-server start DIR.")
+        }
+        let rows = RawNote.rows(n)
+        let lookups = Array(rows.map(\.pk).shuffled().prefix(Swift.min(10_000, n)))
+        var samples: [String: (ours: [Double], peer: [Double])] = [:]
+        func add(_ name: String, _ ours: Double, _ peer: Double) {
+            samples[name, default: ([], [])].ours.append(ours)
+            samples[name, default: ([], [])].peer.append(peer)
+        }
+        for _ in 0..<runs {
+            let schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            var url = components
+            url.queryItems = [URLQueryItem(name: "schema", value: schema)]
+            let peer = try await Peer(components: components, schema: schema + "_peer")
+            let container = PersistentContainer(name: "Bench", managedObjectModel: ManagedObjectModel(Note.self))
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: url.url!, type: .postgreSQL)]
+            try container.loadPersistentStores()
+            try await peer.createTable()
+
+            let peerInsert = try await measureAsync { try await peer.insert(rows) }
+            let writer = container.newBackgroundContext()
+            let oursInsert = try writer.performAndWait { () throws in
+                try measure {
+                    for row in rows {
+                        let note = Note(context: writer)
+                        (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
+                    }
+                    try writer.save()
+                }
+            }
+            add("insert N objects + save", oursInsert, peerInsert)
+
+            let peerFetch = try await measureAsync { let count = try await peer.fetchAll(); precondition(count == n) }
+            let reader = container.newBackgroundContext()
+            let oursFetch = try reader.performAndWait { () throws in
+                try measure {
+                    var checksum = 0
+                    for note in try reader.fetch(Note.fetchRequest()) {
+                        checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) &+ (note.text3?.utf8.count ?? 0)
+                    }
+                    precondition(checksum != 0)
+                }
+            }
+            add("fetch N objects, read every attribute", oursFetch, peerFetch)
+
+            let peerLookup = try await measureAsync { let found = try await peer.lookup(lookups); precondition(found == lookups.count) }
+            let ids = try writer.performAndWait { try writer.fetch(FetchRequest<ManagedObjectID>(entityName: "Note")) }
+            let lookupIDs = Array(ids.shuffled().prefix(lookups.count))
+            let looker = container.newBackgroundContext()
+            let oursLookup = try looker.performAndWait { () throws in
+                try measure {
+                    var found = 0
+                    for id in lookupIDs where (try looker.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
+                    precondition(found == lookupIDs.count)
+                }
+            }
+            add("\(lookups.count) lookups by object ID / key", oursLookup, peerLookup)
+
+            let peerUpdate = try await measureAsync { try await peer.update(rows.map(\.pk), text: "updated") }
+            let updater = container.newBackgroundContext()
+            let oursUpdate = try updater.performAndWait { () throws in
+                let notes = try updater.fetch(Note.fetchRequest())
+                return try measure {
+                    for note in notes { note.text2 = "updated" }
+                    try updater.save()
+                }
+            }
+            add("update one attribute of N + save", oursUpdate, peerUpdate)
+
+            try await peer.deleteAll()
+            let peerBatch = try await measureAsync { try await peer.insert(rows) }
+            let batcher = container.newBackgroundContext()
+            let dictionaries = rows.map { row -> [String: Any] in
+                var dictionary: [String: Any] = ["id": row.id]
+                if let text1 = row.text1 { dictionary["text1"] = text1 }
+                if let text2 = row.text2 { dictionary["text2"] = text2 }
+                if let text3 = row.text3 { dictionary["text3"] = text3 }
+                return dictionary
+            }
+            let oursBatch = try batcher.performAndWait { () throws in
+                _ = try batcher.execute(BatchDeleteRequest(fetchRequest: Note.fetchRequest()))
+                return try measure { _ = try batcher.execute(BatchInsertRequest(entityName: "Note", objects: dictionaries)) }
+            }
+            add("batch insert N rows", oursBatch, peerBatch)
+
+            try await peer.dropAndClose()
+            for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+            try await Peer.drop(schema, components: components)
+        }
+        return ["insert N objects + save", "fetch N objects, read every attribute", "\(lookups.count) lookups by object ID / key",
+                "update one attribute of N + save", "batch insert N rows"].compactMap { name in
+            samples[name].map { Result(scenario: "PostgreSQL: " + name, n: name.contains("lookups") ? lookups.count : n, ours: median($0.ours), raw: median($0.peer), grdb: nil) }
+        }
+    }
+
+    private static func measureAsync(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+    }
+
+    /// postgres-nio by hand: what a service would write without us, on one connection.
+    private final class Peer {
+        let connection: PostgresConnection
+        let table: String
+
+        init(components: URLComponents, schema: String) async throws {
+            connection = try await Self.connect(components)
+            _ = try await connection.query("CREATE SCHEMA \(unescaped: schema)", logger: Self.logger)
+            table = schema + ".znote"
+        }
+
+        static let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+
+        static func connect(_ components: URLComponents) async throws -> PostgresConnection {
+            let configuration = PostgresConnection.Configuration(host: components.host ?? "localhost", port: components.port ?? 5432,
+                                                                 username: components.user ?? "postgres", password: components.password,
+                                                                 database: String(components.path.dropFirst()), tls: .disable)
+            return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        }
+
+        static func drop(_ schema: String, components: URLComponents) async throws {
+            let connection = try await connect(components)
+            _ = try await connection.query("DROP SCHEMA IF EXISTS \(unescaped: schema) CASCADE", logger: logger)
+            try await connection.close()
+        }
+
+        func createTable() async throws {
+            _ = try await connection.query("CREATE TABLE \(unescaped: table) (Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZID bigint, ZTEXT1 text, ZTEXT2 text, ZTEXT3 text)", logger: Self.logger)
+        }
+
+        func insert(_ rows: [RawNote]) async throws {
+            _ = try await connection.query("BEGIN", logger: Self.logger)
+            for row in rows {
+                _ = try await connection.query("INSERT INTO \(unescaped: table) (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1, ZTEXT2, ZTEXT3) VALUES (\(row.pk), 1, 1, \(Int64(row.id)), \(row.text1), \(row.text2), \(row.text3))", logger: Self.logger)
+            }
+            _ = try await connection.query("COMMIT", logger: Self.logger)
+        }
+
+        func fetchAll() async throws -> Int {
+            var count = 0
+            var checksum = 0
+            for try await (key, id, text1, text2, text3) in try await connection.query("SELECT Z_PK, ZID, ZTEXT1, ZTEXT2, ZTEXT3 FROM \(unescaped: table)", logger: Self.logger)
+                .decode((Int64, Int64, String?, String?, String?).self) {
+                checksum &+= Int(key) &+ Int(id) &+ (text1?.utf8.count ?? 0) &+ (text2?.utf8.count ?? 0) &+ (text3?.utf8.count ?? 0)
+                count += 1
+            }
+            precondition(checksum != 0)
+            return count
+        }
+
+        func lookup(_ keys: [Int64]) async throws -> Int {
+            var found = 0
+            for key in keys {
+                for try await text in try await connection.query("SELECT ZTEXT1 FROM \(unescaped: table) WHERE Z_PK = \(key)", logger: Self.logger).decode(String?.self)
+                    where text != nil { found += 1 }
+            }
+            return found
+        }
+
+        func update(_ keys: [Int64], text: String) async throws {
+            _ = try await connection.query("BEGIN", logger: Self.logger)
+            for key in keys {
+                _ = try await connection.query("UPDATE \(unescaped: table) SET ZTEXT2 = \(text), Z_OPT = Z_OPT + 1 WHERE Z_PK = \(key)", logger: Self.logger)
+            }
+            _ = try await connection.query("COMMIT", logger: Self.logger)
+        }
+
+        func deleteAll() async throws {
+            _ = try await connection.query("DELETE FROM \(unescaped: table)", logger: Self.logger)
+        }
+
+        func dropAndClose() async throws {
+            _ = try await connection.query("DROP TABLE \(unescaped: table)", logger: Self.logger)
+            try await connection.close()
+        }
+    }
+}

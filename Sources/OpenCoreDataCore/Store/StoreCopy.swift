@@ -1,0 +1,61 @@
+import Foundation
+
+/// Copies every object of one store into another, empty one, of any type (what
+/// `migratePersistentStore(_:to:options:type:)` does between store types): rows under their
+/// own keys, so that to-one values and join rows keep pointing at the same objects; many-to-many
+/// pairs; the order of ordered relationships; each entity's key counter; the app's metadata.
+package enum StoreCopy {
+    /// Inserts per save (a save is one transaction of the destination).
+    private static let batch = 5_000
+
+    package static func copy(from source: any StoreEngine, to destination: any StoreEngine, model: ManagedObjectModel) throws {
+        let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
+        for root in roots where try destination.count(StoreFetchRequest(entity: root)) > 0 {
+            throw CoreDataError(.persistentStoreOperation, "The destination store already holds \(root.name) objects; migrate into a new file or an empty schema.")
+        }
+        for root in roots {
+            let rows = try source.fetch(StoreFetchRequest(entity: root))
+            guard let maximum = rows.map(\.primaryKey).max() else { continue }
+            for start in stride(from: 0, to: rows.count, by: batch) {
+                var request = StoreSaveRequest()
+                request.author = HistoryAuthor(author: "migratePersistentStore")
+                request.inserts = rows[start..<min(start + batch, rows.count)].map {
+                    StoreSaveRequest.Insert(entity: $0.entity, primaryKey: $0.primaryKey, values: $0.snapshot.values.map { value in
+                        // To-ones name the destination store (the in-memory store keeps IDs as given).
+                        guard case .object(let id) = value, let key = id.primaryKey else { return value }
+                        return .object(.permanent(id.entity, store: destination.identifier, primaryKey: key))
+                    })
+                }
+                try save(request, to: destination)
+            }
+            // The relationships kept outside the rows: many-to-many pairs and member orders.
+            var request = StoreSaveRequest()
+            for (entity, keys) in Dictionary(grouping: rows, by: { ObjectIdentifier($0.entity) }).values.map({ ($0[0].entity, $0.map(\.primaryKey)) }) {
+                for relationship in entity.toManyRelationships where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
+                    let members = try source.fetchRelated(relationship, of: keys)
+                    if relationship.inverseRelationship?.isToMany == true {
+                        request.joins += members.compactMap { pair in
+                            pair.member.primaryKey.map { StoreSaveRequest.JoinChange(relationship: relationship, source: pair.source, destination: $0, isInsert: true) }
+                        }
+                    }
+                    if relationship.isOrdered {
+                        for (source, group) in Dictionary(grouping: members, by: \.source) {
+                            request.orders.append(StoreSaveRequest.OrderChange(relationship: relationship, source: source, members: group.compactMap(\.member.primaryKey)))
+                        }
+                    }
+                }
+            }
+            if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
+            // Keys given from now on come after the copied ones.
+            _ = try destination.allocatePrimaryKeys(root: root, count: Int(maximum))
+        }
+        let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }
+        if !appKeys.isEmpty { try destination.setMetadata(appKeys) }
+    }
+
+    private static func save(_ request: StoreSaveRequest, to destination: any StoreEngine) throws {
+        guard case .committed = try destination.save(request, beforeCommit: nil) else {
+            throw CoreDataError(.persistentStoreOperation, "Another writer changed the destination store while objects were copied into it; migrate into a store nobody else uses.")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+import Testing
+
+/// `migratePersistentStore(_:to:options:type:)` between store types: every object, relationship,
+/// many-to-many pair and order arrives; the copy replaces the source in the coordinator and
+/// takes new objects under fresh keys.
+@Suite struct MigrateStoreTests {
+    static let model = ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Playlist.self, Track.self)
+
+    /// Source and destination kinds: SQLite to each other kind, and each other kind back to SQLite.
+    static var moves: [(StoreKind, StoreKind)] {
+        StoreKind.allCases.filter { $0 != .sqlite }.flatMap { [(.sqlite, $0), ($0, .sqlite)] }
+    }
+
+    private func destination(_ kind: StoreKind, in directory: TemporaryDirectory) throws -> (URL, PersistentStore.StoreType) {
+        switch kind {
+        case .sqlite: (directory.file("Moved.sqlite"), .sqlite)
+        case .inMemory: (directory.file("unused"), .inMemory)
+        case .postgreSQL: (try TestPostgreSQL.storeURL(schema: directory.schemaName + "_moved"), .postgreSQL)
+        }
+    }
+
+    @Test(arguments: moves)
+    func everyObjectRelationshipAndOrderArrives(from: StoreKind, to: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        defer { TestPostgreSQL.drop([directory.schemaName + "_moved"]) }
+        let stack = try TestStack(from, model: Self.model, directory: directory)
+        let setup = stack.container.newBackgroundContext()
+        try setup.performAndWait { () throws in
+            let drawer = Drawer(context: setup)
+            drawer.label = "desk"
+            let folder = Folder(context: setup)
+            folder.title = "inbox"
+            folder.drawer = drawer
+            let (red, blue) = (Tag(context: setup), Tag(context: setup))
+            (red.name, blue.name) = ("red", "blue")
+            for index in 0..<5 {
+                let memo = Memo(context: setup)
+                memo.body = "memo \(index)"
+                memo.folder = folder
+                memo.tags = index.isMultiple(of: 2) ? [red, blue] : [blue]
+            }
+            let playlist = Playlist(context: setup)
+            playlist.name = "mix"
+            playlist.tracks = ["c", "a", "d", "b"].map { title in
+                let track = Track(context: setup)
+                track.title = title
+                return track
+            }
+            try setup.save()
+        }
+        let coordinator = stack.container.persistentStoreCoordinator
+        let source = try #require(coordinator.persistentStores.first)
+        let (url, type) = try destination(to, in: directory)
+        let moved = try coordinator.migratePersistentStore(source, to: url, type: type)
+        #expect(coordinator.persistentStores.count == 1 && coordinator.persistentStores.first === moved)
+        #expect(moved.type == type)
+
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let folder = try #require(try reader.fetch(FetchRequest<Folder>(entityName: "Folder")).first)
+            #expect(folder.objectID.storeIdentifier == moved.identifier)
+            #expect(folder.title == "inbox" && folder.drawer?.label == "desk")
+            #expect(folder.memos.map(\.body).sorted() == (0..<5).map { "memo \($0)" })
+            let tags = try reader.fetch(FetchRequest<Tag>(entityName: "Tag"))
+            #expect(Dictionary(uniqueKeysWithValues: tags.map { ($0.name, $0.memos.count) }) == ["red": 3, "blue": 5])
+            let playlist = try #require(try reader.fetch(FetchRequest<Playlist>(entityName: "Playlist")).first)
+            #expect(playlist.tracks.map(\.title) == ["c", "a", "d", "b"])
+            // New objects get keys after the copied ones.
+            let tag = Tag(context: reader)
+            tag.name = "green"
+            try reader.save()
+            let count = try reader.count(for: FetchRequest<Tag>(entityName: "Tag"))
+            #expect(count == 3)
+        }
+    }
+
+    @Test func aDestinationThatHoldsObjectsIsRefusedAndTheSourceStays() throws {
+        let directory = TemporaryDirectory()
+        let occupied = try TestStack(.sqlite, model: Self.model, directory: directory, name: "Occupied")
+        let context = occupied.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            Tag(context: context).name = "already here"
+            try context.save()
+        }
+        let stack = try TestStack(.sqlite, model: Self.model, directory: directory)
+        let coordinator = stack.container.persistentStoreCoordinator
+        let source = try #require(coordinator.persistentStores.first)
+        #expect(throws: CoreDataError.self) {
+            try coordinator.migratePersistentStore(source, to: directory.file("Occupied.sqlite"), type: .sqlite)
+        }
+        #expect(coordinator.persistentStores.first === source)
+    }
+}
