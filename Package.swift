@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "Earthquakes", dependencies: ["OpenCoreData"]),
         .executableTarget(
             name: "ocd",
-            dependencies: ["OpenCoreData", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Models are declared here, outside the library, exactly as users declare theirs.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "CSQLite"]),

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+
+/// `ocd copy <from> <to>`: a store moved to another location and type, as
+/// `migratePersistentStore(_:to:options:type:)` moves it.
+struct CopyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy a store to another location and type: an SQLite file into a PostgreSQL schema (postgres://user@host/db?schema=s) and back.",
+        discussion: "The destination must be a new file or an empty schema. Objects, relationships, orders and key counters are copied; persistent history is not. The source is only read."
+    )
+
+    @Argument(help: "The store to copy: an SQLite file, or a postgres:// URL.")
+    var from: String
+
+    @Argument(help: "Where to copy it: a new SQLite file, or a postgres:// URL of an empty schema.")
+    var to: String
+
+    @Option(name: .long, help: "The model file (.momd, .mom, .xcdatamodeld) to read the store with; needed for a PostgreSQL source, optional for an SQLite one (which carries its model).")
+    var model: String?
+
+    func run() throws {
+        let (source, sourceType) = try Self.location(from)
+        let (destination, destinationType) = try Self.location(to)
+        let loaded: ManagedObjectModel
+        if sourceType == .sqlite || model != nil {
+            let (found, description) = InspectCommand.model(file: model, store: source)
+            guard let found else { throw ValidationError("No model to read the store with: \(description).") }
+            loaded = found
+        } else {
+            throw ValidationError("A PostgreSQL store carries no model yet: pass --model with the app's model file.")
+        }
+        let container = PersistentContainer(name: "Copy", managedObjectModel: loaded)
+        let description = PersistentStoreDescription(url: source, type: sourceType)
+        description.shouldMigrateStoreAutomatically = false
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+        let coordinator = container.persistentStoreCoordinator
+        guard let store = coordinator.persistentStores.first else { throw ValidationError("The source store could not be added.") }
+        try coordinator.migratePersistentStore(store, to: destination, type: destinationType)
+        let context = container.newBackgroundContext()
+        let counts = try context.performAndWait { () throws -> [(String, Int)] in
+            try loaded.entities.filter { $0.superentity == nil }.map(\.name).sorted().map { name in
+                (name, try context.count(for: FetchRequest<ManagedObject>(entityName: name)))
+            }
+        }
+        print("Copied \(from) to \(destinationType == .postgreSQL ? Self.withoutPassword(to) : to):")
+        for (name, count) in counts { print("  \(name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(count).leftPadded(8))") }
+    }
+
+    /// A postgres:// URL or a file path, as a store URL and type.
+    static func location(_ text: String) throws -> (URL, PersistentStore.StoreType) {
+        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            guard let url = URL(string: text) else { throw ValidationError("\(withoutPassword(text)) is not a URL.") }
+            return (url, .postgreSQL)
+        }
+        return (URL(fileURLWithPath: text), .sqlite)
+    }
+
+    /// A URL to print: its password replaced.
+    static func withoutPassword(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "…"
+        return components.string ?? text
+    }
+}
