@@ -111,17 +111,20 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     /// The deletions to record in history (with tombstone values when history is kept).
     var history: [StoreHistoryChange] = []
 
-    /// The first column of every row `sql(list)` selects, chunk by chunk.
-    private func column(_ keys: [Int64], _ sql: (String) -> String) throws -> [Int64] {
-        try PostgreSQLStore.eachChunk(of: keys) { list, arguments in
-            try session.execute(sql(list), arguments).rows.compactMap { row -> Int64? in
+    /// The first column of every row `sql(list)` selects, chunk by chunk (none when it answers `nil`).
+    private func column(_ keys: [Int64], _ sql: (String) throws -> String?) throws -> [Int64] {
+        try PostgreSQLStore.eachChunk(of: keys) { list, arguments -> [Int64] in
+            guard let sql = try sql(list) else { return [] }
+            return try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
                 if case .integer(let value) = row[0] { value } else { nil }
             }
         }.flatMap { $0 }
     }
 
-    private func run(_ keys: [Int64], _ sql: (String) -> String) throws {
-        _ = try PostgreSQLStore.eachChunk(of: keys) { list, arguments in try session.execute(sql(list), arguments) }
+    private func run(_ keys: [Int64], _ sql: (String) throws -> String?) throws {
+        _ = try PostgreSQLStore.eachChunk(of: keys) { list, arguments in
+            if let sql = try sql(list) { try session.execute(sql, arguments) }
+        }
     }
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
@@ -148,38 +151,14 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        if !relationship.isToMany {
-            guard let slot = entity.toOneSlotByName[relationship.name] else { return [] }
-            let mapping = try layout.mapping(for: entity)
-            return try column(keys) { "SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN (\($0)) AND \(mapping.columns[slot]) IS NOT NULL" }
-        }
-        switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let fk, _, _):
-            return try column(keys) { "SELECT Z_PK FROM \(table) WHERE \(fk) IN (\($0))" }
-        case .joinTable(let table, let own, let other, _, _):
-            return try column(keys) { "SELECT \(other) FROM \(table) WHERE \(own) IN (\($0))" }
-        }
+        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, list: $0) }
     }
 
     mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        if !relationship.isToMany {
-            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship, !inverse.isToMany,
-                  let inverseSlot = destination.toOneSlotByName[inverse.name] else { return }
-            let mapping = try layout.mapping(for: destination)
-            let column = mapping.columns[inverseSlot]
-            try run(keys) { "UPDATE \(mapping.table) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN (\($0))" }
-            return
-        }
-        switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let fk, let order, _):
-            try run(keys) { "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN (\($0))" }
-        case .joinTable(let table, let own, _, _, _):
-            try run(keys) { "DELETE FROM \(table) WHERE \(own) IN (\($0))" }
-        }
+        try run(keys) { try layout.detachStatement(relationship, list: $0) }
     }
 
     mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        let table = try layout.mapping(for: root).table
-        try run(keys) { "DELETE FROM \(table) WHERE Z_PK IN (\($0))" }
+        try run(keys) { try layout.removeStatement(root, list: $0) }
     }
 }

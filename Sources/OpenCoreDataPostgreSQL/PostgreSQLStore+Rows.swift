@@ -44,15 +44,6 @@ extension PostgreSQLStore {
         }
     }
 
-    /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the
-    /// slots, then the `Z_ENT` of each to-one destination that lives in a hierarchy table.
-    static func insertValues(_ values: [ManagedValue], mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
-        columnValues(values) + mapping.entityColumns.keys.sorted().map { slot in
-            guard case .object(let id) = values[slot] else { return .null }
-            return .integer(Int64(layout.entityNumber(of: id.entity)))
-        }
-    }
-
     /// `$from, $from+1, …` for `count` values.
     static func placeholders(_ count: Int, from first: Int) -> String {
         (0..<count).map { SQLDialect.postgreSQL.placeholder(first + $0) }.joined(separator: ", ")

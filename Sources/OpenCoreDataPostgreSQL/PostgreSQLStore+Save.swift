@@ -125,7 +125,7 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
             let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.insertColumns.isEmpty ? "" : ", " + PostgreSQLStore.placeholders(mapping.insertColumns.count, from: 3)))"
             let arguments: [ManagedValue] = [.integer(insert.primaryKey), .integer(Int64(mapping.entityNumbers[0]))]
-                + PostgreSQLStore.insertValues(insert.values, mapping: mapping, layout: layout)
+                + PostgreSQLStore.columnValues(layout.insertValues(insert.values, mapping: mapping))
             try session.execute(sql, arguments)
         }
     }
@@ -142,15 +142,7 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
         for change in orders {
-            let storage = try layout.storage(of: change.relationship)
-            guard let orderColumn = storage.orderColumn else { continue }
-            let sql: String
-            switch storage {
-            case .inverseForeignKey(let table, let column, _, _):
-                sql = "UPDATE \(table) SET \(orderColumn) = $1 WHERE Z_PK = $2 AND \(column) = $3"
-            case .joinTable(let table, let ownColumn, let otherColumn, _, _):
-                sql = "UPDATE \(table) SET \(orderColumn) = $1 WHERE \(otherColumn) = $2 AND \(ownColumn) = $3"
-            }
+            guard let sql = try layout.orderUpdate(change.relationship, dialect: .postgreSQL) else { continue }
             for (index, member) in change.members.enumerated() {
                 try session.execute(sql, [.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])
             }

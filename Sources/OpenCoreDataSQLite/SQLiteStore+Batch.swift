@@ -131,19 +131,20 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
 
     private static let chunk = 500
 
-    /// Runs `sql(list)` once per chunk of `keys`, `list` being the chunk's `(?, ?, …)`; `row` is
-    /// called for each result row.
-    private func each(_ keys: [Int64], _ sql: (String) -> String, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
+    /// Runs `sql(list)` once per chunk of `keys`, `list` being the chunk's `?, ?, …` (nothing when
+    /// it answers `nil`); `row` is called for each result row.
+    private func each(_ keys: [Int64], _ sql: (String) throws -> String?, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
         for start in stride(from: 0, to: keys.count, by: Self.chunk) {
             let chunk = keys[start..<min(start + Self.chunk, keys.count)]
-            let statement = try db.prepare(sql("(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"))
+            guard let text = try sql(Array(repeating: "?", count: chunk.count).joined(separator: ", ")) else { return }
+            let statement = try db.prepare(text)
             defer { statement.finalize() }
             for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
             while try statement.step() { try row(statement) }
         }
     }
 
-    private func column(_ keys: [Int64], _ sql: (String) -> String) throws -> [Int64] {
+    private func column(_ keys: [Int64], _ sql: (String) throws -> String?) throws -> [Int64] {
         var result: [Int64] = []
         try each(keys, sql) { if !$0.isNull(at: 0) { result.append($0.int64(at: 0)) } }
         return result
@@ -155,7 +156,7 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
         var index: [ObjectIdentifier: Int] = [:]
         var found: [StoreHistoryChange] = []
         let values = store.tracksHistory
-        try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN \($0)" }) { statement in
+        try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN (\($0))" }) { statement in
             guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
             let key = statement.int64(at: 1)
             if let at = index[ObjectIdentifier(entity)] {
@@ -173,38 +174,14 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        if !relationship.isToMany {
-            guard let slot = entity.toOneSlotByName[relationship.name] else { return [] }
-            let mapping = try layout.mapping(for: entity)
-            return try column(keys) { "SELECT \(mapping.columns[slot]) FROM \(mapping.table) WHERE Z_PK IN \($0)" }
-        }
-        switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let fk, _, _):
-            return try column(keys) { "SELECT Z_PK FROM \(table) WHERE \(fk) IN \($0)" }
-        case .joinTable(let table, let own, let other, _, _):
-            return try column(keys) { "SELECT \(other) FROM \(table) WHERE \(own) IN \($0)" }
-        }
+        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, list: $0) }
     }
 
     mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        if !relationship.isToMany {
-            guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship, !inverse.isToMany,
-                  let inverseSlot = destination.toOneSlotByName[inverse.name] else { return }
-            let mapping = try layout.mapping(for: destination)
-            let column = mapping.columns[inverseSlot]
-            try each(keys) { "UPDATE \(mapping.table) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN \($0)" }
-            return
-        }
-        switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let fk, let order, _):
-            try each(keys) { "UPDATE \(table) SET \(fk) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(fk) IN \($0)" }
-        case .joinTable(let table, let own, _, _, _):
-            try each(keys) { "DELETE FROM \(table) WHERE \(own) IN \($0)" }
-        }
+        try each(keys) { try layout.detachStatement(relationship, list: $0) }
     }
 
     mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        let table = try layout.mapping(for: root).table
-        try each(keys) { "DELETE FROM \(table) WHERE Z_PK IN \($0)" }
+        try each(keys) { try layout.removeStatement(root, list: $0) }
     }
 }

@@ -70,20 +70,7 @@ extension SQLiteStore {
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let target: EntityDescription
-        let select: String
-        let order: String
-        switch try layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let column, let orderColumn, let destination):
-            select = "SELECT Z_PK, Z_ENT, \(column) FROM \(table) WHERE \(column) IN "
-            order = orderColumn.map { "3, \($0), 1" } ?? "3, 1"
-            target = destination
-        case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
-            let mapping = try layout.mapping(for: destination)
-            select = "SELECT d.Z_PK, d.Z_ENT, j.\(ownColumn) FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) IN "
-            order = orderColumn.map { "3, j.\($0), 1" } ?? "3, 1"
-            target = destination
-        }
+        let (select, order, target) = try layout.relatedQuery(relationship)
         var result: [(source: Int64, member: ManagedObjectID)] = []
         let allowed = try layout.mapping(for: target).entityNumbers
         let checksEntity = !target.subentities.isEmpty || target.superentity != nil

@@ -36,16 +36,6 @@ extension SQLiteStore {
         return values
     }
 
-    /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the
-    /// slots, then the `Z_ENT` of each to-one destination that lives in a hierarchy table.
-    func insertValues(_ values: [ManagedValue], mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
-        guard !mapping.entityColumns.isEmpty else { return values }
-        return values + mapping.entityColumns.keys.sorted().map { slot in
-            guard case .object(let id) = values[slot] else { return .null }
-            return .integer(Int64(layout.entityNumber(of: id.entity)))
-        }
-    }
-
     /// The entity of a row: the one its `Z_ENT` names when the request's entity shares its table
     /// with others, else the request's.
     func rowEntity(_ number: Int64, requested: EntityDescription, layout: RelationalLayout) -> EntityDescription {

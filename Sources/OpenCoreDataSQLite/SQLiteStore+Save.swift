@@ -150,7 +150,7 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
             }
             statement.bind(insert.primaryKey, at: 1)
             statement.bind(entityNumber, at: 2)
-            try statement.bind(store.insertValues(insert.values, mapping: mapping, layout: layout), from: 3)
+            try statement.bind(layout.insertValues(insert.values, mapping: mapping), from: 3)
             try statement.run()
         }
     }
@@ -169,15 +169,7 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
 
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
         for change in orders {
-            let storage = try layout.storage(of: change.relationship)
-            guard let orderColumn = storage.orderColumn else { continue }
-            let sql: String
-            switch storage {
-            case .inverseForeignKey(let table, let column, _, _):
-                sql = "UPDATE \(table) SET \(orderColumn) = ? WHERE Z_PK = ? AND \(column) = ?"
-            case .joinTable(let table, let ownColumn, let otherColumn, _, _):
-                sql = "UPDATE \(table) SET \(orderColumn) = ? WHERE \(otherColumn) = ? AND \(ownColumn) = ?"
-            }
+            guard let sql = try layout.orderUpdate(change.relationship, dialect: .sqlite) else { continue }
             let statement = try db.cachedStatement(sql)
             for (index, member) in change.members.enumerated() {
                 try statement.bind([.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// The synchronous session over postgres-nio, against a real server.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .timeLimit(.minutes(3)))
 struct PostgreSQLSessionTests {
     @Test func everyKindOfValueComesBackAsItWasBound() throws {
         let (session, schema) = try TestServer.session()
