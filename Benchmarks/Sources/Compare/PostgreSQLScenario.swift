@@ -33,52 +33,20 @@ enum PostgreSQLScenario {
 
             let peerInsert = try await measureAsync { try await peer.insert(rows) }
             let writer = container.newBackgroundContext()
-            let oursInsert = try writer.performAndWait { () throws in
-                try measure {
-                    for row in rows {
-                        let note = Note(context: writer)
-                        (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
-                    }
-                    try writer.save()
-                }
-            }
+            let oursInsert = try OurOperations.insertAndSave(rows, in: writer)
             add("insert N objects + save", oursInsert, peerInsert)
 
             let peerFetch = try await measureAsync { let count = try await peer.fetchAll(); precondition(count == n) }
-            let reader = container.newBackgroundContext()
-            let oursFetch = try reader.performAndWait { () throws in
-                try measure {
-                    var checksum = 0
-                    for note in try reader.fetch(Note.fetchRequest()) {
-                        checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) &+ (note.text3?.utf8.count ?? 0)
-                    }
-                    precondition(checksum != 0)
-                }
-            }
+            let oursFetch = try OurOperations.fetchAndReadAll(in: container.newBackgroundContext())
             add("fetch N objects, read every attribute", oursFetch, peerFetch)
 
             let peerLookup = try await measureAsync { let found = try await peer.lookup(lookups); precondition(found == lookups.count) }
             let ids = try writer.performAndWait { try writer.fetch(FetchRequest<ManagedObjectID>(entityName: "Note")) }
-            let lookupIDs = Array(ids.shuffled().prefix(lookups.count))
-            let looker = container.newBackgroundContext()
-            let oursLookup = try looker.performAndWait { () throws in
-                try measure {
-                    var found = 0
-                    for id in lookupIDs where (try looker.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
-                    precondition(found == lookupIDs.count)
-                }
-            }
+            let oursLookup = try OurOperations.lookups(Array(ids.shuffled().prefix(lookups.count)), in: container.newBackgroundContext())
             add("\(lookups.count) lookups by object ID / key", oursLookup, peerLookup)
 
             let peerUpdate = try await measureAsync { try await peer.update(rows.map(\.pk), text: "updated") }
-            let updater = container.newBackgroundContext()
-            let oursUpdate = try updater.performAndWait { () throws in
-                let notes = try updater.fetch(Note.fetchRequest())
-                return try measure {
-                    for note in notes { note.text2 = "updated" }
-                    try updater.save()
-                }
-            }
+            let oursUpdate = try OurOperations.updateAllAndSave(in: container.newBackgroundContext())
             add("update one attribute of N + save", oursUpdate, peerUpdate)
 
             try await peer.deleteAll()

@@ -65,25 +65,8 @@ struct Scenarios {
             // Ours.
             let container = try container(scratchFile("ours.sqlite"))
             let writer = container.newBackgroundContext()
-            let oursInsert = try writer.performAndWait { () throws in
-                try measure {
-                    for row in rows {
-                        let note = Note(context: writer)
-                        (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
-                    }
-                    try writer.save()
-                }
-            }
-            let reader = container.newBackgroundContext()
-            let oursFetch = try reader.performAndWait { () throws in
-                try measure {
-                    var checksum = 0
-                    for note in try reader.fetch(Note.fetchRequest()) {
-                        checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) &+ (note.text3?.utf8.count ?? 0)
-                    }
-                    precondition(checksum != 0)
-                }
-            }
+            let oursInsert = try OurOperations.insertAndSave(rows, in: writer)
+            let oursFetch = try OurOperations.fetchAndReadAll(in: container.newBackgroundContext())
             let selector = container.newBackgroundContext()
             let oursSelect = try selector.performAndWait { () throws in
                 try measure {
@@ -94,23 +77,8 @@ struct Scenarios {
                 }
             }
             let ids = try writer.performAndWait { try writer.fetch(FetchRequest<ManagedObjectID>(entityName: "Note")) }
-            let lookupIDs = Array(ids.shuffled().prefix(lookups.count))
-            let looker = container.newBackgroundContext()
-            let oursLookup = try looker.performAndWait { () throws in
-                try measure {
-                    var found = 0
-                    for id in lookupIDs where (try looker.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
-                    precondition(found == lookupIDs.count)
-                }
-            }
-            let updater = container.newBackgroundContext()
-            let oursUpdate = try updater.performAndWait { () throws in
-                let notes = try updater.fetch(Note.fetchRequest())
-                return try measure {
-                    for note in notes { note.text2 = "updated" }
-                    try updater.save()
-                }
-            }
+            let oursLookup = try OurOperations.lookups(Array(ids.shuffled().prefix(lookups.count)), in: container.newBackgroundContext())
+            let oursUpdate = try OurOperations.updateAllAndSave(in: container.newBackgroundContext())
             let deleter = container.newBackgroundContext()
             let oursDelete = try deleter.performAndWait { () throws in
                 let notes = try deleter.fetch(Note.fetchRequest())
