@@ -23,7 +23,10 @@ extension PostgreSQLStore {
             return false
         }
         if try !exists("achange") {
-            try session.execute("CREATE TABLE ACHANGE ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
+            // Change keys come from a sequence, not Z_PRIMARYKEY: a counter row would stay locked
+            // by each saving transaction until its commit, and serialise every save.
+            try session.execute("CREATE SEQUENCE ACHANGE_Z_PK_SEQ")
+            try session.execute("CREATE TABLE ACHANGE ( Z_PK bigint PRIMARY KEY DEFAULT nextval('achange_z_pk_seq'), Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
             try session.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
         }
         let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
@@ -69,23 +72,53 @@ extension PostgreSQLStore {
     }
 
     /// Records a transaction and its changes (inside the caller's transaction, as its last write).
+    ///
+    /// The transaction's number is taken, the transaction row written and its changes inserted by
+    /// one statement, so that the number's row lock — held until the commit, which orders numbers
+    /// as commits — covers one round trip and the commit. (Strings are looked up before.)
     func recordHistory(_ session: PostgreSQLSession, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
         guard tracksHistory, !changes.isEmpty else { return }
-        let number = try reserveKeys(session, entityNumber: HistoryTables.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(session, $0) } }
-        try session.execute("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES ($1, $2, 1, $3, $4, $5, $6, $7)",
-                            [.integer(number), .integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null }
-                                + [.double(Date().timeIntervalSinceReferenceDate)])
-        var next = try reserveKeys(session, entityNumber: HistoryTables.changeEntity, count: changes.count)
         let width = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
-        let sql = "INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\((0..<width).map { ", ZTOMBSTONE\($0)" }.joined())) VALUES ($1, $2, 1, \(Self.placeholders(5 + width, from: 3)))"
-        for item in changes {
-            let kept = item.tombstoneValues.map { value -> ManagedValue in HistoryValueText.text(value).map { .string($0) } ?? .null }
-            let columns: ManagedValue = item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null
-            try session.execute(sql, [.integer(next), .integer(Int64(HistoryTables.changeEntity)), .integer(Int64(item.type.rawValue)),
-                                      .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns]
-                                    + kept + Array(repeating: .null, count: width - kept.count))
-            next += 1
+        let columns = "Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS" + (0..<width).map { ", ZTOMBSTONE\($0)" }.joined()
+        // Each value cast, so that a column of NULLs alone still has its type.
+        let types = ["bigint", "bigint", "bigint", "bigint", "bigint", "bytea"] + Array(repeating: "text", count: width)
+        // Changes go in chunks (PostgreSQL binds at most 65,535 values per statement): the first
+        // with the transaction, the others with its number.
+        let perChunk = 60_000 / types.count
+        var number: Int64?
+        for start in stride(from: 0, to: changes.count, by: perChunk) {
+            var arguments: [ManagedValue] = []
+            var rows: [String] = []
+            if number == nil {
+                arguments = [.integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null } + [.double(Date().timeIntervalSinceReferenceDate)]
+            } else if let number {
+                arguments = [.integer(number)]
+            }
+            for item in changes[start..<min(start + perChunk, changes.count)] {
+                let kept = item.tombstoneValues.map { value -> ManagedValue in HistoryValueText.text(value).map { .string($0) } ?? .null }
+                let values: [ManagedValue] = [.integer(Int64(HistoryTables.changeEntity)), .integer(1), .integer(Int64(item.type.rawValue)),
+                                              .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey),
+                                              item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null]
+                    + kept + Array(repeating: .null, count: width - kept.count)
+                var cells: [String] = []
+                for (value, type) in zip(values, types) {
+                    arguments.append(value)
+                    cells.append("$\(arguments.count)::\(type)")
+                }
+                rows.append("(" + cells.joined(separator: ", ") + ")")
+            }
+            let insertChanges = "INSERT INTO ACHANGE (\(columns), ZTRANSACTIONID) SELECT v.*, t.Z_PK FROM t, (VALUES \(rows.joined(separator: ", "))) AS v RETURNING ZTRANSACTIONID"
+            let sql = number == nil
+                ? "WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = $1 RETURNING Z_MAX), "
+                    + "t AS (INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) SELECT Z_MAX, $1, 1, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::double precision FROM n RETURNING Z_PK) "
+                    + insertChanges
+                : "WITH t AS (SELECT $1::bigint AS Z_PK) " + insertChanges
+            let returned = try session.execute(sql, arguments).rows
+            guard case .integer(let recorded)? = returned.first?.first else {
+                throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for its history transactions (Z_ENT \(HistoryTables.transactionEntity)).")
+            }
+            number = recorded
         }
     }
 

@@ -44,9 +44,11 @@ extension PostgreSQLStore {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
                     do {
+                        // Sent first (delivered only if the transaction commits), so that it
+                        // adds no round trip while the history number is held.
+                        try session.notify(channel, payload: identifier)
                         let outcome = try body(session)
                         if case .committed = outcome {
-                            try session.notify(channel, payload: identifier)
                             try session.execute("COMMIT")
                         } else {
                             try session.execute("ROLLBACK")

@@ -67,12 +67,17 @@ enum PostgreSQLScenario {
 
             try await peer.dropAndClose()
             for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
-            try await Peer.drop(schema, components: components)
+            try await dropSchema(schema, components: components)
         }
         return ["insert N objects + save", "fetch N objects, read every attribute", "\(lookups.count) lookups by object ID / key",
                 "update one attribute of N + save", "batch insert N rows"].compactMap { name in
             samples[name].map { Result(scenario: "PostgreSQL: " + name, n: name.contains("lookups") ? lookups.count : n, ours: median($0.ours), raw: median($0.peer), grdb: nil) }
         }
+    }
+
+    /// Drops a schema of the benchmark's (its store closed first).
+    static func dropSchema(_ schema: String, components: URLComponents) async throws {
+        try await Peer.drop(schema, components: components)
     }
 
     private static func measureAsync(_ body: () async throws -> Void) async rethrows -> Double {

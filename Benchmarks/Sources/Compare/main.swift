@@ -19,9 +19,20 @@ if arguments.contains("--history") {
     printTable(try HistoryScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000))
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--writer"), index + 4 < arguments.count {
+    // A writer process of the writer-scale scenario.
+    try WriterScaleScenario.writer(type: arguments[index + 1], url: arguments[index + 2], seconds: Double(arguments[index + 3]) ?? 1,
+                                   history: arguments[index + 4] == "history")
+    exit(0)
+}
 if arguments.contains("--postgres") {
-    // Only the PostgreSQL store, against postgres-nio by hand (OCD_POSTGRES_URL).
-    let results = try await PostgreSQLScenario.run(n: arguments.contains("--quick") ? 2_000 : 10_000, runs: 3)
+    // Only the PostgreSQL store, against postgres-nio by hand (OCD_POSTGRES_URL), then writers
+    // in several processes against SQLite, and the remote-change delay.
+    let quickRun = arguments.contains("--quick")
+    var results = try await PostgreSQLScenario.run(n: quickRun ? 2_000 : 10_000, runs: 3)
+    if let base = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"].flatMap(URLComponents.init(string:)) {
+        results += try WriterScaleScenario.run(postgresBase: base, seconds: quickRun ? 2 : 5)
+    }
     printTable(results)
     try writeJSON(results, to: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("results/postgres.json"))
