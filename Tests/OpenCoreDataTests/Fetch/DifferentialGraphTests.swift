@@ -4,7 +4,8 @@ import Testing
 
 /// Three answers to one question: seeded random requests over a graph of probes and labels give
 /// the same objects, in the same order, from the SQLite store (SQL), from the in-memory store (the
-/// Swift evaluator), and from a reference evaluator written here from Core Data's documented
+/// Swift evaluator), from the PostgreSQL store when a server is configured (SQL, string tests in
+/// Swift), and from a reference evaluator written here from Core Data's documented
 /// semantics over plain Swift values — its own string folding, `LIKE` matcher, `nil` and
 /// empty-collection rules, so that a shared mistake in the library cannot agree with itself.
 /// `count(for:)`, dictionary results, batched fetches and the objects a batch update selects must
@@ -293,7 +294,9 @@ import Testing
         let labelNames = ["a", "A", "émile", "Emile", "zoë", "e", ""]
         var world = World(probes: [], labels: labelNames.enumerated().map { PlainLabel(name: $1, rank: Int32($0 % 5)) })
         world.probes = (0..<80).map { Self.randomProbe(code: String(format: "p%03d", $0), labels: labelNames.count, random: &random) }
-        let sides = [try Side(.sqlite, world: world), try Side(.inMemory, world: world)]
+        // Every store: PostgreSQL too when a server is configured (its string operators are
+        // tested in Swift over a superset the SQL selects).
+        let sides = try StoreKind.allCases.map { try Side($0, world: world) }
         var selective = 0, pendingCases = 0
 
         for index in 0..<cases {
@@ -330,6 +333,12 @@ import Testing
             if !expected.isEmpty && expected.count < expectedWorld.probes.count { selective += 1 }
 
             for side in sides {
+                // PostgreSQL answers every fourth case (500 by default): each costs it round
+                // trips, and its string tests across relationships read related rows one by one.
+                if side.stack.kind == .postgreSQL && !index.isMultiple(of: 4) {
+                    side.context.performAndWait { side.context.rollback() }
+                    continue
+                }
                 let failure: String? = try side.context.performAndWait { () throws -> String? in
                     defer { side.context.rollback() }
                     let request = Probe.fetchRequest()
