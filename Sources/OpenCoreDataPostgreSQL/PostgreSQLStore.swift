@@ -43,6 +43,20 @@ package final class PostgreSQLStore: StoreEngine {
 
     package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
 
+    /// The archived model a PostgreSQL store carries in its `Z_MODELCACHE` (every store this
+    /// library creates), read without adding the store. Throws 134060 when the schema has none.
+    package static func cachedModelArchive(at url: URL) throws -> Data {
+        let storeURL = try PostgreSQLStoreURL(url)
+        let session = try PostgreSQLSessionPool(url: storeURL).connect()
+        defer { session.close() }
+        let exists = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(storeURL.schema) + ".z_modelcache")]).rows
+        guard case .bool(true)? = exists.first?.first,
+              case .data(let archive)? = try session.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").rows.first?.first else {
+            throw CoreDataError(.coreData, "The PostgreSQL store \(storeURL.description) carries no model (no Z_MODELCACHE row). Open it with the app's model file.")
+        }
+        return archive
+    }
+
     package var identifier: String { uuid.withLock { $0 } }
 
     // MARK: - Loading
@@ -87,6 +101,10 @@ package final class PostgreSQLStore: StoreEngine {
         for index in layout.indexes { try session.execute(dialect.createIndex(index)) }
         try session.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT bigint PRIMARY KEY, Z_NAME text, Z_SUPER bigint, Z_MAX bigint)")
         try session.execute("CREATE TABLE Z_METADATA (Z_VERSION bigint PRIMARY KEY, Z_UUID text, Z_PLIST bytea)")
+        // The model, as a keyed archive (Core Data's cache deflates it; PostgreSQL compresses
+        // large values itself), so that tools open the store without the app's model file.
+        try session.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT bytea)")
+        try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES ($1)", [.data(CompiledModelWriter.archive(model))])
         for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
             try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, $3, 0)",
                                 [.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])

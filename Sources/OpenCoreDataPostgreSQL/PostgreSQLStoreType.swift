@@ -29,3 +29,13 @@ private enum PostgreSQLStoreRegistration {
         }
     }()
 }
+
+extension ManagedObjectModel {
+    /// The model a PostgreSQL store (`postgres://…?schema=…`) carries in its `Z_MODELCACHE`, as
+    /// ``ManagedObjectModel/init(cachedInStoreAt:)`` reads an SQLite store's: every store this
+    /// library creates keeps one, so tools open it without the app's model file. Throws
+    /// `CoreDataError` when the schema has none.
+    public convenience init(cachedInPostgreSQLStoreAt url: URL) throws {
+        try self.init(archive: try PostgreSQLStore.cachedModelArchive(at: url))
+    }
+}

@@ -18,7 +18,7 @@ struct CopyCommand: ParsableCommand {
     @Argument(help: "Where to copy it: a new SQLite file, or a postgres:// URL of an empty schema.")
     var to: String
 
-    @Option(name: .long, help: "The model file (.momd, .mom, .xcdatamodeld) to read the store with; needed for a PostgreSQL source, optional for an SQLite one (which carries its model).")
+    @Option(name: .long, help: "The model file (.momd, .mom, .xcdatamodeld) to read the store with, instead of the model the store carries.")
     var model: String?
 
     func run() throws {
@@ -30,7 +30,7 @@ struct CopyCommand: ParsableCommand {
             guard let found else { throw ValidationError("No model to read the store with: \(description).") }
             loaded = found
         } else {
-            throw ValidationError("A PostgreSQL store carries no model yet: pass --model with the app's model file.")
+            loaded = try ManagedObjectModel(cachedInPostgreSQLStoreAt: source)
         }
         let container = PersistentContainer(name: "Copy", managedObjectModel: loaded)
         let description = PersistentStoreDescription(url: source, type: sourceType)

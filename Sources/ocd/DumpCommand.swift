@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd dump <store> --entity E [--json]`: every object of an entity, read-only.
 struct DumpCommand: ParsableCommand {
@@ -9,7 +10,7 @@ struct DumpCommand: ParsableCommand {
         abstract: "Print the objects of one entity of a store (read-only), as text or JSON."
     )
 
-    @Argument(help: "An SQLite store written by Core Data or OpenCoreData.")
+    @Argument(help: "An SQLite store written by Core Data or OpenCoreData, or a postgres:// URL of a PostgreSQL store.")
     var store: String
 
     @Option(name: .long, help: "The entity whose objects to print (with its sub-entities).")
@@ -25,14 +26,20 @@ struct DumpCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let url = URL(fileURLWithPath: store)
-        let (loaded, source) = InspectCommand.model(file: model, store: url)
-        guard let loaded else { throw ValidationError("No model to read the store with: \(source).") }
+        let (url, type) = try CopyCommand.location(store)
+        let loaded: ManagedObjectModel
+        if type == .postgreSQL && model == nil {
+            loaded = try ManagedObjectModel(cachedInPostgreSQLStoreAt: url)
+        } else {
+            let (found, source) = InspectCommand.model(file: model, store: url)
+            guard let found else { throw ValidationError("No model to read the store with: \(source).") }
+            loaded = found
+        }
         guard loaded.entitiesByName[entity] != nil else {
             throw ValidationError("The model has no entity \(entity). Its entities: \(loaded.entities.map(\.name).sorted().joined(separator: ", ")).")
         }
         let container = PersistentContainer(name: "Dump", managedObjectModel: loaded)
-        let description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url, type: type)
         description.isReadOnly = true
         container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()

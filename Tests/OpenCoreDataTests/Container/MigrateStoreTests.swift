@@ -77,6 +77,18 @@ import Testing
         }
     }
 
+    /// A PostgreSQL store carries its model, so that tools (`ocd copy`) open it without the
+    /// app's model file.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aPostgreSQLStoreCarriesItsModel() throws {
+        let directory = TemporaryDirectory()
+        let stack = try TestStack(.postgreSQL, model: Self.model, directory: directory)
+        let url = try #require(stack.container.persistentStoreCoordinator.persistentStores.first?.url)
+        let cached = try ManagedObjectModel(cachedInPostgreSQLStoreAt: url)
+        #expect(cached.entityVersionHashesByName == Self.model.entityVersionHashesByName)
+        #expect(throws: CoreDataError.self) { try ManagedObjectModel(cachedInPostgreSQLStoreAt: try TestPostgreSQL.storeURL(schema: directory.schemaName + "_none")) }
+    }
+
     @Test func aDestinationThatHoldsObjectsIsRefusedAndTheSourceStays() throws {
         let directory = TemporaryDirectory()
         let occupied = try TestStack(.sqlite, model: Self.model, directory: directory, name: "Occupied")
