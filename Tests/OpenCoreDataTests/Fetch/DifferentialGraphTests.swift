@@ -286,7 +286,9 @@ import Testing
         }
     }
 
-    @Test func sqlMemoryAndAReferenceAgreeOnRandomRequestsOverAGraph() throws {
+    // Async, yielding between cases: a minutes-long loop must not hold a thread of the
+    // cooperative pool (two on a 2-core machine) from the suites with a deadlock watchdog.
+    @Test func sqlMemoryAndAReferenceAgreeOnRandomRequestsOverAGraph() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = UInt64(environment["OCD_DIFFERENTIAL_SEED"] ?? "") ?? 20_261_123
         let cases = Int(environment["OCD_DIFFERENTIAL_CASES"] ?? "") ?? 2_000
@@ -300,6 +302,7 @@ import Testing
         var selective = 0, pendingCases = 0
 
         for index in 0..<cases {
+            await Task.yield()
             let condition = Self.condition(depth: 2, random: &random)
             var expectedWorld = world
             let pending = Int.random(in: 0..<4, using: &random) == 0
