@@ -11,10 +11,10 @@ extension PostgreSQLStore {
         var inSwift: Bool
     }
 
-    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` (`windowed`: with the
-    /// request's window when SQL selects exactly).
+    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …`; the order only when
+    /// `sorted`, the window only when SQL selects exactly.
     func select(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, columns: String,
-                sorted: Bool = true, windowed: Bool = true, forUpdate: Bool = false) throws -> Selection {
+                sorted: Bool = true) throws -> Selection {
         var arguments: [ManagedValue] = []
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
         let sortsInSwift = request.sort.contains { $0.comparator != .binary && mapping.types[$0.slot] == .string }
@@ -26,7 +26,7 @@ extension PostgreSQLStore {
                 "\(mapping.columns[key.slot]) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
             }.joined(separator: ", ") + ", Z_PK"
         }
-        if windowed, !inSwift, request.limit > 0 || request.offset > 0 {
+        if !inSwift, request.limit > 0 || request.offset > 0 {
             if request.limit > 0 {
                 arguments.append(.integer(Int64(request.limit)))
                 sql += " LIMIT " + SQLDialect.postgreSQL.placeholder(arguments.count)
@@ -34,7 +34,6 @@ extension PostgreSQLStore {
             arguments.append(.integer(Int64(request.offset)))
             sql += " OFFSET " + SQLDialect.postgreSQL.placeholder(arguments.count)
         }
-        if forUpdate { sql += " FOR UPDATE" }
         return Selection(sql: sql, arguments: arguments, inSwift: inSwift)
     }
 

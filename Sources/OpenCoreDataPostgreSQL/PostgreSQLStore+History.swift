@@ -61,16 +61,6 @@ extension PostgreSQLStore {
         return false
     }
 
-    /// Raises a `Z_PRIMARYKEY` row by `count` inside the caller's transaction (its row lock is
-    /// held until that transaction ends); returns the first key.
-    func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
-        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(entityNumber))]).rows
-        guard case .integer(let maximum)? = rows.first?.first else {
-            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
-        }
-        return maximum - Int64(count) + 1
-    }
-
     /// Records a transaction and its changes (inside the caller's transaction, as its last write).
     ///
     /// The transaction's number is taken, the transaction row written and its changes inserted by

@@ -8,11 +8,15 @@ extension PostgreSQLStore {
     package func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         try checkWritable()
         let number = try currentLayout().mapping(for: root).entityNumbers[0]
-        let rows = try pool.withSession { session in
-            try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(number))]).rows
-        }
+        return try pool.withSession { try reserveKeys($0, entityNumber: number, count: count) }
+    }
+
+    /// Raises a `Z_PRIMARYKEY` row by `count` inside the caller's transaction (its row lock is
+    /// held until that transaction ends); returns the first key.
+    func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
+        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(entityNumber))]).rows
         guard case .integer(let maximum)? = rows.first?.first else {
-            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for the entity \(root.name) (Z_ENT \(number)).")
+            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
         }
         return maximum - Int64(count) + 1
     }
