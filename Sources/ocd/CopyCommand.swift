@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
-import OpenCoreDataPostgreSQL
 
 /// `ocd copy <from> <to>`: a store moved to another location and type, as
 /// `migratePersistentStore(_:to:options:type:)` moves it.
@@ -22,16 +21,9 @@ struct CopyCommand: ParsableCommand {
     var model: String?
 
     func run() throws {
-        let (source, sourceType) = try Self.location(from)
-        let (destination, destinationType) = try Self.location(to)
-        let loaded: ManagedObjectModel
-        if sourceType == .sqlite || model != nil {
-            let (found, description) = InspectCommand.model(file: model, store: source)
-            guard let found else { throw ValidationError("No model to read the store with: \(description).") }
-            loaded = found
-        } else {
-            loaded = try ManagedObjectModel(cachedInPostgreSQLStoreAt: source)
-        }
+        let (source, sourceType) = try StoreLocation.parse(from)
+        let (destination, destinationType) = try StoreLocation.parse(to)
+        let loaded = try StoreLocation.model(file: model, store: source, type: sourceType)
         let container = PersistentContainer(name: "Copy", managedObjectModel: loaded)
         let description = PersistentStoreDescription(url: source, type: sourceType)
         description.shouldMigrateStoreAutomatically = false
@@ -46,23 +38,7 @@ struct CopyCommand: ParsableCommand {
                 (name, try context.count(for: FetchRequest<ManagedObject>(entityName: name)))
             }
         }
-        print("Copied \(from) to \(destinationType == .postgreSQL ? Self.withoutPassword(to) : to):")
+        print("Copied \(StoreLocation.withoutPassword(from)) to \(StoreLocation.withoutPassword(to)):")
         for (name, count) in counts { print("  \(name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(count).leftPadded(8))") }
-    }
-
-    /// A postgres:// URL or a file path, as a store URL and type.
-    static func location(_ text: String) throws -> (URL, PersistentStore.StoreType) {
-        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
-            guard let url = URL(string: text) else { throw ValidationError("\(withoutPassword(text)) is not a URL.") }
-            return (url, .postgreSQL)
-        }
-        return (URL(fileURLWithPath: text), .sqlite)
-    }
-
-    /// A URL to print: its password replaced.
-    static func withoutPassword(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "…"
-        return components.string ?? text
     }
 }

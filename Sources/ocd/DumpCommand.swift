@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
-import OpenCoreDataPostgreSQL
 
 /// `ocd dump <store> --entity E [--json]`: every object of an entity, read-only.
 struct DumpCommand: ParsableCommand {
@@ -26,15 +25,8 @@ struct DumpCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (url, type) = try CopyCommand.location(store)
-        let loaded: ManagedObjectModel
-        if type == .postgreSQL && model == nil {
-            loaded = try ManagedObjectModel(cachedInPostgreSQLStoreAt: url)
-        } else {
-            let (found, source) = InspectCommand.model(file: model, store: url)
-            guard let found else { throw ValidationError("No model to read the store with: \(source).") }
-            loaded = found
-        }
+        let (url, type) = try StoreLocation.parse(store)
+        let loaded = try StoreLocation.model(file: model, store: url, type: type)
         guard loaded.entitiesByName[entity] != nil else {
             throw ValidationError("The model has no entity \(entity). Its entities: \(loaded.entities.map(\.name).sorted().joined(separator: ", ")).")
         }

@@ -144,30 +144,41 @@ enum HistoryScenario {
         let url = scratchFile("remote.sqlite")
         let listener = try container(url)
         let writer = try container(url)
-        let received = Mutex<UInt64?>(nil)
-        let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: listener.persistentStoreCoordinator, queue: nil) { _ in
-            received.withLock { $0 = $0 ?? DispatchTime.now().uptimeNanoseconds }
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        let context = writer.newBackgroundContext()
-        var delays: [Double] = []
-        for round in 0..<20 {
-            Thread.sleep(forTimeInterval: 0.05)
-            received.withLock { $0 = nil }
-            let saved = try context.performAndWait { () throws -> UInt64 in
-                BenchQuake(context: context).code = "r\(round)"
-                try context.save()
-                return DispatchTime.now().uptimeNanoseconds
-            }
-            var waited = 0
-            while received.withLock({ $0 }) == nil && waited < 200 {
-                Thread.sleep(forTimeInterval: 0.001)
-                waited += 1
-            }
-            if let at = received.withLock({ $0 }) { delays.append(Double(Int64(at) - Int64(saved)) / 1_000_000) }
+        let delays = try remoteChangeDelays(writer: writer, listener: listener, rounds: 20, pause: 0.05, wait: 0.2) { context, round in
+            BenchQuake(context: context).code = "r\(round)"
         }
         let sorted = delays.sorted()
         return Result(scenario: "remote-change notification delay", n: delays.count, ours: sorted.isEmpty ? -1 : median(sorted), raw: nil, grdb: nil,
                       extra: ["max_ms": sorted.last ?? -1])
     }
+}
+
+/// Milliseconds from each save by `writer` (returning) until `listener` posts
+/// `.NSPersistentStoreRemoteChange` (0 when it came first), over `rounds` saves `pause` s apart;
+/// a notification that does not come within `wait` s counts as `wait`.
+func remoteChangeDelays(writer: PersistentContainer, listener: PersistentContainer, rounds: Int, pause: Double, wait: Double,
+                        insert: (ManagedObjectContext, Int) -> Void) throws -> [Double] {
+    let received = Mutex<UInt64?>(nil)
+    let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: listener.persistentStoreCoordinator, queue: nil) { _ in
+        received.withLock { $0 = $0 ?? DispatchTime.now().uptimeNanoseconds }
+    }
+    defer { NotificationCenter.default.removeObserver(observer) }
+    let context = writer.newBackgroundContext()
+    var delays: [Double] = []
+    for round in 0..<rounds {
+        Thread.sleep(forTimeInterval: pause)
+        received.withLock { $0 = nil }
+        let saved = try context.performAndWait { () throws -> UInt64 in
+            insert(context, round)
+            try context.save()
+            return DispatchTime.now().uptimeNanoseconds
+        }
+        let deadline = saved + UInt64(wait * 1_000_000_000)
+        while received.withLock({ $0 }) == nil && DispatchTime.now().uptimeNanoseconds < deadline {
+            Thread.sleep(forTimeInterval: 0.0005)
+        }
+        let at = received.withLock { $0 } ?? deadline
+        delays.append(max(0, Double(Int64(at) - Int64(saved)) / 1_000_000))
+    }
+    return delays
 }

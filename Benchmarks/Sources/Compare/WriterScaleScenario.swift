@@ -1,7 +1,6 @@
 import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
-import Synchronization
 
 /// Saves per second with 1, 4 and 8 writer processes on one store — a PostgreSQL schema against
 /// an SQLite file — each process saving one new object at a time (insert + save) for a fixed
@@ -113,28 +112,8 @@ enum WriterScaleScenario {
         description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
         listener.persistentStoreDescriptions = [description]
         try listener.loadPersistentStores()
-        let received = Mutex<UInt64?>(nil)
-        let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: listener.persistentStoreCoordinator, queue: nil) { _ in
-            received.withLock { $0 = $0 ?? DispatchTime.now().uptimeNanoseconds }
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        let context = writer.newBackgroundContext()
-        var delays: [Double] = []
-        for round in 0..<200 {
-            Thread.sleep(forTimeInterval: 0.01)
-            received.withLock { $0 = nil }
-            let saved = try context.performAndWait { () throws -> UInt64 in
-                Note(context: context).id = Int32(round)
-                try context.save()
-                return DispatchTime.now().uptimeNanoseconds
-            }
-            var waited = 0
-            while received.withLock({ $0 }) == nil && waited < 1_000 {
-                Thread.sleep(forTimeInterval: 0.0005)
-                waited += 1
-            }
-            // A notification that came before `save()` returned counts as no delay.
-            if let at = received.withLock({ $0 }) { delays.append(max(0, Double(Int64(at) - Int64(saved)) / 1_000_000)) } else { delays.append(500) }
+        let delays = try remoteChangeDelays(writer: writer, listener: listener, rounds: 200, pause: 0.01, wait: 0.5) { context, round in
+            Note(context: context).id = Int32(round)
         }
         for container in [writer, listener] {
             for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }

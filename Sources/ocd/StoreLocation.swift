@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+
+/// A store named on the command line: an SQLite file, or a `postgres://` URL.
+enum StoreLocation {
+    /// The store URL and type of `text`.
+    static func parse(_ text: String) throws -> (URL, PersistentStore.StoreType) {
+        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            guard let url = URL(string: text) else { throw ValidationError("\(withoutPassword(text)) is not a URL.") }
+            return (url, .postgreSQL)
+        }
+        return (URL(fileURLWithPath: text), .sqlite)
+    }
+
+    /// The model to read a store with: `file` when given, else the one the store carries.
+    static func model(file: String?, store url: URL, type: PersistentStore.StoreType) throws -> ManagedObjectModel {
+        if type == .postgreSQL && file == nil { return try ManagedObjectModel(cachedInPostgreSQLStoreAt: url) }
+        let (found, source) = InspectCommand.model(file: file, store: url)
+        guard let found else { throw ValidationError("No model to read the store with: \(source).") }
+        return found
+    }
+
+    /// A URL to print: its password replaced.
+    static func withoutPassword(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "…"
+        return components.string ?? text
+    }
+}
