@@ -67,6 +67,14 @@ package final class PostgreSQLSession: Sendable {
         return (rows, result.metadata.rows ?? 0)
     }
 
+    /// Whether `schema` has the table `table` (a lower-case name: PostgreSQL folds the bare names
+    /// the stores create), as SQLite's `tableExists` answers for a file.
+    package func tableExists(_ table: String, inSchema schema: String) throws -> Bool {
+        let rows = try execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + "." + table)]).rows
+        if case .bool(true)? = rows.first?.first { return true }
+        return false
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     @discardableResult
     package func transaction<T>(_ body: () throws -> T) throws -> T {

@@ -17,11 +17,7 @@ extension PostgreSQLStore {
     /// with their history writes).
     func ensureHistoryTables(_ session: PostgreSQLSession, model: ManagedObjectModel) throws {
         let schema = url.schema
-        func exists(_ table: String) throws -> Bool {
-            let rows = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + "." + table)]).rows
-            if case .bool(true)? = rows.first?.first { return true }
-            return false
-        }
+        func exists(_ table: String) throws -> Bool { try session.tableExists(table, inSchema: schema) }
         if try !exists("achange") {
             // Change keys come from a sequence, not Z_PRIMARYKEY: a counter row would stay locked
             // by each saving transaction until its commit, and serialise every save.
@@ -52,13 +48,6 @@ extension PostgreSQLStore {
             where !present.contains(Int64(number)) {
             try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, 0, 0)", [.integer(Int64(number)), .string(name)])
         }
-    }
-
-    /// Whether the schema has history tables (a store that recorded history once).
-    static func hasHistoryTables(_ session: PostgreSQLSession, schema: String) throws -> Bool {
-        let rows = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + ".atransaction")]).rows
-        if case .bool(true)? = rows.first?.first { return true }
-        return false
     }
 
     /// Records a transaction and its changes (inside the caller's transaction, as its last write).

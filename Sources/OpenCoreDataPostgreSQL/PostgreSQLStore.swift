@@ -49,8 +49,7 @@ package final class PostgreSQLStore: StoreEngine {
         let storeURL = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSessionPool(url: storeURL).connect()
         defer { session.close() }
-        let exists = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(storeURL.schema) + ".z_modelcache")]).rows
-        guard case .bool(true)? = exists.first?.first,
+        guard try session.tableExists("z_modelcache", inSchema: storeURL.schema),
               case .data(let archive)? = try session.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").rows.first?.first else {
             throw CoreDataError(.coreData, "The PostgreSQL store \(storeURL.description) carries no model (no Z_MODELCACHE row). Open it with the app's model file.")
         }
@@ -68,9 +67,8 @@ package final class PostgreSQLStore: StoreEngine {
             try session.transaction { () throws -> (Loaded, Bool) in
                 // One creator per schema, whichever process comes first; the others wait, then open.
                 try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + schema)])
-                let exists = try session.execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + ".z_metadata")])
                 let loaded: Loaded
-                if case .bool(true)? = exists.rows.first?.first {
+                if try session.tableExists("z_metadata", inSchema: schema) {
                     loaded = try openExisting(session, model: model)
                 } else {
                     guard !readOnly else {
@@ -78,7 +76,8 @@ package final class PostgreSQLStore: StoreEngine {
                     }
                     loaded = try create(session, model: model)
                 }
-                let forceReadOnly = try !readOnly && !tracksHistory && Self.hasHistoryTables(session, schema: schema)
+                // History tables: a store that recorded history once.
+                let forceReadOnly = try !readOnly && !tracksHistory && session.tableExists("atransaction", inSchema: schema)
                 if tracksHistory && !readOnly { try ensureHistoryTables(session, model: model) }
                 return (loaded, forceReadOnly)
             }
