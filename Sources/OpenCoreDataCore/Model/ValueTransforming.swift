@@ -63,9 +63,12 @@ public struct SecureUnarchiveFromDataTransformer: ValueTransforming {
         return try? NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
     }
 
+    /// The archived value; nil for bytes that are not a keyed archive of the allowed classes.
+    /// Read with this library's own bounded archive reader: Foundation's `NSKeyedUnarchiver`
+    /// traps on some crafted archives on Linux, and stored bytes may come from anywhere.
     public func reverseTransformedValue(_ data: Data?) -> Any? {
-        guard let data, let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedTopLevelClasses, from: data) else { return nil }
-        return Self.swiftValue(object)
+        guard let data, let archive = try? KeyedArchive(data, workBudget: KeyedArchive.foundationValueBudget(byteCount: data.count)) else { return nil }
+        return archive.foundationValue()
     }
 
     private static func foundationObject(_ value: Any) -> AnyObject? {
@@ -81,23 +84,6 @@ public struct SecureUnarchiveFromDataTransformer: ValueTransforming {
         case let uuid as NSUUID: uuid
         case let null as NSNull: null
         default: nil
-        }
-    }
-
-    private static func swiftValue(_ object: Any) -> Any {
-        switch object {
-        case let string as NSString: return string as String
-        case let array as NSArray: return array.map(swiftValue)
-        case let dictionary as NSDictionary:
-            var result: [AnyHashable: Any] = [:]
-            for (key, value) in dictionary { result[(swiftValue(key) as? AnyHashable) ?? (key as! AnyHashable)] = swiftValue(value) }
-            return result
-        case let set as NSSet: return Set(set.compactMap { swiftValue($0) as? AnyHashable })
-        case let date as NSDate: return date as Date
-        case let data as NSData: return data as Data
-        case let url as NSURL: return url as URL
-        case let uuid as NSUUID: return uuid as UUID
-        default: return object
         }
     }
 }

@@ -6,6 +6,8 @@ package enum PropertyListValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max` (written as 16 bytes, as Foundation writes `UInt64` values).
+    case unsignedInteger(UInt64)
     case real(Double)
     /// Seconds since 2001-01-01 00:00:00 UTC.
     case date(Double)
@@ -153,8 +155,11 @@ package struct BinaryPropertyListReader {
             guard low <= 4 else { throw Self.malformed("an integer is wider than 128 bits") }
             let size = 1 << low
             try need(position, size)
-            // 16-byte integers hold a 64-bit value in their low half.
-            return .integer(size == 16 ? Int64(bitPattern: Self.bits(bytes, position + 8, 8)) : Self.signed(bytes, position, size))
+            guard size == 16 else { return .integer(Self.signed(bytes, position, size)) }
+            // 16-byte integers hold a 64-bit value in their low half: unsigned when the high half
+            // is zero (Foundation's `UInt64` values above `Int64.max`), the low half otherwise.
+            let lowHalf = Self.bits(bytes, position + 8, 8)
+            return Self.bits(bytes, position, 8) == 0 && lowHalf > UInt64(Int64.max) ? .unsignedInteger(lowHalf) : .integer(Int64(bitPattern: lowHalf))
         case 0x2:
             guard low == 2 || low == 3 else { throw Self.malformed("a real is neither 4 nor 8 bytes") }
             let size = 1 << low

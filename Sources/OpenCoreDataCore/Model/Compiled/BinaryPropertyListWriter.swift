@@ -29,6 +29,7 @@ package struct BinaryPropertyListWriter {
         case .null: bytes = [0x00]
         case .bool(let flag): bytes = [flag ? 0x09 : 0x08]
         case .integer(let number): bytes = Self.integer(number)
+        case .unsignedInteger(let number): bytes = [0x14] + Self.bigEndian(0, 8) + Self.bigEndian(number, 8)
         case .real(let number): bytes = [0x23] + Self.bigEndian(number.bitPattern, 8)
         case .date(let seconds): bytes = [0x33] + Self.bigEndian(seconds.bitPattern, 8)
         case .data(let data): bytes = Self.header(0x4, data.count) + [UInt8](data)

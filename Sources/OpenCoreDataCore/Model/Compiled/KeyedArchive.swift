@@ -37,7 +37,9 @@ package struct KeyedArchive {
         return work.left >= 0
     }
 
-    package init(_ data: Data) throws(CoreDataError) {
+    /// Reads the archive in `data`; `workBudget` replaces the default budget of
+    /// ``workBudget(objectCount:)`` for walks that materialise what they visit.
+    package init(_ data: Data, workBudget: Int? = nil) throws(CoreDataError) {
         guard case .dictionary(let top) = try BinaryPropertyListReader(data).root(),
               top["$archiver"]?.string == "NSKeyedArchiver", let objects = top["$objects"]?.array,
               let root = top["$top"]?.dictionary?["root"]?.uid, root < objects.count else {
@@ -45,7 +47,7 @@ package struct KeyedArchive {
         }
         self.objects = objects
         self.root = root
-        work = WorkCounter(Self.workBudget(objectCount: objects.count))
+        work = WorkCounter(workBudget ?? Self.workBudget(objectCount: objects.count))
     }
 
     /// The archived object at `index`: its class chain and its fields.
