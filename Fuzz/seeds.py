@@ -6,7 +6,7 @@
 Seeds are made, not committed: they come from Tests/Fixtures (Core Data's own files) and from
 Fuzz/predicates.txt, so they follow the fixtures.
 """
-import json, os, sqlite3, sys, zlib
+import json, os, plistlib, sqlite3, sys, uuid, zlib
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 fixtures = os.path.join(root, "Tests", "Fixtures")
@@ -61,3 +61,45 @@ seed("history-token", "json", json.dumps(token).encode())
 # A token of several stores (the coordinator's current token when several stores record history).
 token = dict(token, otherStores={"0E1B3C55-7A2D-4F19-8C44-2B6A9E0D3F70": 7, "A1": -1})
 seed("history-token", "json-stores", json.dumps(token).encode())
+
+
+# The transformable target: keyed archives of every kind NSSecureUnarchiveFromData allows, as
+# NSKeyedArchiver writes them, and the archived values stored in the fixture stores.
+def keyed_archive(objects):
+    return plistlib.dumps({"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)},
+                           "$objects": ["$null"] + objects}, fmt=plistlib.FMT_BINARY)
+
+
+def class_info(name, *supers):
+    return {"$classname": name, "$classes": [name, *supers, "NSObject"]}
+
+
+UID = plistlib.UID
+archives = {
+    "string": ["héllo"], "integer": [42], "big": [2**64 - 1], "real": [1.5], "bool": [True], "data": [b"\x00\x01"],
+    "date": [{"$class": UID(2), "NS.time": 5.0}, class_info("NSDate")],
+    "uuid": [{"$class": UID(2), "NS.uuidbytes": uuid.UUID(int=7).bytes}, class_info("NSUUID")],
+    "url": [{"$class": UID(3), "NS.base": UID(0), "NS.relative": UID(2)}, "https://example.org/a", class_info("NSURL")],
+    "null": [{"$class": UID(2)}, class_info("NSNull")],
+    "mutable-string": [{"$class": UID(2), "NS.string": "text"}, class_info("NSMutableString", "NSString")],
+    "mutable-data": [{"$class": UID(2), "NS.data": b"bytes"}, class_info("NSMutableData", "NSData")],
+    "array": [{"$class": UID(4), "NS.objects": [UID(2), UID(3)]}, "a", 1, class_info("NSArray")],
+    "set": [{"$class": UID(4), "NS.objects": [UID(2), UID(3)]}, "x", "y", class_info("NSSet")],
+    "dictionary": [{"$class": UID(6), "NS.keys": [UID(2), UID(3)], "NS.objects": [UID(4), UID(5)]}, "k", "j", "v", 7,
+                   class_info("NSDictionary")],
+    "nested": [{"$class": UID(3), "NS.objects": [UID(2), UID(2)]}, {"$class": UID(4), "NS.keys": [UID(5)], "NS.objects": [UID(6)]},
+               class_info("NSMutableArray", "NSArray"), class_info("NSDictionary"), "key", 2.5],
+}
+for label, objects in archives.items():
+    seed("transformable", label, keyed_archive(objects))
+for index, path in enumerate(stores):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT LIKE 'Z\\_%' ESCAPE '\\'"):
+            columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")')]
+            for column in columns:
+                row = db.execute(f'SELECT "{column}" FROM "{table}" WHERE typeof("{column}") = \'blob\' AND substr("{column}", 1, 8) = CAST(\'bplist00\' AS BLOB) LIMIT 1').fetchone()
+                if row:
+                    seed("transformable", f"store-{index}-{table}-{column}", row[0])
+    finally:
+        db.close()

@@ -17,6 +17,7 @@ let targets: [String: @Sendable () -> any FuzzTarget] = [
     "xml-mapping": { XMLMappingTarget() },
     "store": { StoreTarget() },
     "history-token": { HistoryTokenTarget() },
+    "transformable": { TransformableTarget() },
 ]
 
 /// One fuzz target: set up once, then run for each input.
