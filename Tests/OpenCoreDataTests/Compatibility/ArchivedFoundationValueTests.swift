@@ -108,7 +108,20 @@ import Testing
         for level in 0..<40 { objects.append(.dictionary(["$class": .uid(42), "NS.objects": .array([.uid(level + 2), .uid(level + 2)])])) }
         objects.append(.string("leaf"))
         objects.append(Self.classInfo("NSArray"))
-        #expect(transformer.reverseTransformedValue(Self.archive(objects)) == nil)
+        // Compared apart: were it read, describing it in a failure would expand it.
+        let isRefused = transformer.reverseTransformedValue(Self.archive(objects)) == nil
+        #expect(isRefused)
+    }
+
+    @Test func objectsSharedAsArchiversShareThemAreReadOnce() throws {
+        // One date object referred to by a thousand members (NSKeyedArchiver writes an object once).
+        let data = Self.archive([
+            .dictionary(["$class": .uid(2), "NS.objects": .array(Array(repeating: .uid(3), count: 1_000))]), Self.classInfo("NSArray"),
+            .dictionary(["$class": .uid(4), "NS.time": .real(60)]), Self.classInfo("NSDate"),
+        ])
+        let dates = try #require(transformer.reverseTransformedValue(data) as? [Date])
+        #expect(dates.count == 1_000)
+        #expect(Set(dates) == [Date(timeIntervalSinceReferenceDate: 60)])
     }
 
     @Test func damagedFieldsReadAsNil() {

@@ -31,6 +31,9 @@ package struct KeyedArchive {
     /// should be refused as malformed.
     package var isExhausted: Bool { work.left < 0 }
 
+    /// The work left in the budget (negative once spent).
+    package var workRemaining: Int { work.left }
+
     /// Counts `units` of work; false once the budget is spent.
     package func charge(_ units: Int) -> Bool {
         work.left -= units
