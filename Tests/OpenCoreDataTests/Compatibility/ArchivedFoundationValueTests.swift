@@ -83,6 +83,14 @@ import Testing
         #expect(transformer.reverseTransformedValue(lying) == nil)
     }
 
+    /// Found by `Fuzz/run transformable` (kept in Tests/Fixtures/Fuzz): one dictionary, keyed by a
+    /// date of NaN seconds, twice in an array. Read, it made Foundation's archiver trap when the
+    /// value was saved again; a NaN date is now damage.
+    @Test func theFuzzedArchiveWithNaNDateKeysReadsAsNil() throws {
+        let data = try Data(contentsOf: Fixtures.url("Fuzz/transformable-nan-date-keys.keyedarchive"))
+        #expect(transformer.reverseTransformedValue(data) == nil)
+    }
+
     @Test func anArrayThatContainsItselfReadsAsNil() {
         let data = Self.archive([.dictionary(["$class": .uid(2), "NS.objects": .array([.uid(1)])]), Self.classInfo("NSArray")])
         #expect(transformer.reverseTransformedValue(data) == nil)
@@ -127,6 +135,8 @@ import Testing
     @Test func damagedFieldsReadAsNil() {
         let cases: [[PropertyListValue]] = [
             [.dictionary(["$class": .uid(2), "NS.time": .string("soon")]), Self.classInfo("NSDate")],
+            [.dictionary(["$class": .uid(2), "NS.time": .real(.nan)]), Self.classInfo("NSDate")],
+            [.date(.nan)],
             [.dictionary(["$class": .uid(2), "NS.uuidbytes": .data(Data([1, 2, 3]))]), Self.classInfo("NSUUID")],
             [.dictionary(["$class": .uid(2), "NS.keys": .array([.uid(3)]), "NS.objects": .array([])]), Self.classInfo("NSDictionary"), .string("k")],
             [.dictionary(["$class": .uid(2), "NS.objects": .array([.uid(0)])]), Self.classInfo("NSArray")],

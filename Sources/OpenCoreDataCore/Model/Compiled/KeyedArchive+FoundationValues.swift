@@ -89,7 +89,7 @@ extension KeyedArchive {
                 return data
             case "NSDate":
                 guard case .real(let seconds)? = object["NS.time"] else { throw NotAFoundationValue() }
-                return Date(timeIntervalSinceReferenceDate: seconds)
+                return try KeyedArchive.date(seconds)
             case "NSUUID":
                 guard case .data(let bytes)? = object["NS.uuidbytes"], bytes.count == 16 else { throw NotAFoundationValue() }
                 return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
@@ -127,9 +127,16 @@ extension KeyedArchive {
         case .real(let number)?: return NSNumber(value: number)
         case .bool(let flag)?: return NSNumber(value: flag)
         case .data(let bytes)?: return bytes
-        case .date(let seconds)?: return Date(timeIntervalSinceReferenceDate: seconds)
+        case .date(let seconds)?: return try Self.date(seconds)
         default: throw NotAFoundationValue()
         }
+    }
+
+    /// A date: not NaN seconds, which no clock writes and which is not equal to itself (Foundation's
+    /// archiver traps on a dictionary keyed by such a date when it meets the dictionary twice).
+    fileprivate static func date(_ seconds: Double) throws(NotAFoundationValue) -> Date {
+        guard !seconds.isNaN else { throw NotAFoundationValue() }
+        return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// A value as a set member or dictionary key: collections become their Foundation kinds,
