@@ -75,12 +75,12 @@ extension PersistentStoreCoordinator {
     ///
     /// The destination (a new file, an empty schema) receives every object under its own key,
     /// to-one and to-many relationships, many-to-many pairs, the order of ordered relationships,
-    /// each entity's key counter and the app's metadata keys; then `store` is removed from the
-    /// coordinator (its file or schema stays as it was) once the destination is added, and the
-    /// destination is returned.
-    /// Objects get new IDs (the destination has its own UUID): refetch them. Persistent history
-    /// is not copied. Throws 134070 when the destination already holds objects (nothing is
-    /// removed then).
+    /// each entity's key counter, the app's metadata keys and the store's UUID (as Core Data
+    /// keeps it: object IDs and their URIs name the same objects in the copy); then `store` is
+    /// removed from the coordinator (its file or schema stays as it was) once the destination is
+    /// added, and the destination is returned. Contexts still hold objects of the removed store:
+    /// refetch them. Persistent history is not copied. Throws 134070 when the destination already
+    /// holds objects (nothing is removed then).
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {
@@ -92,9 +92,8 @@ extension PersistentStoreCoordinator {
             try managedObjectModel.freeze()
             try engine.load(model: managedObjectModel)
             try StoreCopy.copy(from: store.engine, to: engine, model: managedObjectModel)
-            // Added before the source goes, so that a failure leaves the source in place.
-            try add(migrated)
-            try remove(store)
+            // In the source's place in one step (they share a UUID): a failure leaves the source.
+            try add(migrated, replacing: store)
         } catch {
             engine.close()
             throw error

@@ -163,6 +163,18 @@ package final class PostgreSQLStore: StoreEngine {
         loaded.withLock { $0?.metadata = written }
     }
 
+    package func adoptIdentifier(_ identifier: String) throws {
+        try checkWritable()
+        let written = try pool.withSession { session in
+            try session.transaction {
+                try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
+                return try readMetadata(session)
+            }
+        }
+        uuid.withLock { $0 = identifier }
+        loaded.withLock { $0?.metadata = written }
+    }
+
     // MARK: - Access
 
     func currentLayout() throws -> RelationalLayout {

@@ -60,6 +60,19 @@ package final class SQLiteStore: StoreEngine {
     /// The store's UUID (`Z_METADATA.Z_UUID`).
     package var identifier: String { uuid.withLock { $0 } }
 
+    package func adoptIdentifier(_ identifier: String) throws {
+        try withWriter { db in
+            try db.transaction {
+                let statement = try db.prepare("UPDATE Z_METADATA SET Z_UUID = ? WHERE Z_VERSION = 1")
+                defer { statement.finalize() }
+                try statement.bind([.string(identifier)])
+                try statement.run()
+            }
+            uuid.withLock { $0 = identifier }
+            updateLoadedMetadata(try Self.readMetadata(db))
+        }
+    }
+
     /// Whether the store refuses writes: opened with `NSReadOnlyPersistentStoreOption`, or a
     /// store that records persistent history opened without `NSPersistentHistoryTrackingKey`
     /// (as Core Data does: writes there would leave changes no history records).

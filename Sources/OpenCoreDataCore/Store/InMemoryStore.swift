@@ -27,7 +27,10 @@ package final class InMemoryStore: StoreEngine {
         /// The app's metadata keys (``setMetadata(_:)``).
         var appMetadata: [String: any Sendable] = [:]
     }
-    package let identifier = UUID().uuidString
+    // Its own lock (read inside `state`'s): set once more, before any object exists, by
+    // ``adoptIdentifier(_:)``.
+    private let uuid = Locked(UUID().uuidString)
+    package var identifier: String { uuid.withLock { $0 } }
     /// An in-memory store is always writable.
     package var isReadOnly: Bool { false }
     let state = Locked(State())
@@ -50,6 +53,10 @@ package final class InMemoryStore: StoreEngine {
             "NSStoreUUID": identifier,
             "NSStoreModelVersionHashes": model?.entityVersionHashesByName ?? [:],
         ]) { _, own in own }
+    }
+
+    package func adoptIdentifier(_ identifier: String) throws {
+        uuid.withLock { $0 = identifier }
     }
 
     package func setMetadata(_ metadata: [String: Any]) throws {

@@ -41,19 +41,34 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Opens a store engine for this coordinator's model and adds it. Used by the store types.
     package func add(_ store: PersistentStore) throws {
+        try add(store, replacing: nil)
+    }
+
+    /// Opens a store engine for this coordinator's model and adds it; with `replaced`, in that
+    /// store's place in one step (its engine then closed), so that a copy may keep its UUID.
+    package func add(_ store: PersistentStore, replacing replaced: PersistentStore?) throws {
         try managedObjectModel.freeze()
         try store.engine.load(model: managedObjectModel)
         let entityNames = try entityNames(ofConfiguration: store.configurationName)
         try routing.withLock { routing in
-            if let url = store.url, routing.stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+            var stores = routing.stores
+            if let replaced {
+                guard let index = stores.firstIndex(where: { $0 === replaced }) else {
+                    throw CoreDataError(.persistentStoreOperation, "The store \(replaced.identifier) is not part of this coordinator.")
+                }
+                stores.remove(at: index)
+            }
+            if let url = store.url, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
             }
-            if routing.stores.contains(where: { $0.identifier == store.identifier }) {
+            if stores.contains(where: { $0.identifier == store.identifier }) {
                 throw CoreDataError(.persistentStoreOpen, "A store with the UUID \(store.identifier) is already added to this coordinator (\(store.url?.path ?? "in memory") is a copy of it?). Object IDs name their store by UUID, so two stores cannot share one; give the copy a new UUID with setMetadata or add only one.")
             }
-            routing.stores.append(store)
+            routing.stores = stores + [store]
+            if let replaced { routing.entityNames[replaced.identifier] = nil }
             if let entityNames { routing.entityNames[store.identifier] = entityNames }
         }
+        replaced?.engine.close()
         if PersistentStore.isOn(NSPersistentStoreRemoteChangeNotificationPostOptionKey, in: store.options) {
             // Called on the store's watcher thread: posted there, off the main queue.
             store.engine.watchChanges { [weak self, weak store] in

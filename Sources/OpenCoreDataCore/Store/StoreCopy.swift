@@ -3,7 +3,8 @@ import Foundation
 /// Copies every object of one store into another, empty one, of any type (what
 /// `migratePersistentStore(_:to:options:type:)` does between store types): rows under their
 /// own keys, so that to-one values and join rows keep pointing at the same objects; many-to-many
-/// pairs; the order of ordered relationships; each entity's key counter; the app's metadata.
+/// pairs; the order of ordered relationships; each entity's key counter; the app's metadata; and
+/// the store's UUID, so that object IDs and their URIs name the same objects in the copy.
 package enum StoreCopy {
     /// Inserts per save (a save is one transaction of the destination).
     private static let batch = 5_000
@@ -13,6 +14,7 @@ package enum StoreCopy {
         for root in roots where try destination.count(StoreFetchRequest(entity: root)) > 0 {
             throw CoreDataError(.persistentStoreOperation, "The destination store already holds \(root.name) objects; migrate into a new file or an empty schema.")
         }
+        try destination.adoptIdentifier(source.identifier)
         for root in roots {
             let rows = try source.fetch(StoreFetchRequest(entity: root))
             guard let maximum = rows.map(\.primaryKey).max() else { continue }

@@ -155,6 +155,9 @@ package protocol StoreEngine: AnyObject, Sendable {
     func metadata() throws -> [String: any Sendable]
     /// Replaces the app's keys of the metadata (property-list values), keeping the store's own.
     func setMetadata(_ metadata: [String: Any]) throws
+    /// Gives a loaded store that holds no objects yet the UUID of the store it becomes a copy of
+    /// (`migratePersistentStore` keeps it, so that object IDs and their URIs stay valid).
+    func adoptIdentifier(_ identifier: String) throws
     func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
     /// The primary keys of the rows a request selects, in its order (no values read).
     func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]

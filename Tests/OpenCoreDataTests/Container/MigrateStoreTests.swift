@@ -4,8 +4,8 @@ import OpenCoreDataPostgreSQL
 import Testing
 
 /// `migratePersistentStore(_:to:options:type:)` between store types: every object, relationship,
-/// many-to-many pair and order arrives; the copy replaces the source in the coordinator and
-/// takes new objects under fresh keys.
+/// many-to-many pair and order arrives; the copy keeps the store's UUID (so object URIs stay
+/// valid), replaces the source in the coordinator and takes new objects under fresh keys.
 @Suite struct MigrateStoreTests {
     static let model = ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Playlist.self, Track.self)
 
@@ -53,15 +53,24 @@ import Testing
         }
         let coordinator = stack.container.persistentStoreCoordinator
         let source = try #require(coordinator.persistentStores.first)
+        let sourceIdentifier = source.identifier
+        let folderURI = try setup.performAndWait { () throws in
+            try #require(try setup.fetch(FetchRequest<Folder>(entityName: "Folder")).first).objectID.uriRepresentation()
+        }
         let (url, type) = try destination(to, in: directory)
         let moved = try coordinator.migratePersistentStore(source, to: url, type: type)
         #expect(coordinator.persistentStores.count == 1 && coordinator.persistentStores.first === moved)
         #expect(moved.type == type)
+        #expect(moved.identifier == sourceIdentifier)
+        #expect(coordinator.metadata(for: moved)[NSStoreUUIDKey] as? String == sourceIdentifier)
 
         let reader = stack.container.newBackgroundContext()
         try reader.performAndWait { () throws in
             let folder = try #require(try reader.fetch(FetchRequest<Folder>(entityName: "Folder")).first)
             #expect(folder.objectID.storeIdentifier == moved.identifier)
+            // A URI taken before the move names the same object after it.
+            let known = try #require(coordinator.managedObjectID(forURIRepresentation: folderURI))
+            #expect((try reader.existingObject(with: known) as? Folder)?.title == "inbox")
             #expect(folder.title == "inbox" && folder.drawer?.label == "desk")
             #expect(folder.memos.map(\.body).sorted() == (0..<5).map { "memo \($0)" })
             let tags = try reader.fetch(FetchRequest<Tag>(entityName: "Tag"))
