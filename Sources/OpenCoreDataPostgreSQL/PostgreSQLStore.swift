@@ -110,11 +110,11 @@ package final class PostgreSQLStore: StoreEngine {
         }
         let plist = try StoreMetadataPlist.make(model: model, storeType: Self.typeName)
         try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, $1, $2)", [.string(identifier), .data(plist)])
-        return Loaded(layout: layout, metadata: try readMetadata(session))
+        return Loaded(layout: layout, metadata: try Self.readMetadata(session))
     }
 
     private func openExisting(_ session: PostgreSQLSession, model: ManagedObjectModel) throws -> Loaded {
-        let metadata = try readMetadata(session)
+        let metadata = try Self.readMetadata(session)
         let differences = StoreMetadataPlist.differences(metadata, model: model)
         guard differences.isEmpty else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
@@ -136,7 +136,7 @@ package final class PostgreSQLStore: StoreEngine {
         return Loaded(layout: RelationalLayout(model: model, entityNumbers: numbers), metadata: metadata)
     }
 
-    private func readMetadata(_ session: PostgreSQLSession) throws -> [String: any Sendable] {
+    static func readMetadata(_ session: PostgreSQLSession) throws -> [String: any Sendable] {
         guard let row = try session.execute("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1").rows.first else { return [:] }
         var plist: Data?, uuid: String?
         if case .data(let data) = row[1] { plist = data }
@@ -155,9 +155,9 @@ package final class PostgreSQLStore: StoreEngine {
         try checkWritable()
         let written = try pool.withSession { session in
             try session.transaction {
-                let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try readMetadata(session))
+                let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try Self.readMetadata(session))
                 try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
-                return try readMetadata(session)
+                return try Self.readMetadata(session)
             }
         }
         loaded.withLock { $0?.metadata = written }
@@ -168,7 +168,7 @@ package final class PostgreSQLStore: StoreEngine {
         let written = try pool.withSession { session in
             try session.transaction {
                 try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
-                return try readMetadata(session)
+                return try Self.readMetadata(session)
             }
         }
         uuid.withLock { $0 = identifier }

@@ -24,4 +24,10 @@ package enum HistoryTables {
         }
         return slots
     }
+
+    /// The distinct authors of the recorded transactions (what inspection lists): Core Data keeps
+    /// them in `ATRANSACTIONSTRING`, referred to by `ZAUTHORTS`; older stores in `ZAUTHOR`.
+    package static let authorsQuery = "SELECT DISTINCT COALESCE(s.ZNAME, t.ZAUTHOR) AS author FROM ATRANSACTION t LEFT JOIN ATRANSACTIONSTRING s ON s.Z_PK = t.ZAUTHORTS WHERE COALESCE(s.ZNAME, t.ZAUTHOR) IS NOT NULL ORDER BY author"
+    /// The same for a store without `ATRANSACTIONSTRING`.
+    package static let plainAuthorsQuery = "SELECT DISTINCT ZAUTHOR FROM ATRANSACTION WHERE ZAUTHOR IS NOT NULL ORDER BY ZAUTHOR"
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd inspect <store>`: what any Core Data SQLite store holds, with or without its model.
 struct InspectCommand: ParsableCommand {
@@ -9,16 +10,16 @@ struct InspectCommand: ParsableCommand {
         abstract: "Show a Core Data store's metadata, entities with row counts, model source and history."
     )
 
-    @Argument(help: "An SQLite store written by Core Data or OpenCoreData.")
+    @Argument(help: "An SQLite store written by Core Data or OpenCoreData, or a PostgreSQL store's postgres:// URL.")
     var store: String
 
     @Option(name: .long, help: "A model file (.xcdatamodeld, .xcdatamodel, .momd, .mom) to describe the store with, instead of the model it carries.")
     var model: String?
 
     func run() throws {
-        let url = URL(fileURLWithPath: store)
-        let inspection = try StoreInspection(storeAt: url)
-        print("Store \(url.path)")
+        let (url, type) = try StoreLocation.parse(store)
+        let inspection = type == .postgreSQL ? try StoreInspection(postgreSQLStoreAt: url) : try StoreInspection(storeAt: url)
+        print("Store \(type == .postgreSQL ? StoreLocation.withoutPassword(store) : url.path)")
         let metadata = inspection.metadata
         if metadata.isEmpty {
             print("  no metadata (Z_METADATA is missing or empty)")
@@ -26,7 +27,7 @@ struct InspectCommand: ParsableCommand {
             print("  UUID \(metadata[NSStoreUUIDKey] as? String ?? "-"), framework version \(metadata["NSPersistenceFrameworkVersion"].map { "\($0)" } ?? "-"), model versions \(Self.versions(metadata["NSStoreModelVersionIdentifiers"]))")
         }
 
-        let (loaded, source) = Self.model(file: model, store: url)
+        let (loaded, source) = Self.model(file: model, store: url, type: type)
         print("  model: \(source)")
         if let loaded {
             let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
@@ -70,12 +71,15 @@ struct InspectCommand: ParsableCommand {
     }
 
     /// The model to describe the store with: the file given, else the store's own cache.
-    static func model(file: String?, store: URL) -> (ManagedObjectModel?, String) {
+    static func model(file: String?, store: URL, type: PersistentStore.StoreType = .sqlite) -> (ManagedObjectModel?, String) {
         if let file {
             do { return (try ManagedObjectModel(contentsOf: URL(fileURLWithPath: file), version: nil), "from \(file)") }
             catch { return (nil, "could not load \(file): \(error)") }
         }
-        do { return (try ManagedObjectModel(cachedInStoreAt: store), "from the store's cache (Z_MODELCACHE)") }
+        do {
+            let cached = type == .postgreSQL ? try ManagedObjectModel(cachedInPostgreSQLStoreAt: store) : try ManagedObjectModel(cachedInStoreAt: store)
+            return (cached, "from the store's cache (Z_MODELCACHE)")
+        }
         catch let error as CoreDataError { return (nil, "none (\(error.message)); pass --model with the app's model file") }
         catch { return (nil, "none (\(error)); pass --model with the app's model file") }
     }

@@ -16,8 +16,7 @@ enum StoreLocation {
 
     /// The model to read a store with: `file` when given, else the one the store carries.
     static func model(file: String?, store url: URL, type: PersistentStore.StoreType) throws -> ManagedObjectModel {
-        if type == .postgreSQL && file == nil { return try ManagedObjectModel(cachedInPostgreSQLStoreAt: url) }
-        let (found, source) = InspectCommand.model(file: file, store: url)
+        let (found, source) = InspectCommand.model(file: file, store: url, type: type)
         guard let found else { throw ValidationError("No model to read the store with: \(source).") }
         return found
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 import Testing
 
 /// `StoreInspection` (behind `ocd inspect`) reads any store, with or without a model.
@@ -31,6 +32,32 @@ import Testing
         #expect(inspection.entities.map { "\($0.name) \($0.rowCount)" } == ["Book 4", "User 3"])
         #expect(inspection.history == nil)
         #expect(inspection.metadata["NSPersistenceFrameworkVersion"] as? Int == 419)
+    }
+
+    /// A store we wrote, SQLite file or PostgreSQL schema: its entities, tables, metadata and
+    /// history, with the authors Core Data keeps in `ATRANSACTIONSTRING`.
+    @Test(arguments: StoreKind.allCases.filter { $0 != .inMemory })
+    func aStoreWeWroteWithHistoryListsItsEntitiesAndAuthors(kind: StoreKind) throws {
+        let stack = try TestStack(kind, options: [NSPersistentHistoryTrackingKey: true])
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for (author, ids) in [("importer", 1...2), ("editor", 3...3)] {
+                context.transactionAuthor = author
+                for id in ids { Note(context: context).id = Int32(id) }
+                try context.save()
+            }
+        }
+        let store = try #require(stack.container.persistentStoreCoordinator.persistentStores.first)
+        let url = try #require(store.url)
+        let inspection = kind == .postgreSQL ? try StoreInspection(postgreSQLStoreAt: url) : try StoreInspection(storeAt: url)
+        #expect(inspection.metadata[NSStoreUUIDKey] as? String == store.identifier)
+        #expect(inspection.hasModelCache)
+        #expect(inspection.entities.map { "\($0.name) \($0.rowCount) \($0.table)" }.sorted() == ["Note 3 ZNOTE", "Sample 0 ZSAMPLE"])
+        #expect(inspection.tables.first { $0.name == "ZNOTE" }?.rowCount == 3)
+        #expect(inspection.tables.contains { $0.name == "Z_PRIMARYKEY" })
+        #expect(inspection.history?.transactionCount == 2)
+        #expect(inspection.history?.changeCount == 3)
+        #expect(inspection.history?.authors == ["editor", "importer"])
     }
 
     @Test func aFileThatIsNotAStoreIsAnError() throws {
