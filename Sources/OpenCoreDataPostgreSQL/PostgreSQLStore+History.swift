@@ -54,8 +54,10 @@ extension PostgreSQLStore {
     ///
     /// The transaction's number is taken, the transaction row written and its changes inserted by
     /// one statement, so that the number's row lock — held until the commit, which orders numbers
-    /// as commits — covers one round trip and the commit. (Strings are looked up before.)
-    func recordHistory(_ session: PostgreSQLSession, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+    /// as commits — covers one round trip and the commit. (Strings are looked up before.) History
+    /// imported from another store gives its own `number` and `timestamp`.
+    func recordHistory(_ session: PostgreSQLSession, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange],
+                       number given: Int64? = nil, timestamp: Date = Date()) throws {
         guard tracksHistory, !changes.isEmpty else { return }
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(session, $0) } }
         let width = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
@@ -70,7 +72,8 @@ extension PostgreSQLStore {
             var arguments: [ManagedValue] = []
             var rows: [String] = []
             if number == nil {
-                arguments = [.integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null } + [.double(Date().timeIntervalSinceReferenceDate)]
+                arguments = [.integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null } + [.double(timestamp.timeIntervalSinceReferenceDate)]
+                if let given { arguments.append(.integer(given)) }
             } else if let number {
                 arguments = [.integer(number)]
             }
@@ -88,16 +91,40 @@ extension PostgreSQLStore {
                 rows.append("(" + cells.joined(separator: ", ") + ")")
             }
             let insertChanges = "INSERT INTO ACHANGE (\(columns), ZTRANSACTIONID) SELECT v.*, t.Z_PK FROM t, (VALUES \(rows.joined(separator: ", "))) AS v RETURNING ZTRANSACTIONID"
-            let sql = number == nil
-                ? "WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = $1 RETURNING Z_MAX), "
-                    + "t AS (INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) SELECT Z_MAX, $1, 1, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::double precision FROM n RETURNING Z_PK) "
-                    + insertChanges
-                : "WITH t AS (SELECT $1::bigint AS Z_PK) " + insertChanges
+            // The number: the next one (first chunk), the imported one ($7), or the one the first
+            // chunk took (later chunks, $1).
+            let insertTransaction = "INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) "
+            let transactionValues = "$1, 1, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::double precision"
+            let sql = switch (number, given) {
+            case (nil, nil):
+                "WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = $1 RETURNING Z_MAX), "
+                    + "t AS (" + insertTransaction + "SELECT Z_MAX, " + transactionValues + " FROM n RETURNING Z_PK) " + insertChanges
+            case (nil, _?):
+                "WITH t AS (" + insertTransaction + "VALUES ($7::bigint, " + transactionValues + ") RETURNING Z_PK) " + insertChanges
+            case (_?, _):
+                "WITH t AS (SELECT $1::bigint AS Z_PK) " + insertChanges
+            }
             let returned = try session.execute(sql, arguments).rows
             guard case .integer(let recorded)? = returned.first?.first else {
                 throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for its history transactions (Z_ENT \(HistoryTables.transactionEntity)).")
             }
             number = recorded
+        }
+    }
+
+    package func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws {
+        guard tracksHistory else { return }
+        try checkWritable()
+        let layout = try currentLayout()
+        try pool.withSession { session in
+            try session.transaction {
+                for transaction in transactions {
+                    try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
+                                      number: transaction.number, timestamp: transaction.timestamp)
+                }
+                try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2",
+                                    [.integer(max(lastNumber, transactions.last?.number ?? 0)), .integer(Int64(HistoryTables.transactionEntity))])
+            }
         }
     }
 

@@ -46,14 +46,16 @@ extension SQLiteStore {
         }
     }
 
-    /// Records a transaction and its changes (inside the caller's write transaction).
-    func recordHistory(_ db: SQLiteConnection, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
+    /// Records a transaction and its changes (inside the caller's write transaction), under the
+    /// next number or, for history imported from another store, under `number` at `timestamp`.
+    func recordHistory(_ db: SQLiteConnection, layout: RelationalLayout, author: HistoryAuthor, changes: [StoreHistoryChange],
+                       number given: Int64? = nil, timestamp: Date = Date()) throws {
         guard tracksHistory, !changes.isEmpty else { return }
-        let number = try reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
+        let number = try given ?? reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }
         let transaction = try db.cachedStatement("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, ?, 1, ?, ?, ?, ?, ?)")
         try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null }
-                             + [.double(Date().timeIntervalSinceReferenceDate)])
+                             + [.double(timestamp.timeIntervalSinceReferenceDate)])
         try transaction.run()
         var next = try reserveKeys(db, entityNumber: Self.changeEntity, count: changes.count)
         let tombstoneWidth = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
@@ -67,6 +69,23 @@ extension SQLiteStore {
                              .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns] + tombstone)
             try change.run()
             next += 1
+        }
+    }
+
+    package func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws {
+        guard tracksHistory else { return }
+        let layout = try currentLayout()
+        try withWriter { db in
+            try db.transaction {
+                for transaction in transactions {
+                    try recordHistory(db, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
+                                      number: transaction.number, timestamp: transaction.timestamp)
+                }
+                let last = max(lastNumber, transactions.last?.number ?? 0)
+                let keys = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, ?) WHERE Z_ENT = ?")
+                try keys.bind([.integer(last), .integer(Int64(Self.transactionEntity))])
+                try keys.run()
+            }
         }
     }
 

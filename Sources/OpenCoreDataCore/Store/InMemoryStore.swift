@@ -305,6 +305,16 @@ package final class InMemoryStore: StoreEngine {
         return Dictionary(uniqueKeysWithValues: zip(attributes.map(\.name), change.tombstoneValues))
     }
 
+    package func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws {
+        guard tracksHistory else { return }
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            state.history = transactions
+            state.lastTransaction = max(lastNumber, transactions.last?.number ?? 0)
+            state.lastChange = transactions.flatMap(\.changes).map(\.changeID).max() ?? 0
+        }
+    }
+
     package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
         try state.withLock { state in
             try Self.checkOpen(state)

@@ -3,8 +3,10 @@ import Foundation
 /// Copies every object of one store into another, empty one, of any type (what
 /// `migratePersistentStore(_:to:options:type:)` does between store types): rows under their
 /// own keys, so that to-one values and join rows keep pointing at the same objects; many-to-many
-/// pairs; the order of ordered relationships; each entity's key counter; the app's metadata; and
-/// the store's UUID, so that object IDs and their URIs name the same objects in the copy.
+/// pairs; the order of ordered relationships; each entity's key counter; the app's metadata; the
+/// store's UUID, so that object IDs and their URIs name the same objects in the copy; and its
+/// persistent history when both record it, under the same numbers, so that history tokens keep
+/// their meaning (the copying itself is not recorded).
 package enum StoreCopy {
     /// Inserts per save (a save is one transaction of the destination).
     private static let batch = 5_000
@@ -20,7 +22,7 @@ package enum StoreCopy {
             guard let maximum = rows.map(\.primaryKey).max() else { continue }
             for start in stride(from: 0, to: rows.count, by: batch) {
                 var request = StoreSaveRequest()
-                request.author = HistoryAuthor(author: "migratePersistentStore")
+                request.recordsHistory = false
                 request.inserts = rows[start..<min(start + batch, rows.count)].map {
                     StoreSaveRequest.Insert(entity: $0.entity, primaryKey: $0.primaryKey, values: $0.snapshot.values.map { value in
                         // To-ones name the destination store (the in-memory store keeps IDs as given).
@@ -32,6 +34,7 @@ package enum StoreCopy {
             }
             // The relationships kept outside the rows: many-to-many pairs and member orders.
             var request = StoreSaveRequest()
+            request.recordsHistory = false
             for (entity, keys) in Dictionary(grouping: rows, by: { ObjectIdentifier($0.entity) }).values.map({ ($0[0].entity, $0.map(\.primaryKey)) }) {
                 for relationship in entity.toManyRelationships where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
                     let members = try source.fetchRelated(relationship, of: keys)
@@ -50,6 +53,9 @@ package enum StoreCopy {
             if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
             // Keys given from now on come after the copied ones.
             _ = try destination.allocatePrimaryKeys(root: root, count: Int(maximum))
+        }
+        if source.tracksHistory, destination.tracksHistory {
+            try destination.importHistory(try source.fetchHistory(after: nil, date: nil, includingChanges: true), lastNumber: try source.lastHistoryNumber() ?? 0)
         }
         let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }
         if !appKeys.isEmpty { try destination.setMetadata(appKeys) }

@@ -35,4 +35,18 @@ package struct StoreHistoryChange: Sendable {
             return values[slot]
         }
     }
+
+    /// A change as another store recorded it, to be recorded again (a store's copy receives its
+    /// history): the changed slots of an update, a deletion's tombstone values in their slots.
+    package init?(_ record: HistoryChangeRecord) {
+        guard let type = PersistentHistoryChange.ChangeType(rawValue: record.changeType) else { return nil }
+        let entity = record.entity
+        var values: [ManagedValue]?
+        if let tombstone = record.tombstone {
+            var slots = [ManagedValue](repeating: .null, count: entity.valueSlotCount)
+            for (name, value) in tombstone { if let slot = entity.slotByName[name], slot < slots.count { slots[slot] = value } }
+            values = slots
+        }
+        self.init(type: type, entity: entity, primaryKey: record.primaryKey, changedSlots: record.updatedNames.map { entity.changedSlots(ofNames: $0) }, values: values)
+    }
 }

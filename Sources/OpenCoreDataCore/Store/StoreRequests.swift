@@ -99,6 +99,9 @@ package struct StoreSaveRequest: Sendable {
     package var orders: [OrderChange] = []
     /// Who saves, for persistent history.
     package var author = HistoryAuthor()
+    /// Whether the save is recorded in persistent history (not when a store is copied: the
+    /// copy receives the source's history instead).
+    package var recordsHistory = true
 
     package init() {}
     package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
@@ -155,6 +158,11 @@ package protocol StoreEngine: AnyObject, Sendable {
     func metadata() throws -> [String: any Sendable]
     /// Replaces the app's keys of the metadata (property-list values), keeping the store's own.
     func setMetadata(_ metadata: [String: Any]) throws
+    /// Writes the persistent history of the store this one is a copy of into this one, which
+    /// records history and has none yet: each transaction under its own number, timestamp and
+    /// author; new transactions are numbered after `lastNumber` (so that history tokens of the
+    /// source keep their meaning here). A store that records no history ignores it.
+    func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws
     /// Gives a loaded store that holds no objects yet the UUID of the store it becomes a copy of
     /// (`migratePersistentStore` keeps it, so that object IDs and their URIs stay valid).
     func adoptIdentifier(_ identifier: String) throws
@@ -216,6 +224,14 @@ package struct HistoryAuthor: Sendable {
         self.author = author
         self.contextName = contextName
     }
+
+    /// The author of a transaction another store recorded.
+    package init(of transaction: HistoryTransactionRecord) {
+        author = transaction.author
+        contextName = transaction.contextName
+        processID = transaction.processID
+        bundleID = transaction.bundleID
+    }
 }
 
 /// One change as a store records it.
@@ -270,6 +286,14 @@ extension EntityDescription {
         return names
     }
 
+    /// The slots of the named properties: the inverse of ``names(ofChangedSlots:)``.
+    package func changedSlots(ofNames names: Set<String>) -> [Int] {
+        var slots: [Int] = []
+        for (index, attribute) in storedAttributes.enumerated() where names.contains(attribute.name) { slots.append(index) }
+        for (index, relationship) in toOneRelationships.enumerated() where names.contains(relationship.name) { slots.append(storedAttributes.count + index) }
+        for (index, relationship) in toManyRelationships.enumerated() where names.contains(relationship.name) { slots.append(valueSlotCount + index) }
+        return slots
+    }
 }
 
 extension CoreDataError {

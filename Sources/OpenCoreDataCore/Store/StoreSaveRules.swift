@@ -56,7 +56,7 @@ package enum StoreSaveRules {
         try transaction.insert(request.inserts)
         try transaction.writeJoins(request.joins)
         try transaction.writeOrders(request.orders)
-        if recordingHistory {
+        if recordingHistory && request.recordsHistory {
             let changes = request.inserts.map { StoreHistoryChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
                 + request.updates.map { StoreHistoryChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey, changedSlots: $0.changedSlots) }
                 + removed.map { StoreHistoryChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }

@@ -86,6 +86,59 @@ import Testing
         }
     }
 
+    private func history(_ context: ManagedObjectContext, after token: PersistentHistoryToken? = nil) throws -> [PersistentHistoryTransaction] {
+        try context.performAndWait { () throws in try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)).transactions }
+    }
+
+    /// History moves with the store when both record it: the same transactions under the same
+    /// numbers, authors, changes and tombstones, so that a token taken before the move reads the
+    /// same changes after it; the copying itself is not recorded, and new saves number after.
+    @Test(arguments: moves)
+    func historyMovesWithTheStoreAndTokensKeepTheirMeaning(from: StoreKind, to: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        defer { TestPostgreSQL.drop([directory.schemaName + "_moved"]) }
+        let tracking: [String: any Sendable] = [NSPersistentHistoryTrackingKey: true]
+        let stack = try TestStack(from, model: ManagedObjectModel(Entry.self, Note.self), directory: directory, options: tracking)
+        let context = stack.container.newBackgroundContext()
+        context.transactionAuthor = "sync"
+        let coordinator = stack.container.persistentStoreCoordinator
+        let token = try context.performAndWait { () throws -> PersistentHistoryToken? in
+            let (kept, gone) = (Entry(context: context), Entry(context: context))
+            (kept.code, gone.code) = ("kept", "gone")
+            try context.save()
+            let token = coordinator.currentPersistentHistoryToken()
+            kept.value = 7
+            try context.save()
+            context.delete(gone)
+            try context.save()
+            return token
+        }
+        func summary(_ transactions: [PersistentHistoryTransaction]) -> [String] {
+            transactions.map { transaction in
+                "\(transaction.token.transactionNumber) \(transaction.author ?? "-") " + (transaction.changes ?? []).map { change in
+                    "\(change.changeType) \(change.updatedPropertyNames?.sorted() ?? []) \(change.tombstone?["code"] as? String ?? "")"
+                }.sorted().joined(separator: ", ")
+            }
+        }
+        let before = try history(context)
+        #expect(before.count == 3)
+        let (url, type) = try destination(to, in: directory)
+        try coordinator.migratePersistentStore(try #require(coordinator.persistentStores.first), to: url, options: tracking, type: type)
+
+        let reader = stack.container.newBackgroundContext()
+        reader.transactionAuthor = "after"
+        #expect(summary(try history(reader)) == summary(before))
+        #expect(summary(try history(reader, after: token)) == summary(Array(before.dropFirst())))
+        try reader.performAndWait { () throws in
+            let entry = Entry(context: reader)
+            entry.code = "new"
+            try reader.save()
+        }
+        let last = try #require(try history(reader).last)
+        #expect(last.author == "after")
+        #expect(last.token.transactionNumber == (before.last?.token.transactionNumber ?? 0) + 1)
+    }
+
     /// A PostgreSQL store carries its model, so that tools (`ocd copy`) open it without the
     /// app's model file.
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
