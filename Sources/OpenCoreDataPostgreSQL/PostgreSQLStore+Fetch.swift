@@ -61,7 +61,7 @@ extension PostgreSQLStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
-        let cells = try pool.withSession { try $0.execute(selection.sql, selection.arguments).rows }
+        let cells = try read { try $0.execute(selection.sql, selection.arguments).rows }
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         var rows: [StoreRow] = []
         rows.reserveCapacity(cells.count)
@@ -107,7 +107,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK")
         if selection.inSwift { return try fetch(request).map(\.primaryKey) }
-        return try pool.withSession { try $0.execute(selection.sql, selection.arguments).rows }.compactMap { row in
+        return try read { try $0.execute(selection.sql, selection.arguments).rows }.compactMap { row in
             if case .integer(let key) = row[0] { key } else { nil }
         }
     }
@@ -119,7 +119,7 @@ extension PostgreSQLStore {
         let selection = try select(request, mapping: mapping, layout: layout, columns: windowed ? "1" : "COUNT(*)", sorted: false)
         if selection.inSwift { return try fetch(request).count }
         let sql = windowed ? "SELECT COUNT(*) FROM (\(selection.sql)) AS window_rows" : selection.sql
-        let rows = try pool.withSession { try $0.execute(sql, selection.arguments).rows }
+        let rows = try read { try $0.execute(sql, selection.arguments).rows }
         guard case .integer(let count)? = rows.first?.first else { return 0 }
         return Int(count)
     }
@@ -138,7 +138,7 @@ extension PostgreSQLStore {
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = keys[start..<min(start + 1000, keys.count)]
             let sql = select + "(" + Self.placeholders(chunk.count, from: 1) + ") ORDER BY " + order
-            let rows = try pool.withSession { try $0.execute(sql, chunk.map { .integer($0) }).rows }
+            let rows = try read { try $0.execute(sql, chunk.map { .integer($0) }).rows }
             for row in rows {
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }
                 guard allowed.contains(Int(number)) else {

@@ -184,6 +184,16 @@ package final class PostgreSQLStore: StoreEngine {
         return layout
     }
 
+    /// Runs a read on a pooled session or, inside a query generation (``QueryGenerationScope``),
+    /// on the generation's snapshot of this store, taken by its first read.
+    func read<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current,
+           let snapshot = try generation.snapshot(for: "postgreSQL " + url.description, open: { try PostgreSQLReadSnapshot.open(pool) }) {
+            return try snapshot.read(body)
+        }
+        return try pool.withSession(body)
+    }
+
     func checkWritable() throws {
         if isReadOnly {
             throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store \(url.description) was added read-only (NSReadOnlyPersistentStoreOption); nothing was written.")

@@ -2,14 +2,14 @@ import Foundation
 import Synchronization
 
 /// One query generation: what a pinned context reads — each store as it was when the generation
-/// first read from it. Stores that can (SQLite in WAL mode) keep a read snapshot open for it
+/// first read from it. Stores that can (SQLite in WAL mode, PostgreSQL) keep a read snapshot open for it
 /// (``QueryGeneration/snapshot(for:open:)``), closed when the last context and token using the
 /// generation let go of it; other stores read unpinned.
 ///
 /// Shared by every context pinned to it (one context's token given to another aligns them), so
 /// the snapshots sit behind a lock and each snapshot serialises its own reads.
 package final class QueryGeneration: Sendable {
-    /// A store that cannot pin reads (not SQLite in WAL mode): its reads are unpinned.
+    /// A store that cannot pin reads (in memory, SQLite not in WAL mode): its reads are unpinned.
     private final class Unpinned: Sendable {}
 
     /// Store key → its open snapshot (or `Unpinned`).

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 import Testing
 
 /// Query generations: a pinned context reads the store as it was when it pinned, until it
@@ -11,10 +12,21 @@ import Testing
         return try context.performAndWait { Dictionary(uniqueKeysWithValues: try context.fetch(Note.fetchRequest()).map { ($0.id, $0.objectID) }) }
     }
 
-    /// Another coordinator on the same file changes the notes: note 1 updated, note 2 deleted,
+    /// The stores whose reads a generation pins: SQLite (WAL) and PostgreSQL.
+    static let pinnedKinds = StoreKind.allCases.filter { $0 != .inMemory }
+
+    /// Another coordinator on the same store changes the notes: note 1 updated, note 2 deleted,
     /// note 4 inserted (what another process would do).
     private func changeElsewhere(_ stack: TestStack, version: String = "v2") throws {
-        let elsewhere = try PersistentContainer.loaded(at: stack.storeURL, model: stack.container.managedObjectModel)
+        let elsewhere: PersistentContainer
+        if stack.kind == .postgreSQL {
+            elsewhere = PersistentContainer(name: "Elsewhere", managedObjectModel: stack.container.managedObjectModel)
+            let url = try #require(stack.container.persistentStoreCoordinator.persistentStores.first?.url)
+            elsewhere.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
+            try elsewhere.loadPersistentStores()
+        } else {
+            elsewhere = try PersistentContainer.loaded(at: stack.storeURL, model: stack.container.managedObjectModel)
+        }
         let context = elsewhere.newBackgroundContext()
         try context.performAndWait { () throws in
             let notes = try context.fetch(Note.fetchRequest())
@@ -34,8 +46,9 @@ import Testing
         }
     }
 
-    @Test func aPinnedContextKeepsReadingItsGenerationUntilItAdvances() throws {
-        let stack = try TestStack(.sqlite)
+    @Test(arguments: pinnedKinds)
+    func aPinnedContextKeepsReadingItsGenerationUntilItAdvances(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
         let ids = try seed(stack)
         let pinned = stack.container.newBackgroundContext()
         let unpinned = stack.container.newBackgroundContext()
@@ -73,8 +86,9 @@ import Testing
         #expect(now == (try snapshot(unpinned)))
     }
 
-    @Test func aFaultOfAPinnedContextDoesNotTakeNewerRowsFromTheCache() throws {
-        let stack = try TestStack(.sqlite)
+    @Test(arguments: pinnedKinds)
+    func aFaultOfAPinnedContextDoesNotTakeNewerRowsFromTheCache(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
         let oneID = try #require(try seed(stack)[1])
         let pinned = stack.container.newBackgroundContext()
         try pinned.performAndWait { () throws in
@@ -99,8 +113,9 @@ import Testing
         }
     }
 
-    @Test func savingAndMergingAdvanceTheGeneration() throws {
-        let stack = try TestStack(.sqlite)
+    @Test(arguments: pinnedKinds)
+    func savingAndMergingAdvanceTheGeneration(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
         _ = try seed(stack)
         let pinned = stack.container.newBackgroundContext()
         try pinned.performAndWait { () throws in
@@ -135,8 +150,9 @@ import Testing
         #expect(try snapshot(pinned).count == 5)
     }
 
-    @Test func anotherContextsTokenAlignsTheTwo() throws {
-        let stack = try TestStack(.sqlite)
+    @Test(arguments: pinnedKinds)
+    func anotherContextsTokenAlignsTheTwo(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
         _ = try seed(stack)
         let first = stack.container.newBackgroundContext()
         let token = try first.performAndWait { () throws in
