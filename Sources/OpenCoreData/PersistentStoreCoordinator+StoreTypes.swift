@@ -79,8 +79,10 @@ extension PersistentStoreCoordinator {
     /// keeps it: object IDs and their URIs name the same objects in the copy); then `store` is
     /// removed from the coordinator (its file or schema stays as it was) once the destination is
     /// added, and the destination is returned. Contexts still hold objects of the removed store:
-    /// refetch them. Persistent history is not copied. Throws 134070 when the destination already
-    /// holds objects (nothing is removed then).
+    /// refetch them. Persistent history is copied when both stores record it (`options` with
+    /// `NSPersistentHistoryTrackingKey`): each transaction under its own number, so that history
+    /// tokens keep their meaning; the copying itself is not recorded. Throws 134070 when the
+    /// destination already holds objects (nothing is removed then).
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {

@@ -123,7 +123,7 @@ extension PostgreSQLStore {
                                       number: transaction.number, timestamp: transaction.timestamp)
                 }
                 try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2",
-                                    [.integer(max(lastNumber, transactions.last?.number ?? 0)), .integer(Int64(HistoryTables.transactionEntity))])
+                                    [.integer(lastNumber), .integer(Int64(HistoryTables.transactionEntity))])
             }
         }
     }

@@ -81,9 +81,8 @@ extension SQLiteStore {
                     try recordHistory(db, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
                                       number: transaction.number, timestamp: transaction.timestamp)
                 }
-                let last = max(lastNumber, transactions.last?.number ?? 0)
                 let keys = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, ?) WHERE Z_ENT = ?")
-                try keys.bind([.integer(last), .integer(Int64(Self.transactionEntity))])
+                try keys.bind([.integer(lastNumber), .integer(Int64(Self.transactionEntity))])
                 try keys.run()
             }
         }

@@ -310,7 +310,7 @@ package final class InMemoryStore: StoreEngine {
         try state.withLock { state in
             try Self.checkOpen(state)
             state.history = transactions
-            state.lastTransaction = max(lastNumber, transactions.last?.number ?? 0)
+            state.lastTransaction = lastNumber
             state.lastChange = transactions.flatMap(\.changes).map(\.changeID).max() ?? 0
         }
     }

@@ -39,14 +39,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         persistentStores.first { $0.identifier == identifier }
     }
 
-    /// Opens a store engine for this coordinator's model and adds it. Used by the store types.
-    package func add(_ store: PersistentStore) throws {
-        try add(store, replacing: nil)
-    }
-
-    /// Opens a store engine for this coordinator's model and adds it; with `replaced`, in that
-    /// store's place in one step (its engine then closed), so that a copy may keep its UUID.
-    package func add(_ store: PersistentStore, replacing replaced: PersistentStore?) throws {
+    /// Opens a store engine for this coordinator's model and adds it (used by the store types);
+    /// with `replaced`, in that store's place in one step (its engine then closed), so that a
+    /// copy may keep its UUID.
+    package func add(_ store: PersistentStore, replacing replaced: PersistentStore? = nil) throws {
         try managedObjectModel.freeze()
         try store.engine.load(model: managedObjectModel)
         let entityNames = try entityNames(ofConfiguration: store.configurationName)

@@ -55,7 +55,8 @@ package enum StoreCopy {
             _ = try destination.allocatePrimaryKeys(root: root, count: Int(maximum))
         }
         if source.tracksHistory, destination.tracksHistory {
-            try destination.importHistory(try source.fetchHistory(after: nil, date: nil, includingChanges: true), lastNumber: try source.lastHistoryNumber() ?? 0)
+            let transactions = try source.fetchHistory(after: nil, date: nil, includingChanges: true)
+            try destination.importHistory(transactions, lastNumber: max(try source.lastHistoryNumber() ?? 0, transactions.last?.number ?? 0))
         }
         let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }
         if !appKeys.isEmpty { try destination.setMetadata(appKeys) }
