@@ -53,6 +53,11 @@ extension PersistentStoreCoordinator {
             guard let opener = StoreTypeRegistry.opener(for: type) else {
                 throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after import OpenCoreDataPostgreSQL).")
             }
+            if let migrator = StoreTypeRegistry.migrator(for: type), !PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
+               PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options), PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
+                try managedObjectModel.freeze()
+                try migrator(url, managedObjectModel, options)
+            }
             engine = try opener(url, options)
         }
         return engine

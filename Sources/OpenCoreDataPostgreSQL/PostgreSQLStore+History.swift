@@ -118,6 +118,7 @@ extension PostgreSQLStore {
         let layout = try currentLayout()
         try pool.withSession { session in
             try session.transaction {
+                try checkModelUnchanged(session, notifying: false)
                 for transaction in transactions {
                     try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
                                       number: transaction.number, timestamp: transaction.timestamp)
@@ -205,6 +206,7 @@ extension PostgreSQLStore {
         try checkWritable()
         return try pool.withSession { session in
             try session.transaction {
+                try checkModelUnchanged(session, notifying: false)
                 var limit = number ?? .max
                 if let date {
                     let rows = try session.execute("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < $1", [.double(date.timeIntervalSinceReferenceDate)]).rows

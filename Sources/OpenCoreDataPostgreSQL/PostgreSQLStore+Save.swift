@@ -11,6 +11,13 @@ extension PostgreSQLStore {
         return try pool.withSession { try reserveKeys($0, entityNumber: number, count: count) }
     }
 
+    package func lastPrimaryKey(root: EntityDescription) throws -> Int64 {
+        let number = try currentLayout().mapping(for: root).entityNumbers[0]
+        let rows = try read { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(number))]).rows }
+        if case .integer(let maximum)? = rows.first?.first { return maximum }
+        return 0
+    }
+
     /// Raises a `Z_PRIMARYKEY` row by `count` inside the caller's transaction (its row lock is
     /// held until that transaction ends); returns the first key.
     func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
@@ -48,9 +55,11 @@ extension PostgreSQLStore {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
                     do {
-                        // Sent first (delivered only if the transaction commits), so that it
-                        // adds no round trip while the history number is held.
-                        try session.notify(channel, payload: identifier)
+                        // The notification is sent first (delivered only if the transaction
+                        // commits), so that it adds no round trip while the history number is
+                        // held; with the check that the schema was not migrated, which must come
+                        // before any write.
+                        try checkModelUnchanged(session, notifying: true)
                         let outcome = try body(session)
                         if case .committed = outcome {
                             try session.execute("COMMIT")

@@ -34,11 +34,24 @@ package final class PostgreSQLStore: StoreEngine {
     /// `NSStoreType` of these stores.
     static let typeName = "PostgreSQL"
 
-    package init(url: URL, options: [String: any Sendable]) throws {
-        self.url = try PostgreSQLStoreURL(url)
-        pool = PostgreSQLSessionPool(url: self.url)
+    /// Whether `load` takes the schema's advisory lock (not when a migration that holds it opens
+    /// the schema's old content; see ``PostgreSQLMigration``).
+    private let locksSchemaOnLoad: Bool
+    /// The digest (`md5`) of the `Z_METADATA` property list last found to name this store's
+    /// model version, so that a write transaction's check reads no more than it (see
+    /// `checkModelUnchanged`). Owned by this lock.
+    let checkedMetadataDigest = Locked<String?>(nil)
+
+    package convenience init(url: URL, options: [String: any Sendable]) throws {
+        self.init(url: try PostgreSQLStoreURL(url), options: options)
+    }
+
+    init(url: PostgreSQLStoreURL, options: [String: any Sendable], locksSchemaOnLoad: Bool = true) {
+        self.url = url
+        pool = PostgreSQLSessionPool(url: url)
         readOnlyState = Locked(PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options))
         tracksHistory = PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
+        self.locksSchemaOnLoad = locksSchemaOnLoad
     }
 
     package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
@@ -65,8 +78,9 @@ package final class PostgreSQLStore: StoreEngine {
         let readOnly = isReadOnly
         let (loaded, forceReadOnly) = try pool.withSession { session in
             try session.transaction { () throws -> (Loaded, Bool) in
-                // One creator per schema, whichever process comes first; the others wait, then open.
-                try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + schema)])
+                // One creator (or migrator) per schema, whichever process comes first; the others
+                // wait, then open.
+                if locksSchemaOnLoad { try Self.lockSchema(session, url) }
                 let loaded: Loaded
                 if try session.tableExists("z_metadata", inSchema: schema) {
                     loaded = try openExisting(session, model: model)
@@ -118,7 +132,7 @@ package final class PostgreSQLStore: StoreEngine {
         let differences = StoreMetadataPlist.differences(metadata, model: model)
         guard differences.isEmpty else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
-                                "The model used to open the PostgreSQL store \(url.description) is incompatible with the one that created it: the entities \(differences.joined(separator: ", ")) differ. Open it with the model that wrote it; migrating a PostgreSQL schema is not available yet (move the objects into a new schema with migratePersistentStore).")
+                                "The model used to open the PostgreSQL store \(url.description) is incompatible with the one that created it: the entities \(differences.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
         }
         var byName: [String: Int] = [:]
         for row in try session.execute("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY").rows {
@@ -134,6 +148,12 @@ package final class PostgreSQLStore: StoreEngine {
             numbers[entity.name] = number
         }
         return Loaded(layout: RelationalLayout(model: model, entityNumbers: numbers), metadata: metadata)
+    }
+
+    /// Takes the advisory lock that orders the creation and migration of `url`'s schema, until
+    /// the session's transaction ends.
+    static func lockSchema(_ session: PostgreSQLSession, _ url: PostgreSQLStoreURL) throws {
+        try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + url.schema)])
     }
 
     static func readMetadata(_ session: PostgreSQLSession) throws -> [String: any Sendable] {
@@ -155,6 +175,7 @@ package final class PostgreSQLStore: StoreEngine {
         try checkWritable()
         let written = try pool.withSession { session in
             try session.transaction {
+                try checkModelUnchanged(session, notifying: false)
                 let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try Self.readMetadata(session))
                 try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
                 return try Self.readMetadata(session)
@@ -167,6 +188,7 @@ package final class PostgreSQLStore: StoreEngine {
         try checkWritable()
         let written = try pool.withSession { session in
             try session.transaction {
+                try checkModelUnchanged(session, notifying: false)
                 try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
                 return try Self.readMetadata(session)
             }
@@ -202,11 +224,7 @@ package final class PostgreSQLStore: StoreEngine {
 
     /// The notification channel of the store's schema (an identifier: `ocd_` and the schema's
     /// hash, so that any schema name fits PostgreSQL's 63 bytes).
-    var channel: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (url.database + "/" + url.schema).utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return "ocd_" + String(hash, radix: 16)
-    }
+    var channel: String { "ocd_" + url.digest }
 
     package func watchChanges(_ handler: @escaping @Sendable () -> Void) {
         // A dedicated session: a listening connection must stay open, outside the pool's turns.

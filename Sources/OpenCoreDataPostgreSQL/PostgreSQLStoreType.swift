@@ -26,6 +26,9 @@ private enum PostgreSQLStoreRegistration {
                 throw CoreDataError(.persistentStoreOpen, "A PostgreSQL store needs a URL: postgres://user@host:port/database?schema=name.")
             }
             return try PostgreSQLStore(url: url, options: options)
+        } migrator: { url, model, options in
+            guard let url else { return }
+            try PostgreSQLMigration.migrateIfNeeded(at: url, to: model, options: options)
         }
     }()
 }

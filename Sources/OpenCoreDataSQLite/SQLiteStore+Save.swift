@@ -9,6 +9,16 @@ extension SQLiteStore {
         }
     }
 
+    package func lastPrimaryKey(root: EntityDescription) throws -> Int64 {
+        let number = try currentLayout().mapping(for: root).entityNumbers[0]
+        return try readers.read { db in
+            let statement = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+            defer { statement.reset() }
+            try statement.bind([.integer(Int64(number))])
+            return try statement.step() && !statement.isNull(at: 0) ? statement.int64(at: 0) : 0
+        }
+    }
+
     /// Raises `Z_PRIMARYKEY.Z_MAX` of a root entity by `count` (inside the caller's transaction)
     /// and returns the first reserved key.
     func reserveKeys(_ db: SQLiteConnection, root: EntityDescription, entityNumber number: Int, count: Int) throws -> Int64 {

@@ -155,6 +155,13 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
+    package func lastPrimaryKey(root: EntityDescription) throws -> Int64 {
+        try state.withLock { state in
+            try Self.checkOpen(state)
+            return state.tables[root.name]?.maxKey ?? 0
+        }
+    }
+
     package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
         defer { notifyChange() }
         let unique = entity.uniquenessConstraints.first?.compactMap { entity.slotByName[$0] } ?? []

@@ -19,7 +19,11 @@ package enum StoreCopy {
         try destination.adoptIdentifier(source.identifier)
         for root in roots {
             let rows = try source.fetch(StoreFetchRequest(entity: root))
-            guard let maximum = rows.map(\.primaryKey).max() else { continue }
+            // Keys given from now on come after the copied ones, and after the keys of objects
+            // the source deleted (an object ID never names two objects).
+            let given = max(rows.map(\.primaryKey).max() ?? 0, try source.lastPrimaryKey(root: root))
+            if given > 0 { _ = try destination.allocatePrimaryKeys(root: root, count: Int(given)) }
+            guard !rows.isEmpty else { continue }
             for start in stride(from: 0, to: rows.count, by: batch) {
                 var request = StoreSaveRequest()
                 request.recordsHistory = false
@@ -51,8 +55,6 @@ package enum StoreCopy {
                 }
             }
             if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
-            // Keys given from now on come after the copied ones.
-            _ = try destination.allocatePrimaryKeys(root: root, count: Int(maximum))
         }
         if source.tracksHistory, destination.tracksHistory {
             let transactions = try source.fetchHistory(after: nil, date: nil, includingChanges: true)

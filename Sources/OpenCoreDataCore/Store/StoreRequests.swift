@@ -177,6 +177,9 @@ package protocol StoreEngine: AnyObject, Sendable {
     func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)]
     /// Reserves `count` consecutive primary keys for a root entity; returns the first.
     func allocatePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64
+    /// The last key given for a root entity (`Z_PRIMARYKEY.Z_MAX`; 0 before the first): keys of
+    /// deleted objects stay given, so that an object ID never names two objects.
+    func lastPrimaryKey(root: EntityDescription) throws -> Int64
     /// Applies a save in one transaction. Returns the conflicts found, in which case nothing
     /// was written. With `beforeCommit`, it is called once everything is written and checked,
     /// just before the commit (still holding the store's writer): when it returns `false` or

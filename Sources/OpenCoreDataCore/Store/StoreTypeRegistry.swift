@@ -7,16 +7,31 @@ import Foundation
 package enum StoreTypeRegistry {
     /// Opens a store of a registered type at `url` with the options it was added with.
     package typealias Opener = @Sendable (_ url: URL?, _ options: [String: any Sendable]) throws -> any StoreEngine
+    /// Migrates the store at `url` to `model` when it was written with another version (a
+    /// lightweight migration, asked for by `NSMigratePersistentStoresAutomaticallyOption` and
+    /// `NSInferMappingModelAutomaticallyOption`), before it is opened.
+    package typealias Migrator = @Sendable (_ url: URL?, _ model: ManagedObjectModel, _ options: [String: any Sendable]) throws -> Void
 
-    private static let openers = Locked<[String: Opener]>([:])
+    private struct Registration {
+        var opener: Opener
+        var migrator: Migrator?
+    }
 
-    /// Makes `type` addable to coordinators (again: the latest opener wins).
-    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener) {
-        openers.withLock { $0[type.rawValue] = opener }
+    private static let registrations = Locked<[String: Registration]>([:])
+
+    /// Makes `type` addable to coordinators (again: the latest registration wins), and
+    /// migratable when a `migrator` is given.
+    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil) {
+        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator) }
     }
 
     /// The opener of a registered type, or `nil`.
     package static func opener(for type: PersistentStore.StoreType) -> Opener? {
-        openers.withLock { $0[type.rawValue] }
+        registrations.withLock { $0[type.rawValue]?.opener }
+    }
+
+    /// The lightweight migration of a registered type, or `nil` when it has none.
+    package static func migrator(for type: PersistentStore.StoreType) -> Migrator? {
+        registrations.withLock { $0[type.rawValue]?.migrator }
     }
 }

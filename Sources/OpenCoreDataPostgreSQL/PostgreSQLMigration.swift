@@ -1,0 +1,159 @@
+import Foundation
+import OpenCoreDataCore
+import OpenCoreDataSQL
+import OpenCoreDataSQLite
+
+/// Lightweight migration of a PostgreSQL schema: when the schema was written with another
+/// version of the model, its objects are migrated as an SQLite store's are — the same inferred
+/// mapping (renaming identifiers, mapping models, type conversions, defaults), keys kept where a
+/// table keeps its rows, the store's UUID, key counters and persistent history — and the schema's
+/// tables are replaced by the migrated ones in one PostgreSQL transaction.
+///
+/// How, in one transaction on a connection of its own, whose end is the only moment other
+/// connections can see anything change:
+/// 1. the schema's advisory lock (the one a first `load` creates the tables under: other
+///    coordinators adding the store wait, then find it migrated), and an `EXCLUSIVE` lock on
+///    `Z_METADATA`, which every write transaction's first statement conflicts with (see
+///    `PostgreSQLStore+ModelGuard.swift`): saves in flight finish first and are migrated, later
+///    ones wait and are then refused (134100) — none is lost. Readers go on reading the old
+///    tables meanwhile;
+/// 2. the old content is read (with the model that wrote it) into a scratch SQLite file, which
+///    the SQLite store's migration (`SQLiteMigration`, one implementation of Core Data's rules for
+///    both stores) migrates; the result is written into a scratch schema (`ocd_migrating_…`);
+/// 3. the old tables are dropped and the scratch schema's moved in their place (PostgreSQL's DDL
+///    is transactional), then the transaction commits and the change is notified.
+/// A failure at any point — or a crash — leaves the schema exactly as it was (a scratch schema
+/// left by a crash is dropped by the next migration). The scratch file needs as much free space
+/// in the temporary folder as the store's rows take.
+package enum PostgreSQLMigration {
+    /// How long the migration waits for a table lock (writers in flight, readers of the old
+    /// tables) before it gives up, changing nothing.
+    static let lockTimeout = "60s"
+
+    /// Migrates the store at `url` to `model` when its schema was written with another model.
+    /// Returns whether it migrated (`false` as well when another coordinator or process migrated
+    /// it first). The store's model is its `Z_MODELCACHE`, one of `MigrationSourceModelsOption`
+    /// with its version hashes, or the source of a mapping model under `MappingModelsOption`.
+    @discardableResult
+    package static func migrateIfNeeded(at url: URL, to model: ManagedObjectModel, options: [String: any Sendable]) throws -> Bool {
+        let storeURL = try PostgreSQLStoreURL(url)
+        try model.freeze()
+        let session = try PostgreSQLSessionPool(url: storeURL).connect()
+        defer { session.close() }
+        // Without a lock first: a store at the current version costs two reads.
+        guard try storedHashes(session, storeURL, differingFrom: model) != nil else { return false }
+
+        var scratch = storeURL
+        scratch.schema = "ocd_migrating_" + storeURL.digest
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-migration-" + UUID().uuidString)
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            _ = try? session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
+        }
+        do {
+            return try session.transaction {
+                try PostgreSQLStore.lockSchema(session, storeURL)
+                guard let hashes = try storedHashes(session, storeURL, differingFrom: model) else { return false }
+                let cached = try cachedModel(session)
+                let source = try SQLiteMigration.sourceModel(of: "The PostgreSQL store \(storeURL.description)", hashes: hashes, cached: cached,
+                                                             destination: model, options: options).model
+                try session.execute("SET LOCAL lock_timeout = '\(lockTimeout)'")
+                try session.execute("LOCK TABLE Z_METADATA IN EXCLUSIVE MODE")
+                // Left by a migration that crashed (this one holds the schema's lock).
+                try session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
+                let hasHistory = try session.tableExists("atransaction", inSchema: storeURL.schema)
+                let tracksHistory = hasHistory || PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let file = directory.appendingPathComponent("store.sqlite")
+
+                // The old content, read by the model that wrote it (the lock above is held by this
+                // session, so the reading store must not ask for it).
+                let old = PostgreSQLStore(url: storeURL, options: [NSReadOnlyPersistentStoreOption: true, NSPersistentHistoryTrackingKey: hasHistory],
+                                          locksSchemaOnLoad: false)
+                defer { old.close() }
+                try old.load(model: source)
+                try copy(from: old, toSQLiteAt: file, model: source, tracksHistory: hasHistory)
+
+                var migrationOptions = options
+                migrationOptions[NSPersistentHistoryTrackingKey] = tracksHistory
+                try SQLiteMigration.migrateIfNeeded(at: file, to: model, options: migrationOptions)
+
+                let migrated = try SQLiteStore(url: file, tracksHistory: tracksHistory)
+                defer { migrated.close() }
+                try migrated.load(model: model)
+                let new = PostgreSQLStore(url: scratch, options: [NSPersistentHistoryTrackingKey: tracksHistory])
+                defer { new.close() }
+                try new.load(model: model)
+                try StoreCopy.copy(from: migrated, to: new, model: model)
+                new.close()
+
+                try replaceTables(session, of: storeURL, layout: old.currentLayout(), with: scratch)
+                try session.notify(old.channel, payload: old.identifier)
+                return true
+            }
+        } catch let error as CoreDataError where [.migration, .migrationMissingSourceModel, .migrationMissingMappingModel].contains(error.code) {
+            throw error
+        } catch let error as CoreDataError {
+            var failure = CoreDataError(.migration, "The PostgreSQL store \(storeURL.description) could not be migrated, and is unchanged: \(error.message)"
+                                        + (error.sqlState == "55P03" ? " (another connection held a table of the store for \(lockTimeout): a long transaction, or a context pinned to a query generation; try again once it ends)" : ""))
+            failure.sqlState = error.sqlState
+            failure.underlyingErrors = [error]
+            throw failure
+        } catch {
+            throw CoreDataError(.migration, "The PostgreSQL store \(storeURL.description) could not be migrated, and is unchanged: \(error)")
+        }
+    }
+
+    /// The version hashes of the schema's model when they differ from `model`'s; `nil` when
+    /// they are the same or the schema has no store yet.
+    private static func storedHashes(_ session: PostgreSQLSession, _ url: PostgreSQLStoreURL, differingFrom model: ManagedObjectModel) throws -> [String: Data]? {
+        guard try session.tableExists("z_metadata", inSchema: url.schema) else { return nil }
+        let hashes = try PostgreSQLStore.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
+        return hashes == model.entityVersionHashesByName ? nil : hashes
+    }
+
+    /// The model the schema carries in `Z_MODELCACHE`, when it has one that can be read.
+    private static func cachedModel(_ session: PostgreSQLSession) throws -> ManagedObjectModel? {
+        guard case .data(let archive)? = try session.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").rows.first?.first else { return nil }
+        return try? ManagedObjectModel(archive: archive)
+    }
+
+    /// Copies the store `old` into a new SQLite file at `file`.
+    private static func copy(from old: PostgreSQLStore, toSQLiteAt file: URL, model: ManagedObjectModel, tracksHistory: Bool) throws {
+        let copy = try SQLiteStore(url: file, tracksHistory: tracksHistory)
+        defer { copy.close() }
+        try copy.load(model: model)
+        try StoreCopy.copy(from: old, to: copy, model: model)
+    }
+
+    /// Inside the migration's transaction: drops the store's tables (those of the old `layout`,
+    /// Core Data's own and any the new layout names) and moves the scratch schema's tables and
+    /// sequences into the store's schema. Tables of the schema that are not the store's stay.
+    private static func replaceTables(_ session: PostgreSQLSession, of store: PostgreSQLStoreURL, layout: RelationalLayout, with scratch: PostgreSQLStoreURL) throws {
+        let new = try relations(session, in: scratch.schema)
+        var ours = Set(layout.tables.map { $0.name.lowercased() } + layout.joinTables.map { $0.name.lowercased() })
+        ours.formUnion(["z_primarykey", "z_metadata", "z_modelcache", "achange", "atransaction", "atransactionstring", "achange_z_pk_seq"])
+        ours.formUnion(new.map(\.name))
+        let current = try relations(session, in: store.schema).filter { ours.contains($0.name) }
+        for relation in current.sorted(by: { $0.isTable && !$1.isTable }) {
+            try session.execute("DROP \(relation.isTable ? "TABLE" : "SEQUENCE") " + PostgreSQLSQL.qualified(store.schema, relation.name))
+        }
+        // Tables first (with their indexes); then the sequences no table took along.
+        for relation in new where relation.isTable {
+            try session.execute("ALTER TABLE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
+        }
+        for relation in try relations(session, in: scratch.schema) where !relation.isTable {
+            try session.execute("ALTER SEQUENCE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
+        }
+        try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(scratch.schema))
+    }
+
+    /// The tables and sequences of `schema`, by their names in the catalog.
+    private static func relations(_ session: PostgreSQLSession, in schema: String) throws -> [(name: String, isTable: Bool)] {
+        try session.execute("SELECT c.relname::text, c.relkind = 'r' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'S') ORDER BY c.relname",
+                            [.string(schema)]).rows.compactMap { row in
+            guard case .string(let name) = row[0], case .bool(let isTable) = row[1] else { return nil }
+            return (name, isTable)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import OpenCoreDataCore
+
+// Another coordinator or process may migrate the schema to another model version while this
+// store has it open (``PostgreSQLMigration`` replaces the tables in one transaction). Writes
+// made afterwards with this store's layout would land in the new tables under the wrong entity
+// numbers and columns, so every write transaction first checks that the schema is still the one
+// this store loaded. The check also orders writers and migrations without a round trip of its
+// own: it is the transaction's first statement (with the change notification it sends anyway),
+// and it declares an intent to write `Z_METADATA` — a `ROW EXCLUSIVE` lock held to the commit,
+// that a migration's `EXCLUSIVE` lock on the table waits for and blocks. A save that passed the
+// check is therefore in the migrated store; one that comes after the migration meets the new
+// metadata and is refused, having written nothing.
+extension PostgreSQLStore {
+    /// Throws ``CoreDataError`` 134100 when the schema was migrated to a model other than this
+    /// store's since it was loaded. Call as the first statement of a write transaction; with
+    /// `notifying`, it also sends the schema's change notification (delivered at the commit).
+    func checkModelUnchanged(_ session: PostgreSQLSession, notifying: Bool) throws {
+        // A data-modifying WITH runs (and locks its table) whether or not the query reads it.
+        let intent = "WITH intent AS (UPDATE Z_METADATA SET Z_VERSION = Z_VERSION WHERE FALSE RETURNING Z_VERSION) "
+        let rows = notifying
+            ? try session.execute(intent + "SELECT md5(Z_PLIST) FROM Z_METADATA, pg_notify($1, $2) WHERE Z_VERSION = 1", [.string(channel), .string(identifier)]).rows
+            : try session.execute(intent + "SELECT md5(Z_PLIST) FROM Z_METADATA WHERE Z_VERSION = 1").rows
+        guard case .string(let digest)? = rows.first?.first else {
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; nothing was written. Was the schema changed by hand?")
+        }
+        if checkedMetadataDigest.withLock({ $0 }) == digest { return }
+        // The property list changed (app metadata, or a migration): compare the model versions.
+        let stored = try Self.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data]
+        guard stored == (try metadata()["NSStoreModelVersionHashes"] as? [String: Data]) else {
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
+        }
+        checkedMetadataDigest.withLock { $0 = digest }
+    }
+}

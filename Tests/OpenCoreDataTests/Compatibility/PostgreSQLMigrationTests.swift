@@ -1,0 +1,233 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+import Testing
+
+/// Lightweight migration of a PostgreSQL schema: Apple's fixture stores, moved into PostgreSQL
+/// with the model that wrote them and opened with a later version, end up exactly as the SQLite
+/// store migrates them; history, key counters and the store's UUID come along; saves of a
+/// coordinator that has the schema open are either in the migrated store or refused, never lost;
+/// a migration that fails changes nothing.
+@Suite struct PostgreSQLMigrationTests {
+
+    /// The store at `url` (added to no other coordinator) as a container of `model`, migrated on
+    /// the way when it needs it.
+    static func open(_ url: URL, model: ManagedObjectModel, history: Bool = false) throws -> PersistentContainer {
+        try PersistentContainer.loaded(at: url, model: model) { description in
+            description.type = PostgreSQLStoreType
+            if history { description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey) }
+        }
+    }
+
+    /// Every object of the container's store, a line each: entity, URI, and each attribute and
+    /// relationship (destinations by URI, in order for ordered ones).
+    static func graph(_ container: PersistentContainer) throws -> [String] {
+        let context = container.viewContext
+        func uri(_ object: ManagedObject) -> String { object.objectID.uriRepresentation().absoluteString }
+        return try context.performAndWait {
+            var lines: [String] = []
+            for entity in container.managedObjectModel.entities.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
+                let request = FetchRequest<ManagedObject>(entityName: entity.name)
+                request.includesSubentities = false
+                for object in try context.fetch(request).sorted(by: { uri($0) < uri($1) }) {
+                    var line = entity.name + " " + uri(object)
+                    for (name, property) in entity.propertiesByName.sorted(by: { $0.key < $1.key }) where !property.isTransient {
+                        let value: String = switch object.value(forKey: name) {
+                        case let member as ManagedObject: uri(member)
+                        case let members as [ManagedObject]: members.map(uri).joined(separator: ",")
+                        case let members as Set<ManagedObject>: members.map(uri).sorted().joined(separator: ",")
+                        case let other?: String(describing: other)
+                        case nil: "nil"
+                        }
+                        line += " \(name)=\(value)"
+                    }
+                    lines.append(line)
+                }
+            }
+            return lines
+        }
+    }
+
+    static let fixtureSteps: [(store: String, bundle: String, version: String)] = [
+        ("objcio-moody/Migrations/MigrationsTests/Moody.moody", MigrationTests.moody, "Moody 2"),
+        ("objcio-moody/Migrations/MigrationsTests/Moody 3.moody", MigrationTests.moody, "Moody 4"),
+        ("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V1.sqlite", MigrationTests.bookmarks, "BookmarksModel 6"),
+        ("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", MigrationTests.bookmarks, "BookmarksModel 4"),
+        ("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel2"),
+    ]
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"), arguments: fixtureSteps)
+    func appleStoresMigrateAsTheSQLiteStoreMigratesThem(store: String, bundle: String, version: String) throws {
+        let directory = TemporaryDirectory()
+        let model = try ManagedObjectModel(contentsOf: Fixtures.url(bundle), version: version)
+        let expected = try Self.graph(try MigrationTests.open(store, bundle: bundle, version: version, in: directory).container)
+        #expect(!expected.isEmpty)
+
+        // The fixture, as written, moved into a schema with the model that wrote it.
+        let url = try directory.postgreSQLSchema()
+        let sourceDirectory = TemporaryDirectory()
+        let file = try Fixtures.copy(store, into: sourceDirectory)
+        let original = try PersistentContainer.loaded(at: file, model: try ManagedObjectModel(cachedInStoreAt: file))
+        let coordinator = original.persistentStoreCoordinator
+        let moved = try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: url, type: .postgreSQL)
+        try coordinator.remove(moved)
+
+        let migrated = try Self.open(url, model: model)
+        let found = try Self.graph(migrated)
+        #expect(found.count == expected.count)
+        #expect(found == expected)
+        let metadata = try #require(migrated.persistentStoreCoordinator.persistentStores.first?.metadata)
+        #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data] == model.entityVersionHashesByName)
+        #expect(try ManagedObjectModel(cachedInPostgreSQLStoreAt: url).entityVersionHashesByName == model.entityVersionHashesByName, "the schema carries the new model")
+    }
+
+    // MARK: - A model of our own
+
+    private static func model(_ version: Int, mandatoryRank: Bool = false) -> ManagedObjectModel {
+        var properties: [PropertyDescription] = [AttributeDescription(name: "title", type: .string)]
+        if version > 1 { properties.append(AttributeDescription(name: "pinned", type: .boolean, isOptional: false, defaultValue: false)) }
+        if mandatoryRank { properties.append(AttributeDescription(name: "rank", type: .integer64, isOptional: false)) }
+        return ManagedObjectModel(entities: [EntityDescription(name: "Note", properties: properties)])
+    }
+
+    private static func titles(_ container: PersistentContainer) throws -> [String] {
+        let context = container.viewContext
+        return try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Note")
+            request.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)]
+            return try context.fetch(request).compactMap { $0.value(forKey: "title") as? String }
+        }
+    }
+
+    private static func insert(_ titles: [String], into container: PersistentContainer) throws {
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for title in titles {
+                ManagedObject(entity: container.managedObjectModel.entitiesByName["Note"]!, insertInto: context).setValue(title, forKey: "title")
+                try context.save()
+            }
+        }
+    }
+
+    /// Whether the migration of the store at `url` left its scratch schema behind.
+    private static func scratchSchemaIsLeft(by url: URL) throws -> Bool {
+        let store = try PostgreSQLStoreURL(url)
+        let session = try PostgreSQLSession.connect(store)
+        defer { session.close() }
+        return try !session.execute("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.string("ocd_migrating_" + store.digest)]).rows.isEmpty
+    }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func historyTokensKeysAndTheUUIDSurviveTheMigration() throws {
+        let directory = TemporaryDirectory()
+        let url = try directory.postgreSQLSchema()
+        let old = try Self.open(url, model: Self.model(1), history: true)
+        try Self.insert(["a", "b", "c"], into: old)
+        let context = old.viewContext
+        let token = try context.performAndWait { () throws -> PersistentHistoryToken? in
+            let request = FetchRequest<ManagedObject>(entityName: "Note")
+            request.predicate = NSPredicate(format: "title == %@", "c")
+            for object in try context.fetch(request) { context.delete(object) }
+            try context.save()
+            return try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions.first?.token
+        }
+        let identifier = old.persistentStoreCoordinator.persistentStores[0].identifier
+        let uris = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Note")).map { $0.objectID.uriRepresentation() } }
+        func history(_ container: PersistentContainer) throws -> [String] {
+            let context = container.viewContext
+            return try context.performAndWait {
+                try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)).transactions.map { transaction in
+                    "\(transaction.transactionNumber): " + (transaction.changes ?? []).map { "\($0.changeType) \($0.changedObjectID.uriRepresentation().lastPathComponent)" }.joined(separator: ", ")
+                }
+            }
+        }
+        let before = try history(old)
+        #expect(before.count == 3, "b, c and the deletion of c after the first save")
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+
+        let new = try Self.open(url, model: Self.model(2), history: true)
+        #expect(new.persistentStoreCoordinator.persistentStores[0].identifier == identifier)
+        #expect(try history(new) == before, "a token taken before the migration reads the same changes")
+        try new.viewContext.performAndWait { () throws in
+            for uri in uris {
+                let id = try #require(new.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uri))
+                #expect(try new.viewContext.existingObject(with: id).value(forKey: "pinned") as? Bool == false)
+            }
+        }
+        // A new object takes a key after the deleted c's (3), and a history number after the
+        // copied ones (a, b, c, the deletion: 1–4).
+        try Self.insert(["d"], into: new)
+        let after = try history(new)
+        #expect(after.dropLast() == before[...])
+        #expect(after.last?.hasPrefix("5: ") == true, "\(after.last ?? "")")
+        #expect(after.last?.hasSuffix(" p4") == true, "\(after.last ?? "")")
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
+    }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func savesOfACoordinatorThatHasTheSchemaOpenAreKeptOrRefused() throws {
+        let directory = TemporaryDirectory()
+        let url = try directory.postgreSQLSchema()
+        let old = try Self.open(url, model: Self.model(1))
+        try Self.insert(["a", "b", "c"], into: old)
+        // Another coordinator keeps saving, one note a save, while the schema is migrated.
+        let acknowledged = Locked<[String]>([])
+        let refusal = Locked<CoreDataError?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let writer = old.newBackgroundContext()
+        writer.perform {
+            for index in 0..<100_000 {
+                let title = String(format: "w%06d", index)
+                ManagedObject(entity: old.managedObjectModel.entitiesByName["Note"]!, insertInto: writer).setValue(title, forKey: "title")
+                do {
+                    try writer.save()
+                    acknowledged.withLock { $0.append(title) }
+                } catch let error as CoreDataError {
+                    refusal.withLock { $0 = error }
+                    break
+                } catch {
+                    break
+                }
+            }
+            done.signal()
+        }
+        while acknowledged.withLock({ $0.count }) < 20 { Thread.sleep(forTimeInterval: 0.01) }
+        let new = try Self.open(url, model: Self.model(2))
+        done.waitOrRecord(seconds: 60)
+        let error = try #require(refusal.withLock { $0 })
+        #expect(error.code == .persistentStoreIncompatibleVersionHash)
+        #expect(error.message.contains("migrated"))
+        // Every acknowledged save is in the migrated schema, once; nothing else is.
+        let saved = acknowledged.withLock { $0 }
+        #expect(try Self.titles(new) == ["a", "b", "c"] + saved)
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
+    }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aMigrationThatFailsLeavesTheSchemaAsItWas() throws {
+        let directory = TemporaryDirectory()
+        let url = try directory.postgreSQLSchema()
+        let old = try Self.open(url, model: Self.model(1))
+        try Self.insert(["a", "b"], into: old)
+        let hashes = old.persistentStoreCoordinator.persistentStores[0].metadata["NSStoreModelVersionHashes"] as? [String: Data]
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+
+        // A new mandatory attribute without a default value: the old notes have none.
+        let error = try #require(throws: CoreDataError.self) { try Self.open(url, model: Self.model(2, mandatoryRank: true)) }
+        #expect(error.code == .migration)
+        #expect(error.message.contains("rank"))
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
+        // Without the migration options, the store is refused as before.
+        let refused = try #require(throws: CoreDataError.self) {
+            let container = PersistentContainer(name: "Test", managedObjectModel: Self.model(2))
+            let description = PersistentStoreDescription(url: url, type: .postgreSQL)
+            description.shouldMigrateStoreAutomatically = false
+            container.persistentStoreDescriptions = [description]
+            try container.loadPersistentStores()
+        }
+        #expect(refused.code == .persistentStoreIncompatibleVersionHash)
+        let reopened = try Self.open(url, model: Self.model(1))
+        #expect(reopened.persistentStoreCoordinator.persistentStores[0].metadata["NSStoreModelVersionHashes"] as? [String: Data] == hashes)
+        #expect(try Self.titles(reopened) == ["a", "b"])
+    }
+}
