@@ -26,7 +26,7 @@ struct CopyCommand: ParsableCommand {
         let (destination, destinationType) = try StoreLocation.parse(to)
         let loaded = try StoreLocation.model(file: model, store: source, type: sourceType)
         // A store that records history is opened with it, and the copy records it too.
-        let inspection = sourceType == .postgreSQL ? try StoreInspection(postgreSQLStoreAt: source) : try StoreInspection(storeAt: source)
+        let inspection = try StoreLocation.inspect(source, type: sourceType)
         let history: [String: any Sendable] = inspection.history == nil ? [:] : [NSPersistentHistoryTrackingKey: true]
         let container = PersistentContainer(name: "Copy", managedObjectModel: loaded)
         let description = PersistentStoreDescription(url: source, type: sourceType)

@@ -18,7 +18,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let (url, type) = try StoreLocation.parse(store)
-        let inspection = type == .postgreSQL ? try StoreInspection(postgreSQLStoreAt: url) : try StoreInspection(storeAt: url)
+        let inspection = try StoreLocation.inspect(url, type: type)
         print("Store \(type == .postgreSQL ? StoreLocation.withoutPassword(store) : url.path)")
         let metadata = inspection.metadata
         if metadata.isEmpty {

@@ -9,7 +9,7 @@ struct MigrateCommand: ParsableCommand {
         abstract: "Migrate a store to the current (or a named) version of a model, in place."
     )
 
-    @Argument(help: "The SQLite store to migrate (work on a copy if it matters).")
+    @Argument(help: "The store to migrate: an SQLite file or a postgres:// URL (work on a copy if it matters).")
     var store: String
 
     @Option(name: .long, help: "The model: an .xcdatamodeld or .momd bundle (its other versions are the possible sources), .xcdatamodel or .mom.")
@@ -22,9 +22,10 @@ struct MigrateCommand: ParsableCommand {
     var mapping: [String] = []
 
     func run() throws {
-        let url = URL(fileURLWithPath: store), modelURL = URL(fileURLWithPath: model)
+        let (url, type) = try StoreLocation.parse(store)
+        let modelURL = URL(fileURLWithPath: model)
         let target = try ManagedObjectModel(contentsOf: modelURL, version: version)
-        let description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url, type: type)
         if ["xcdatamodeld", "momd"].contains(modelURL.pathExtension) {
             description.setOption(try ManagedObjectModel.versions(contentsOf: modelURL), forKey: MigrationSourceModelsOption)
         }
@@ -35,17 +36,18 @@ struct MigrateCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\r  \(progress)".utf8))
         }
         description.setOption(handler, forKey: MigrationProgressHandlerOption)
-        let before = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data]
+        let before = try StoreLocation.inspect(url, type: type).metadata["NSStoreModelVersionHashes"] as? [String: Data]
         let container = PersistentContainer(name: "Migrate", managedObjectModel: target)
         container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()
         FileHandle.standardError.write(Data("\n".utf8))
+        let name = type == .sqlite ? url.lastPathComponent : StoreLocation.withoutPassword(store)
         if before == target.entityVersionHashesByName {
-            print("\(url.lastPathComponent) is already at this model version; nothing to do.")
+            print("\(name) is already at this model version; nothing to do.")
         } else {
-            print("Migrated \(url.lastPathComponent) to \(version ?? "the current version") of \(modelURL.lastPathComponent).")
+            print("Migrated \(name) to \(version ?? "the current version") of \(modelURL.lastPathComponent).")
         }
-        for entity in try StoreInspection(storeAt: url).entities {
+        for entity in try StoreLocation.inspect(url, type: type).entities {
             print("  \(entity.name)".padding(toLength: 34, withPad: " ", startingAt: 0) + String(entity.rowCount).leftPadded(8) + " rows")
         }
     }

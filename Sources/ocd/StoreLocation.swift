@@ -21,6 +21,11 @@ enum StoreLocation {
         return found
     }
 
+    /// What the store at `url` holds (metadata, entities, tables, history).
+    static func inspect(_ url: URL, type: PersistentStore.StoreType) throws -> StoreInspection {
+        type == .postgreSQL ? try StoreInspection(postgreSQLStoreAt: url) : try StoreInspection(storeAt: url)
+    }
+
     /// A URL to print: its password replaced.
     static func withoutPassword(_ text: String) -> String {
         guard var components = URLComponents(string: text), components.password != nil else { return text }
