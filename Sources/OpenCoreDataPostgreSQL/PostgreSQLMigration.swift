@@ -88,6 +88,9 @@ package enum PostgreSQLMigration {
                 new.close()
 
                 try replaceTables(session, of: storeURL, layout: old.currentLayout(), with: scratch)
+                // The moved tables' triggers run the scratch schema's functions: made again here.
+                try PostgreSQLStore.ensureDerivedAttributeTriggers(session, schema: storeURL.schema, layout: new.currentLayout(), model: model, replacing: true)
+                try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
                 try session.notify(old.channel, payload: old.identifier)
                 return true
             }
@@ -127,8 +130,9 @@ package enum PostgreSQLMigration {
     }
 
     /// Inside the migration's transaction: drops the store's tables (those of the old `layout`,
-    /// Core Data's own and any the new layout names) and moves the scratch schema's tables and
-    /// sequences into the store's schema. Tables of the schema that are not the store's stay.
+    /// Core Data's own and any the new layout names) and derived-attribute functions, and moves
+    /// the scratch schema's tables and sequences into the store's schema. Tables of the schema
+    /// that are not the store's stay.
     private static func replaceTables(_ session: PostgreSQLSession, of store: PostgreSQLStoreURL, layout: RelationalLayout, with scratch: PostgreSQLStoreURL) throws {
         let new = try relations(session, in: scratch.schema)
         var ours = Set(layout.tables.map { $0.name.lowercased() } + layout.joinTables.map { $0.name.lowercased() })
@@ -145,7 +149,12 @@ package enum PostgreSQLMigration {
         for relation in try relations(session, in: scratch.schema) where !relation.isTable {
             try session.execute("ALTER SEQUENCE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
         }
-        try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(scratch.schema))
+        // The old tables' derived-attribute functions (their triggers went with the tables).
+        let functions = try session.execute("SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname LIKE 'z\\_da\\_%'",
+                                            [.string(store.schema)]).rows
+        for case .string(let name)? in functions.map(\.first) {
+            try session.execute("DROP FUNCTION " + PostgreSQLSQL.qualified(store.schema, name) + "()")
+        }
     }
 
     /// The tables and sequences of `schema`, by their names in the catalog.

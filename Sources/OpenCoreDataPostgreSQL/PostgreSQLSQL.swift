@@ -11,4 +11,18 @@ package enum PostgreSQLSQL {
     package static func qualified(_ schema: String, _ name: String) -> String {
         quoted(schema) + "." + quoted(name)
     }
+
+    /// `name` as PostgreSQL keeps it: names longer than its 63 bytes are cut to 46 and end in a
+    /// hash of the whole, so that two long names never become one.
+    package static func identifier(_ name: String) -> String {
+        guard name.utf8.count > 63 else { return name.lowercased() }
+        return String(name.lowercased().utf8.prefix(46))! + "_" + digest(name)
+    }
+
+    /// A hexadecimal FNV-1a hash of `text` (16 digits at most), for names.
+    package static func digest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
 }

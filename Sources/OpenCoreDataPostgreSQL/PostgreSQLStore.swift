@@ -93,6 +93,7 @@ package final class PostgreSQLStore: StoreEngine {
                 // History tables: a store that recorded history once.
                 let forceReadOnly = try !readOnly && !tracksHistory && session.tableExists("atransaction", inSchema: schema)
                 if tracksHistory && !readOnly { try ensureHistoryTables(session, model: model) }
+                if !readOnly { try Self.ensureDerivedAttributeTriggers(session, schema: schema, layout: loaded.layout, model: model) }
                 return (loaded, forceReadOnly)
             }
         }

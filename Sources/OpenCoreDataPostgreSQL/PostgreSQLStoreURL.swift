@@ -86,11 +86,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
 
     /// A short name for the database and schema (hexadecimal FNV-1a), from which the store's
     /// notification channel and migration scratch schema are named within PostgreSQL's 63 bytes.
-    package var digest: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (database + "/" + schema).utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return String(hash, radix: 16)
-    }
+    package var digest: String { PostgreSQLSQL.digest(database + "/" + schema) }
 
     /// Whether `name` is a plain SQL identifier (it is quoted wherever SQL is made all the same).
     package static func isIdentifier(_ name: String) -> Bool {

@@ -133,7 +133,7 @@ package final class SQLiteStore: StoreEngine {
         let plist = try Self.metadataPlist(model: model)
         for sql in SQLDialect.sqlite.createTables(layout) { try db.execute(sql) }
         for index in layout.indexes { try db.execute(SQLDialect.sqlite.createIndex(index)) }
-        for sql in layout.derivedAttributeTriggers(model: model) { try db.execute(sql) }
+        for sql in layout.derivedAttributeTriggers(model: model).flatMap(\.sqliteStatements) { try db.execute(sql) }
         try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         try db.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")

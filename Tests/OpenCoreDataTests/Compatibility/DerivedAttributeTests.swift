@@ -20,12 +20,17 @@ import Testing
     </model>
     """
 
-    @Test func aCountDerivedInAStoreWeCreateFollowsItsRelationship() throws {
+    /// The stores that keep derivations across relationships with triggers (the in-memory store
+    /// computes them when their object is saved).
+    static var storesWithTriggers: [StoreKind] { StoreKind.allCases.filter { $0 != .inMemory } }
+
+    @Test(arguments: storesWithTriggers)
+    func aCountDerivedInAStoreWeCreateFollowsItsRelationship(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let file = directory.file("contents")
         try Data(Self.model.utf8).write(to: file)
         let model = try ManagedObjectModel(contentsOf: file, version: nil)
-        let container = try PersistentContainer.loaded(at: directory.file("Books.sqlite"), model: model)
+        let container = try TestStack(kind, model: model, directory: directory).container
         let context = container.newBackgroundContext()
         func counts() throws -> [String: Int64] {
             let reader = container.newBackgroundContext()
@@ -117,16 +122,14 @@ import Testing
     </model>
     """
 
-    @Test(arguments: [false, true])
-    func nowCanonicalAndKeyPathDerivationsAreComputedWhenSaved(inMemory: Bool) throws {
+    @Test(arguments: StoreKind.allCases)
+    func nowCanonicalAndKeyPathDerivationsAreComputedWhenSaved(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let file = directory.file("contents")
         try Data(Self.computedModel.utf8).write(to: file)
         let model = try ManagedObjectModel(contentsOf: file, version: nil)
         #expect(model.unsupportedFeatures.isEmpty, "\(model.unsupportedFeatures)")
-        let container = PersistentContainer(name: "Computed", managedObjectModel: model)
-        container.persistentStoreDescriptions = [inMemory ? PersistentStoreDescription(type: .inMemory) : PersistentStoreDescription(url: directory.file("Books.sqlite"))]
-        try container.loadPersistentStores()
+        let container = try TestStack(kind, model: model, directory: directory, name: "Computed").container
         let context = container.newBackgroundContext()
         let before = Date()
         let (book, author) = try context.performAndWait { () throws in
@@ -157,7 +160,7 @@ import Testing
         }
         #expect(try stored("searchTitle") as? String == "ancillary justice")
         #expect(try #require(try stored("modified") as? Date) > firstSave)
-        if !inMemory {
+        if kind != .inMemory {
             // The copy follows the author's name when only the author is saved (the store's
             // trigger); the book's version does not move.
             try context.performAndWait { () throws in

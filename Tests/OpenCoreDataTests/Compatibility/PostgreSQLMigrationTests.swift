@@ -230,4 +230,46 @@ import Testing
         #expect(reopened.persistentStoreCoordinator.persistentStores[0].metadata["NSStoreModelVersionHashes"] as? [String: Data] == hashes)
         #expect(try Self.titles(reopened) == ["a", "b"])
     }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func derivedCountsFollowTheirRelationshipAfterTheMigration() throws {
+        let directory = TemporaryDirectory()
+        func model(_ xml: String) throws -> ManagedObjectModel {
+            let file = directory.file("contents-\(UUID().uuidString)")
+            try Data(xml.utf8).write(to: file)
+            return try ManagedObjectModel(contentsOf: file, version: nil)
+        }
+        let first = try model(DerivedAttributeTests.model)
+        let second = try model(DerivedAttributeTests.model.replacingOccurrences(of: "<attribute name=\"title\"", with: "<attribute name=\"subtitle\" optional=\"YES\" attributeType=\"String\"/><attribute name=\"title\""))
+        let url = try directory.postgreSQLSchema()
+        let old = try Self.open(url, model: first)
+        let context = old.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let book = ManagedObject(entity: first.entitiesByName["Book"]!, insertInto: context)
+            book.setValue("first", forKey: "title")
+            for number in 0..<3 {
+                let page = ManagedObject(entity: first.entitiesByName["Page"]!, insertInto: context)
+                page.setValue(Int32(number), forKey: "number")
+                page.setValue(book, forKey: "book")
+            }
+            try context.save()
+        }
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+
+        let new = try Self.open(url, model: second)
+        func count() throws -> Int64? {
+            let reader = new.newBackgroundContext()
+            return try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Book")).first?.value(forKey: "pagesCount") as? Int64 }
+        }
+        #expect(try count() == 3)
+        // The schema's triggers (made again for the moved tables) follow a batch delete.
+        let writer = new.newBackgroundContext()
+        try writer.performAndWait { () throws in
+            let request = FetchRequest<ManagedObject>(entityName: "Page")
+            request.predicate = NSPredicate(format: "number >= 1")
+            _ = try writer.execute(BatchDeleteRequest(fetchRequest: request))
+        }
+        #expect(try count() == 1)
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
+    }
 }
