@@ -7,7 +7,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: entity)
         // Rows colliding with the first uniqueness constraint update the row they collide with,
         // which keeps its key (read back).
-        let conflictColumns = entity.uniquenessConstraints.first?.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
+        let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
         var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.columns.isEmpty ? "" : ", " + Self.placeholders(mapping.columns.count, from: 3)))"
         if !conflictColumns.isEmpty {

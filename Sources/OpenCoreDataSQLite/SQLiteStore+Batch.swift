@@ -7,7 +7,7 @@ extension SQLiteStore {
         let mapping = try layout.mapping(for: entity)
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]
         // Rows colliding with the first uniqueness constraint update the row they collide with.
-        let conflictColumns = entity.uniquenessConstraints.first?.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
+        let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
         var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.columns.count)))"
         if !conflictColumns.isEmpty {

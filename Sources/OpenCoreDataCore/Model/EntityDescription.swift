@@ -153,6 +153,18 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return false
     }
 
+    /// The uniqueness constraint batch inserts upsert on, with the entity that declares it: this
+    /// entity's first, else its nearest superentity's (a sub-entity is held to its superentity's
+    /// constraints, as the context's check at save and the SQL stores' unique index hold it).
+    package var upsertConstraint: (declaringEntity: EntityDescription, properties: [String])? {
+        var current: EntityDescription? = self
+        while let entity = current {
+            if let constraint = entity.uniquenessConstraints.first(where: { !$0.isEmpty }) { return (entity, constraint) }
+            current = entity.superentity
+        }
+        return nil
+    }
+
     /// The root of this entity's inheritance tree (itself when it has no superentity).
     public var rootEntity: EntityDescription {
         if isFrozen, let frozenRoot { return frozenRoot }

@@ -164,28 +164,44 @@ package final class InMemoryStore: StoreEngine {
 
     package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
         defer { notifyChange() }
-        let unique = entity.uniquenessConstraints.first?.compactMap { entity.slotByName[$0] } ?? []
+        // Rows match as the SQL stores' unique index matches them: rows of the entity that declares
+        // the constraint and its sub-entities, never on a nil value.
+        let constraint = entity.upsertConstraint
+        let unique = constraint?.properties ?? []
         return try state.withLock { state in
             try Self.checkOpen(state)
             let root = entity.rootEntity.name
             var table = state.tables[root, default: Table()]
             var byKey: [[ManagedValue]: Int64] = [:]
-            if !unique.isEmpty {
-                for row in table.rows.values where row.entity === entity { byKey[unique.map { row.snapshot.values[$0] }] = row.primaryKey }
+            if let constraint {
+                for row in table.rows.values where row.entity.isKindOf(entity: constraint.declaringEntity) {
+                    let values = row.entity.values(named: unique, in: row.snapshot.values)
+                    if !values.contains(where: \.isNull) { byKey[values] = row.primaryKey }
+                }
             }
             var keys: [Int64] = []
             var kinds: [PersistentHistoryChange.ChangeType] = []   // an upserted row is an update in history
             for values in rows {
-                let constraintKey = unique.map { values[$0] }
-                if !unique.isEmpty, let existing = byKey[constraintKey], let row = table.rows[existing] {
-                    table.rows[existing] = StoreRow(entity: entity, primaryKey: existing, snapshot: RowSnapshot(values: values, version: row.snapshot.version + 1))
+                let constraintKey = entity.values(named: unique, in: values)
+                let matchable = !unique.isEmpty && !constraintKey.contains(where: \.isNull)
+                if matchable, let existing = byKey[constraintKey], let row = table.rows[existing] {
+                    // The matched row keeps its entity and takes the values it has slots for.
+                    var updated = row.snapshot.values
+                    if row.entity === entity {
+                        updated = values
+                    } else {
+                        for (name, slot) in entity.slotByName.merging(entity.toOneSlotByName, uniquingKeysWith: { a, _ in a }) {
+                            if let target = row.entity.valueSlot(named: name) { updated[target] = values[slot] }
+                        }
+                    }
+                    table.rows[existing] = StoreRow(entity: row.entity, primaryKey: existing, snapshot: RowSnapshot(values: updated, version: row.snapshot.version + 1))
                     keys.append(existing)
                     kinds.append(.update)
                     continue
                 }
                 table.maxKey += 1
                 table.rows[table.maxKey] = StoreRow(entity: entity, primaryKey: table.maxKey, snapshot: RowSnapshot(values: values, version: 1))
-                if !unique.isEmpty { byKey[constraintKey] = table.maxKey }
+                if matchable { byKey[constraintKey] = table.maxKey }
                 keys.append(table.maxKey)
                 kinds.append(.insert)
             }

@@ -150,4 +150,27 @@ import Testing
             #expect((try? viewer.fetch(Note.fetchRequest()).count) == 6)
         }
     }
+
+    /// Upserts match as the SQL stores' unique index does: never on nil (NULLs are distinct), and
+    /// across the table of a hierarchy (the index spans it), keeping the matched row's entity.
+    @Test(arguments: StoreKind.allCases)
+    func batchInsertUpsertsMatchAsTheUniqueIndexDoes(kind: StoreKind) throws {
+        let vehicle = EntityDescription(name: "Vehicle", properties: [AttributeDescription(name: "plate", type: .string), AttributeDescription(name: "colour", type: .string)])
+        vehicle.uniquenessConstraints = [["plate"]]
+        let truck = EntityDescription(name: "Truck", properties: [AttributeDescription(name: "load", type: .integer64)])
+        vehicle.subentities = [truck]
+        let stack = try TestStack(kind, model: ManagedObjectModel(entities: [vehicle, truck]))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchInsertRequest(entityName: "Vehicle", objects: [["colour": "red"], ["colour": "blue"], ["plate": "A1", "colour": "green"]]))
+            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Vehicle")) == 3, "rows without a plate never match")
+            _ = try context.execute(BatchInsertRequest(entityName: "Truck", objects: [["plate": "A1", "colour": "white", "load": 7], ["plate": "B2", "colour": "black", "load": 9]]))
+            let all = try context.fetch(FetchRequest<ManagedObject>(entityName: "Vehicle"))
+            #expect(all.count == 4, "A1 is matched across the hierarchy")
+            let a1 = try #require(all.first { $0.value(forKey: "plate") as? String == "A1" })
+            #expect(a1.entity.name == "Vehicle", "the matched row keeps its entity")
+            #expect(a1.value(forKey: "colour") as? String == "white")
+            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Truck")) == 1)
+        }
+    }
 }
