@@ -44,6 +44,27 @@ extension PostgreSQLStore {
         }
     }
 
+    /// `items` in groups of equal `key`, groups in the order their first item comes, items in theirs.
+    static func grouped<T, Key: Hashable>(_ items: [T], by key: (T) -> Key) -> [[T]] {
+        var order: [Key] = []
+        var groups: [Key: [T]] = [:]
+        for item in items {
+            let value = key(item)
+            if groups[value] == nil { order.append(value) }
+            groups[value, default: []].append(item)
+        }
+        return order.compactMap { groups[$0] }
+    }
+
+    /// Calls `body` with consecutive chunks of `items` small enough for one multi-row statement
+    /// of `width` values a row: at most 1,000 rows, and PostgreSQL's 65,535 parameters.
+    static func eachMultiRowChunk<T>(of items: [T], width: Int, _ body: (ArraySlice<T>) throws -> Void) throws {
+        let size = max(1, min(1_000, 65_535 / max(width, 1)))
+        for start in stride(from: items.startIndex, to: items.endIndex, by: size) {
+            try body(items[start..<min(start + size, items.endIndex)])
+        }
+    }
+
     /// `$from, $from+1, …` for `count` values.
     static func placeholders(_ count: Int, from first: Int) -> String {
         (0..<count).map { SQLDialect.postgreSQL.placeholder(first + $0) }.joined(separator: ", ")

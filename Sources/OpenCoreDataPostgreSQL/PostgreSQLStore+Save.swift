@@ -134,24 +134,49 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         return RowSnapshot(values: store.values(of: row, from: 1, mapping: mapping, layout: layout), version: version)
     }
 
+    /// The rows of each entity go in multi-row `INSERT`s: a round trip per up to 1,000 rows
+    /// (within PostgreSQL's 65,535 parameters a statement), not per row.
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
-        for insert in inserts {
-            let mapping = try layout.mapping(for: insert.entity)
+        for group in PostgreSQLStore.grouped(inserts, by: { ObjectIdentifier($0.entity) }) {
+            let mapping = try layout.mapping(for: group[0].entity)
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
-            let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.insertColumns.isEmpty ? "" : ", " + PostgreSQLStore.placeholders(mapping.insertColumns.count, from: 3)))"
-            let arguments: [ManagedValue] = [.integer(insert.primaryKey), .integer(Int64(mapping.entityNumbers[0]))]
-                + PostgreSQLStore.columnValues(layout.insertValues(insert.values, mapping: mapping))
-            try session.execute(sql, arguments)
+            let entityNumber = ManagedValue.integer(Int64(mapping.entityNumbers[0]))
+            try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2 + mapping.insertColumns.count) { chunk in
+                var arguments: [ManagedValue] = []
+                let rows = chunk.map { insert in
+                    let first = arguments.count + 1
+                    arguments += [.integer(insert.primaryKey), entityNumber] + PostgreSQLStore.columnValues(layout.insertValues(insert.values, mapping: mapping))
+                    return "(" + PostgreSQLStore.placeholders(2, from: first) + ", 1"
+                        + (mapping.insertColumns.isEmpty ? "" : ", " + PostgreSQLStore.placeholders(mapping.insertColumns.count, from: first + 2)) + ")"
+                }
+                try session.execute("INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES " + rows.joined(separator: ", "), arguments)
+            }
         }
     }
 
+    /// Pairs of one join table go in one statement per up to 1,000: added pairs in a multi-row
+    /// `INSERT`, removed ones in a `DELETE` of the listed pairs.
     mutating func writeJoins(_ joins: [StoreSaveRequest.JoinChange]) throws {
+        var groups: [(table: String, own: String, other: String, isInsert: Bool, pairs: [StoreSaveRequest.JoinChange])] = []
         for join in joins {
-            guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
-            let sql = join.isInsert
-                ? "INSERT INTO \(table) (\(ownColumn), \(otherColumn)) VALUES ($1, $2) ON CONFLICT DO NOTHING"
-                : "DELETE FROM \(table) WHERE \(ownColumn) = $1 AND \(otherColumn) = $2"
-            try session.execute(sql, [.integer(join.source), .integer(join.destination)])
+            guard case .joinTable(let table, let own, let other, _, _) = try layout.storage(of: join.relationship) else { continue }
+            // By columns too: the two sides of a relationship between objects of one entity
+            // name the same table with its columns the other way round.
+            if let index = groups.firstIndex(where: { $0.table == table && $0.own == own && $0.other == other && $0.isInsert == join.isInsert }) {
+                groups[index].pairs.append(join)
+            } else {
+                groups.append((table, own, other, join.isInsert, [join]))
+            }
+        }
+        for group in groups {
+            try PostgreSQLStore.eachMultiRowChunk(of: group.pairs, width: 2) { chunk in
+                let pairs = chunk.indices.map { "(" + PostgreSQLStore.placeholders(2, from: 2 * ($0 - chunk.startIndex) + 1) + ")" }.joined(separator: ", ")
+                let arguments = chunk.flatMap { [ManagedValue.integer($0.source), .integer($0.destination)] }
+                let sql = group.isInsert
+                    ? "INSERT INTO \(group.table) (\(group.own), \(group.other)) VALUES \(pairs) ON CONFLICT DO NOTHING"
+                    : "DELETE FROM \(group.table) WHERE (\(group.own), \(group.other)) IN (\(pairs))"
+                try session.execute(sql, arguments)
+            }
         }
     }
 

@@ -75,7 +75,9 @@ import Testing
         let migrated = try Self.open(url, model: model)
         let found = try Self.graph(migrated)
         #expect(found.count == expected.count)
-        #expect(found == expected)
+        // Line by line, so that a failure shows the objects that differ (with the expected line).
+        let differing = zip(found, expected).filter { $0 != $1 }.map { "\($0)\n  expected \($1)" }
+        #expect(differing.isEmpty, "\(differing.count) objects differ, first: \(differing.first ?? "")")
         let metadata = try #require(migrated.persistentStoreCoordinator.persistentStores.first?.metadata)
         #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data] == model.entityVersionHashesByName)
         #expect(try ManagedObjectModel(cachedInPostgreSQLStoreAt: url).entityVersionHashesByName == model.entityVersionHashesByName, "the schema carries the new model")

@@ -198,4 +198,42 @@ import Testing
             #expect(held.memos.contains { $0.body == "second" })
         }
     }
+
+    /// A many-to-many between objects of one entity (`follows` ↔ `followers`): both sides name
+    /// one join table with its columns the other way round; each pair reads back the right way
+    /// round, whichever side it was made from. (A store copy reports pairs from both sides in
+    /// one request: `PostgreSQLMigrationTests` moves DuckDuckGo's bookmarks, whose favourites are
+    /// such a relationship.)
+    @Test(arguments: StoreKind.allCases)
+    func aManyToManyWithinOneEntityKeepsItsDirection(kind: StoreKind) throws {
+        let person = EntityDescription(name: "Person", properties: [
+            AttributeDescription(name: "name", type: .string),
+            RelationshipDescription(name: "follows", destination: "Person", toMany: true, inverse: "followers"),
+            RelationshipDescription(name: "followers", destination: "Person", toMany: true, inverse: "follows"),
+        ])
+        let stack = try TestStack(kind, model: ManagedObjectModel(entities: [person]))
+        let writer = stack.container.newBackgroundContext()
+        try writer.performAndWait { () throws in
+            let people = Dictionary(uniqueKeysWithValues: ["ann", "bob", "cy", "dee"].map { name in
+                let object = ManagedObject(entity: person, insertInto: writer)
+                object.setValue(name, forKey: "name")
+                return (name, object)
+            })
+            people["ann"]!.setValue(Set([people["bob"]!, people["cy"]!]), forKey: "follows")
+            people["dee"]!.setValue(Set([people["bob"]!]), forKey: "followers")      // bob follows dee
+            try writer.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let everyone = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Person"))
+            func names(_ object: ManagedObject, _ key: String) -> [String] {
+                (object.value(forKey: key) as? Set<ManagedObject> ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
+            }
+            let found = Dictionary(uniqueKeysWithValues: everyone.map { ($0.value(forKey: "name") as? String ?? "", (names($0, "follows"), names($0, "followers"))) })
+            #expect(found["ann"]?.0 == ["bob", "cy"] && found["ann"]?.1 == [])
+            #expect(found["bob"]?.0 == ["dee"] && found["bob"]?.1 == ["ann"])
+            #expect(found["cy"]?.0 == [] && found["cy"]?.1 == ["ann"])
+            #expect(found["dee"]?.0 == [] && found["dee"]?.1 == ["bob"])
+        }
+    }
 }
