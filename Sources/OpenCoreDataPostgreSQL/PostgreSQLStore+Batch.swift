@@ -18,6 +18,17 @@ extension PostgreSQLStore {
         guard !rows.isEmpty else { return [] }
         var next = try allocatePrimaryKeys(root: entity.rootEntity, count: rows.count)
         let entityNumber = Int64(mapping.entityNumbers[0])
+        if conflictColumns.isEmpty {
+            // Nothing to match: multi-row statements, every row under its reserved key.
+            let keys = Array(next..<(next + Int64(rows.count)))
+            return try batchTransaction { session in
+                try Self.insertRows(session, into: mapping.table, columns: mapping.columns, entityNumber: entityNumber,
+                                    rows: zip(keys, rows).map { ($0, Self.columnValues($1)) })
+                try recordHistory(session, layout: layout, author: author, changes: keys.map { StoreHistoryChange(type: .insert, entity: entity, primaryKey: $0) })
+                return keys
+            }
+        }
+        // A statement per row: a row may collide with one inserted before it in the same request.
         return try batchTransaction { session in
             var keys: [Int64] = []
             var changes: [StoreHistoryChange] = []

@@ -44,6 +44,24 @@ extension PostgreSQLStore {
         }
     }
 
+    /// Inserts new rows (version 1) of one entity into `table`: each row's key and its values for
+    /// `columns`, as columns hold them. A multi-row `INSERT` per up to 1,000 rows (a round trip
+    /// each, not one per row).
+    static func insertRows(_ session: PostgreSQLSession, into table: String, columns: [String], entityNumber: Int64,
+                           rows: [(key: Int64, values: [ManagedValue])]) throws {
+        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
+        try eachMultiRowChunk(of: rows, width: 2 + columns.count) { chunk in
+            var arguments: [ManagedValue] = []
+            arguments.reserveCapacity(chunk.count * (2 + columns.count))
+            let tuples = chunk.map { row in
+                let first = arguments.count + 1
+                arguments += [.integer(row.key), .integer(entityNumber)] + row.values
+                return "(" + placeholders(2, from: first) + ", 1" + (columns.isEmpty ? "" : ", " + placeholders(columns.count, from: first + 2)) + ")"
+            }
+            try session.execute("INSERT INTO \(table) (\(names)) VALUES " + tuples.joined(separator: ", "), arguments)
+        }
+    }
+
     /// `items` in groups of equal `key`, groups in the order their first item comes, items in theirs.
     static func grouped<T, Key: Hashable>(_ items: [T], by key: (T) -> Key) -> [[T]] {
         var order: [Key] = []

@@ -139,18 +139,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
         for group in PostgreSQLStore.grouped(inserts, by: { ObjectIdentifier($0.entity) }) {
             let mapping = try layout.mapping(for: group[0].entity)
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
-            let entityNumber = ManagedValue.integer(Int64(mapping.entityNumbers[0]))
-            try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2 + mapping.insertColumns.count) { chunk in
-                var arguments: [ManagedValue] = []
-                let rows = chunk.map { insert in
-                    let first = arguments.count + 1
-                    arguments += [.integer(insert.primaryKey), entityNumber] + PostgreSQLStore.columnValues(layout.insertValues(insert.values, mapping: mapping))
-                    return "(" + PostgreSQLStore.placeholders(2, from: first) + ", 1"
-                        + (mapping.insertColumns.isEmpty ? "" : ", " + PostgreSQLStore.placeholders(mapping.insertColumns.count, from: first + 2)) + ")"
-                }
-                try session.execute("INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES " + rows.joined(separator: ", "), arguments)
-            }
+            try PostgreSQLStore.insertRows(session, into: mapping.table, columns: mapping.insertColumns, entityNumber: Int64(mapping.entityNumbers[0]),
+                                           rows: group.map { ($0.primaryKey, PostgreSQLStore.columnValues(layout.insertValues($0.values, mapping: mapping))) })
         }
     }
 

@@ -116,10 +116,23 @@ enum PostgreSQLScenario {
             _ = try await connection.query("CREATE TABLE \(unescaped: table) (Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZID bigint, ZTEXT1 text, ZTEXT2 text, ZTEXT3 text)", logger: Self.logger)
         }
 
+        /// Multi-row `INSERT`s of 1,000 rows, as the store writes new rows.
         func insert(_ rows: [RawNote]) async throws {
             _ = try await connection.query("BEGIN", logger: Self.logger)
-            for row in rows {
-                _ = try await connection.query("INSERT INTO \(unescaped: table) (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1, ZTEXT2, ZTEXT3) VALUES (\(row.pk), 1, 1, \(Int64(row.id)), \(row.text1), \(row.text2), \(row.text3))", logger: Self.logger)
+            for start in stride(from: 0, to: rows.count, by: 1_000) {
+                var bindings = PostgresBindings(capacity: 5_000)
+                var tuples: [String] = []
+                for row in rows[start..<Swift.min(start + 1_000, rows.count)] {
+                    let first = bindings.count + 1
+                    bindings.append(row.pk)
+                    bindings.append(Int64(row.id))
+                    bindings.append(row.text1)
+                    bindings.append(row.text2)
+                    bindings.append(row.text3)
+                    tuples.append("($\(first), 1, 1, $\(first + 1), $\(first + 2), $\(first + 3), $\(first + 4))")
+                }
+                let sql = "INSERT INTO \(table) (Z_PK, Z_ENT, Z_OPT, ZID, ZTEXT1, ZTEXT2, ZTEXT3) VALUES " + tuples.joined(separator: ", ")
+                _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
             }
             _ = try await connection.query("COMMIT", logger: Self.logger)
         }
