@@ -85,11 +85,12 @@ package enum PostgreSQLMigration {
                 defer { new.close() }
                 try new.load(model: model)
                 try StoreCopy.copy(from: migrated, to: new, model: model)
+                let newLayout = try new.currentLayout()
                 new.close()
 
                 try replaceTables(session, of: storeURL, layout: old.currentLayout(), with: scratch)
                 // The moved tables' triggers run the scratch schema's functions: made again here.
-                try PostgreSQLStore.ensureDerivedAttributeTriggers(session, schema: storeURL.schema, layout: new.currentLayout(), model: model, replacing: true)
+                try PostgreSQLStore.ensureDerivedAttributeTriggers(session, schema: storeURL.schema, layout: newLayout, model: model, replacing: true)
                 try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
                 try session.notify(old.channel, payload: old.identifier)
                 return true
