@@ -274,4 +274,24 @@ import Testing
         #expect(try count() == 1)
         #expect(try !Self.scratchSchemaIsLeft(by: url))
     }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func coordinatorsThatMigrateAtOnceMigrateOnce() throws {
+        let directory = TemporaryDirectory()
+        let url = try directory.postgreSQLSchema()
+        let old = try Self.open(url, model: Self.model(1))
+        try Self.insert(["a", "b", "c"], into: old)
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+        // Four coordinators add the store with the new model at the same moment: one migrates,
+        // the others wait for it and open the migrated schema.
+        let opened = Locked<[Result<[String], any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let result = Result { try Self.titles(try Self.open(url, model: Self.model(2))) }
+            opened.withLock { $0.append(result) }
+        }
+        for result in opened.withLock({ $0 }) {
+            #expect(try result.get() == ["a", "b", "c"])
+        }
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
+    }
 }
