@@ -122,6 +122,57 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         return try session.execute(sql, arguments).changed > 0
     }
 
+    /// Updates of one entity that set the same slots go in multi-row statements (a round trip per
+    /// up to 1,000 rows): `UPDATE … FROM (VALUES …)` matching each row by key and version, as
+    /// the single-row statement does; the rows it does not return were not written (conflicts).
+    /// Rows are locked in the order the server joins them, no longer strictly by key: two such
+    /// saves of the same rows may deadlock, and the loser is run again (`writeTransaction`).
+    mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool] {
+        var written = [Bool](repeating: false, count: updates.count)
+        for group in PostgreSQLStore.grouped(Array(updates.indices), by: { GroupKey(entity: ObjectIdentifier(updates[$0].entity), slots: updates[$0].slots) }) {
+            guard group.count > 1 else {
+                written[group[0]] = try write(updates[group[0]])
+                continue
+            }
+            let first = updates[group[0]]
+            let mapping = try layout.mapping(for: first.entity)
+            // The values each row brings: its slots' columns, then the entity columns of to-ones.
+            let dialect = SQLDialect.postgreSQL
+            var targets = first.slots.map { (column: mapping.columns[$0], type: dialect.columnType(mapping.types[$0]).components(separatedBy: " ")[0]) }
+            let entitySlots = first.slots.filter { mapping.entityColumns[$0] != nil }
+            targets += entitySlots.compactMap { mapping.entityColumns[$0].map { (column: $0.name, type: "bigint") } }
+            let sets = ["Z_OPT = v.z_opt + 1"] + targets.enumerated().map { "\($1.column) = v.c\($0)" }
+            let names = (["z_pk", "z_opt"] + targets.indices.map { "c\($0)" }).joined(separator: ", ")
+            let casts = ["bigint", "bigint"] + targets.map(\.type)
+            try PostgreSQLStore.eachMultiRowChunk(of: group, width: casts.count) { chunk in
+                var arguments: [ManagedValue] = []
+                let rows = chunk.map { index in
+                    let update = updates[index]
+                    let start = arguments.count
+                    arguments += [.integer(update.primaryKey), .integer(update.expectedVersion)]
+                    arguments += update.slots.map { PostgreSQLStore.columnValue(update.values[$0]) }
+                    arguments += entitySlots.map { slot in
+                        if case .object(let id) = update.values[slot] { .integer(Int64(layout.entityNumber(of: id.entity))) } else { .null }
+                    }
+                    return "(" + casts.enumerated().map { "$\(start + $0 + 1)::\($1)" }.joined(separator: ", ") + ")"
+                }
+                let sql = "UPDATE \(mapping.table) AS t SET \(sets.joined(separator: ", ")) FROM (VALUES \(rows.joined(separator: ", "))) AS v(\(names)) "
+                    + "WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
+                let keys = Set(try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
+                    if case .integer(let key)? = row.first { key } else { nil }
+                })
+                for index in chunk { written[index] = keys.contains(updates[index].primaryKey) }
+            }
+        }
+        return written
+    }
+
+    /// Updates that can share a statement: one entity, the same slots.
+    private struct GroupKey: Hashable {
+        var entity: ObjectIdentifier
+        var slots: [Int]
+    }
+
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
         let mapping = try layout.mapping(for: delete.entity)
         return try session.execute("DELETE FROM \(mapping.table) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(delete.primaryKey), .integer(delete.expectedVersion)]).changed > 0

@@ -8,6 +8,9 @@ package protocol StoreSaveTransaction {
     /// the row still has `expectedVersion`; `false` (nothing written) when it has another version
     /// or is gone.
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool
+    /// Writes each update as `write(_:)` does; whether each was written, in their order. An
+    /// engine that can write many rows in one statement does (the default writes one by one).
+    mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool]
     /// Deletes the row only when it still has `expectedVersion`; `false` (nothing deleted) when it
     /// has another version or is gone.
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool
@@ -21,6 +24,15 @@ package protocol StoreSaveTransaction {
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws
     /// Records one history transaction of `changes` (never empty).
     mutating func recordHistory(author: HistoryAuthor, changes: [StoreHistoryChange]) throws
+}
+
+extension StoreSaveTransaction {
+    package mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool] {
+        var written: [Bool] = []
+        written.reserveCapacity(updates.count)
+        for update in updates { written.append(try write(update)) }
+        return written
+    }
 }
 
 /// The rules of a save, the same in every store: optimistic locking by row version, what counts
@@ -40,7 +52,7 @@ package enum StoreSaveRules {
     package static func apply<Transaction: StoreSaveTransaction>(_ request: StoreSaveRequest, to transaction: inout Transaction, recordingHistory: Bool,
                                                                   beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         var conflicts: [StoreConflict] = []
-        for update in request.updates where try !transaction.write(update) {
+        for (update, written) in zip(request.updates, try transaction.write(request.updates)) where !written {
             conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
                                            current: try transaction.currentRow(entity: update.entity, primaryKey: update.primaryKey)))
         }
