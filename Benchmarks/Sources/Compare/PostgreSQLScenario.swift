@@ -158,10 +158,25 @@ enum PostgreSQLScenario {
             return found
         }
 
+        /// Multi-row updates of 1,000 rows matched by key and version (every row is at version 1
+        /// here), reading back the keys written, as the store updates rows.
         func update(_ keys: [Int64], text: String) async throws {
             _ = try await connection.query("BEGIN", logger: Self.logger)
-            for key in keys {
-                _ = try await connection.query("UPDATE \(unescaped: table) SET ZTEXT2 = \(text), Z_OPT = Z_OPT + 1 WHERE Z_PK = \(key)", logger: Self.logger)
+            for start in stride(from: 0, to: keys.count, by: 1_000) {
+                var bindings = PostgresBindings(capacity: 3_000)
+                var tuples: [String] = []
+                for key in keys[start..<Swift.min(start + 1_000, keys.count)] {
+                    let first = bindings.count + 1
+                    bindings.append(key)
+                    bindings.append(Int64(1))
+                    bindings.append(text)
+                    tuples.append("($\(first)::bigint, $\(first + 1)::bigint, $\(first + 2)::text)")
+                }
+                let sql = "UPDATE \(table) AS t SET Z_OPT = v.z_opt + 1, ZTEXT2 = v.c0 FROM (VALUES \(tuples.joined(separator: ", "))) AS v(z_pk, z_opt, c0) "
+                    + "WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
+                var written = 0
+                for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger).decode(Int64.self) { written += 1 }
+                precondition(written == tuples.count)
             }
             _ = try await connection.query("COMMIT", logger: Self.logger)
         }
