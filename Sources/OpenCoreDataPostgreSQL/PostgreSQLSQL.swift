@@ -12,11 +12,17 @@ package enum PostgreSQLSQL {
         quoted(schema) + "." + quoted(name)
     }
 
-    /// `name` as PostgreSQL keeps it: names longer than its 63 bytes are cut to 46 and end in a
-    /// hash of the whole, so that two long names never become one.
+    /// `name` as PostgreSQL keeps it unquoted: ASCII letters in lower case; names longer than its
+    /// 63 bytes cut to 46 and ending in a hash of the whole, so that two long names never become one.
     package static func identifier(_ name: String) -> String {
-        guard name.utf8.count > 63 else { return name.lowercased() }
-        return String(name.lowercased().utf8.prefix(46))! + "_" + digest(name)
+        let lowered = String(name.map { $0.isASCII ? Character($0.lowercased()) : $0 })
+        guard lowered.utf8.count > 63 else { return lowered }
+        var cut = ""
+        for character in lowered {
+            guard cut.utf8.count + character.utf8.count <= 46 else { break }
+            cut.append(character)
+        }
+        return cut + "_" + digest(name)
     }
 
     /// A hexadecimal FNV-1a hash of `text` (16 digits at most), for names.

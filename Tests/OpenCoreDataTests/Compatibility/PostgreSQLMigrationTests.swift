@@ -112,6 +112,14 @@ import Testing
     }
 
     /// Whether the migration of the store at `url` left its scratch schema behind.
+    /// A schema of `directory` holding notes with `titles`, written with the first model version.
+    private static func notes(_ titles: [String], in directory: TemporaryDirectory, history: Bool = false) throws -> (url: URL, container: PersistentContainer) {
+        let url = try directory.postgreSQLSchema()
+        let container = try open(url, model: model(1), history: history)
+        try insert(titles, into: container)
+        return (url, container)
+    }
+
     private static func scratchSchemaIsLeft(by url: URL) throws -> Bool {
         let store = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSession.connect(store)
@@ -122,9 +130,7 @@ import Testing
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func historyTokensKeysAndTheUUIDSurviveTheMigration() throws {
         let directory = TemporaryDirectory()
-        let url = try directory.postgreSQLSchema()
-        let old = try Self.open(url, model: Self.model(1), history: true)
-        try Self.insert(["a", "b", "c"], into: old)
+        let (url, old) = try Self.notes(["a", "b", "c"], in: directory, history: true)
         let context = old.viewContext
         let token = try context.performAndWait { () throws -> PersistentHistoryToken? in
             let request = FetchRequest<ManagedObject>(entityName: "Note")
@@ -169,9 +175,7 @@ import Testing
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func savesOfACoordinatorThatHasTheSchemaOpenAreKeptOrRefused() throws {
         let directory = TemporaryDirectory()
-        let url = try directory.postgreSQLSchema()
-        let old = try Self.open(url, model: Self.model(1))
-        try Self.insert(["a", "b", "c"], into: old)
+        let (url, old) = try Self.notes(["a", "b", "c"], in: directory)
         // Another coordinator keeps saving, one note a save, while the schema is migrated.
         let acknowledged = Locked<[String]>([])
         let refusal = Locked<CoreDataError?>(nil)
@@ -208,9 +212,7 @@ import Testing
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func aMigrationThatFailsLeavesTheSchemaAsItWas() throws {
         let directory = TemporaryDirectory()
-        let url = try directory.postgreSQLSchema()
-        let old = try Self.open(url, model: Self.model(1))
-        try Self.insert(["a", "b"], into: old)
+        let (url, old) = try Self.notes(["a", "b"], in: directory)
         let hashes = old.persistentStoreCoordinator.persistentStores[0].metadata["NSStoreModelVersionHashes"] as? [String: Data]
         try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
 
@@ -278,9 +280,7 @@ import Testing
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func coordinatorsThatMigrateAtOnceMigrateOnce() throws {
         let directory = TemporaryDirectory()
-        let url = try directory.postgreSQLSchema()
-        let old = try Self.open(url, model: Self.model(1))
-        try Self.insert(["a", "b", "c"], into: old)
+        let (url, old) = try Self.notes(["a", "b", "c"], in: directory)
         try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
         // Four coordinators add the store with the new model at the same moment: one migrates,
         // the others wait for it and open the migrated schema.
