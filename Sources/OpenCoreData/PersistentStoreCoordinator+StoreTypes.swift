@@ -53,6 +53,9 @@ extension PersistentStoreCoordinator {
             guard let opener = StoreTypeRegistry.opener(for: type) else {
                 throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after import OpenCoreDataPostgreSQL).")
             }
+            if options[NSPersistentStoreStagedMigrationManagerOptionKey] != nil {
+                throw CoreDataError(.migration, "A staged migration (NSPersistentStoreStagedMigrationManagerOptionKey) runs on SQLite files only; the \(type.rawValue) store was not opened. Migrate it with lightweight migration (NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption), or move it to an SQLite file (migratePersistentStore), migrate that, and move it back.")
+            }
             if let migrator = StoreTypeRegistry.migrator(for: type), !PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
                PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options), PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
                 try managedObjectModel.freeze()

@@ -1,6 +1,7 @@
 import CSQLitePeer
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// Lightweight migration of a store of `n` quakes to a version that renames `place` to
 /// `location` (renaming identifier) and adds a mandatory `felt` with a default: ours (opening
@@ -26,10 +27,41 @@ enum MigrationScenario {
                       extra: ["ours_rows_per_s": Double(n) / oursMS * 1000])
     }
 
+    /// The same migration of a PostgreSQL schema of `n` quakes (in a fresh schema of
+    /// `postgresBase`'s server), against the SQLite store's migration of the same rows, medians
+    /// of 3. The schema's migration goes through a scratch SQLite file (docs/PostgreSQL.md).
+    static func runPostgreSQL(postgresBase: URLComponents, n: Int) async throws -> Result {
+        var ours: [Double] = [], sqlite: [Double] = []
+        for _ in 0..<3 {
+            let schema = "ocd_bench_m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            var components = postgresBase
+            components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+            let url = components.url!
+            try fill(url, type: .postgreSQL, n: n)
+            ours.append(try measure {
+                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
+                container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
+                try container.loadPersistentStores()
+                for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+            })
+            try await PostgreSQLScenario.dropSchema(schema, components: postgresBase)
+            let file = scratchFile("migrate.sqlite")
+            try fill(file, n: n)
+            sqlite.append(try measure {
+                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
+                container.persistentStoreDescriptions = [PersistentStoreDescription(url: file)]
+                try container.loadPersistentStores()
+            })
+        }
+        let oursMS = median(ours)
+        return Result(scenario: "PostgreSQL: migrate N rows (rename + new mandatory attribute)", n: n, ours: oursMS, raw: nil, grdb: nil,
+                      extra: ["sqlite_store_ms": median(sqlite), "ours_rows_per_s": Double(n) / oursMS * 1000])
+    }
+
     /// The first version's store, filled with a batch insert.
-    private static func fill(_ url: URL, n: Int) throws {
+    private static func fill(_ url: URL, type: PersistentStore.StoreType = .sqlite, n: Int) throws {
         let container = PersistentContainer(name: "Migrate", managedObjectModel: ManagedObjectModel(BenchQuake.self))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
         try container.loadPersistentStores()
         let entity = container.managedObjectModel.entitiesByName["BenchQuake"]!
         let context = container.newBackgroundContext()

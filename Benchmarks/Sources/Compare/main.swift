@@ -32,6 +32,7 @@ if arguments.contains("--postgres") {
     var results = try await PostgreSQLScenario.run(n: quickRun ? 2_000 : 10_000, runs: 3)
     if let base = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"].flatMap(URLComponents.init(string:)) {
         results += try WriterScaleScenario.run(postgresBase: base, seconds: quickRun ? 2 : 5)
+        results.append(try await MigrationScenario.runPostgreSQL(postgresBase: base, n: quickRun ? 10_000 : 100_000))
     }
     printTable(results)
     try writeJSON(results, to: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -230,6 +230,15 @@ import Testing
             try container.loadPersistentStores()
         }
         #expect(refused.code == .persistentStoreIncompatibleVersionHash)
+        // Staged migrations run on SQLite files: asked for here, they are refused, not ignored.
+        let staged = try #require(throws: CoreDataError.self) {
+            try PersistentContainer.loaded(at: url, model: Self.model(2)) { description in
+                description.type = PostgreSQLStoreType
+                description.setOption(StagedMigrationManager([LightweightMigrationStage([Self.model(1).versionChecksum, Self.model(2).versionChecksum])]),
+                                      forKey: NSPersistentStoreStagedMigrationManagerOptionKey)
+            }
+        }
+        #expect(staged.code == .migration && staged.message.contains("SQLite files only"))
         let reopened = try Self.open(url, model: Self.model(1))
         #expect(reopened.persistentStoreCoordinator.persistentStores[0].metadata["NSStoreModelVersionHashes"] as? [String: Data] == hashes)
         #expect(try Self.titles(reopened) == ["a", "b"])
