@@ -173,6 +173,30 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         var slots: [Int]
     }
 
+    /// Deletions from one table go in multi-row statements (a round trip per up to 1,000 rows),
+    /// each row matched by key and version as the single-row statement does; the rows it does
+    /// not return were not deleted.
+    mutating func remove(_ deletes: [StoreSaveRequest.Delete]) throws -> [Bool] {
+        var removed = [Bool](repeating: false, count: deletes.count)
+        for group in PostgreSQLStore.grouped(Array(deletes.indices), by: { deletes[$0].entity.rootEntity.name }) {
+            guard group.count > 1 else {
+                removed[group[0]] = try remove(deletes[group[0]])
+                continue
+            }
+            let table = try layout.mapping(for: deletes[group[0]].entity).table
+            try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
+                let rows = chunk.indices.map { "($\(2 * ($0 - chunk.startIndex) + 1)::bigint, $\(2 * ($0 - chunk.startIndex) + 2)::bigint)" }
+                let arguments = chunk.flatMap { [ManagedValue.integer(deletes[$0].primaryKey), .integer(deletes[$0].expectedVersion)] }
+                let sql = "DELETE FROM \(table) AS t USING (VALUES \(rows.joined(separator: ", "))) AS v(z_pk, z_opt) WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
+                let keys = Set(try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
+                    if case .integer(let key)? = row.first { key } else { nil }
+                })
+                for index in chunk { removed[index] = keys.contains(deletes[index].primaryKey) }
+            }
+        }
+        return removed
+    }
+
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
         let mapping = try layout.mapping(for: delete.entity)
         return try session.execute("DELETE FROM \(mapping.table) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(delete.primaryKey), .integer(delete.expectedVersion)]).changed > 0

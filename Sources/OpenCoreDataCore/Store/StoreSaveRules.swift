@@ -14,6 +14,9 @@ package protocol StoreSaveTransaction {
     /// Deletes the row only when it still has `expectedVersion`; `false` (nothing deleted) when it
     /// has another version or is gone.
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool
+    /// Deletes each row as `remove(_:)` does; whether each was deleted, in their order (the
+    /// default deletes one by one).
+    mutating func remove(_ deletes: [StoreSaveRequest.Delete]) throws -> [Bool]
     /// The row as the transaction sees it now, or `nil` when it is gone.
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot?
     /// Adds new rows (version 1) under the keys the request gives.
@@ -32,6 +35,13 @@ extension StoreSaveTransaction {
         written.reserveCapacity(updates.count)
         for update in updates { written.append(try write(update)) }
         return written
+    }
+
+    package mutating func remove(_ deletes: [StoreSaveRequest.Delete]) throws -> [Bool] {
+        var removed: [Bool] = []
+        removed.reserveCapacity(deletes.count)
+        for delete in deletes { removed.append(try remove(delete)) }
+        return removed
     }
 }
 
@@ -57,8 +67,8 @@ package enum StoreSaveRules {
                                            current: try transaction.currentRow(entity: update.entity, primaryKey: update.primaryKey)))
         }
         var removed: [StoreSaveRequest.Delete] = []
-        for delete in request.deletes {
-            if try transaction.remove(delete) {
+        for (delete, deleted) in zip(request.deletes, try transaction.remove(request.deletes)) {
+            if deleted {
                 removed.append(delete)
             } else if let current = try transaction.currentRow(entity: delete.entity, primaryKey: delete.primaryKey) {
                 conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))

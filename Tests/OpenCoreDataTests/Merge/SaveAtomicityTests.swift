@@ -111,4 +111,42 @@ import Testing
         #expect(resolved.trackTitles == ["c", "d", "a", "b"])
         #expect(resolved.transactions == before.transactions + 2)
     }
+
+    /// Deleting several objects that another context changed meanwhile: each changed one is a
+    /// conflict and nothing is deleted — the unchanged ones neither; once refreshed, the same
+    /// deletions go through.
+    @Test(arguments: StoreKind.allCases)
+    func deletionsOfChangedObjectsConflictAndDeleteNothing(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Playlist.self, Track.self))
+        let setup = stack.container.newBackgroundContext()
+        let ids = try setup.performAndWait { () throws -> [ManagedObjectID] in
+            let memos = (0..<5).map { index in
+                let memo = Memo(context: setup)
+                memo.body = "memo \(index)"
+                return memo
+            }
+            try setup.save()
+            return memos.map(\.objectID)
+        }
+        let deleter = stack.container.newBackgroundContext()
+        try deleter.performAndWait { () throws in
+            for id in ids { deleter.delete(try deleter.existingObject(with: id)) }
+        }
+        let editor = stack.container.newBackgroundContext()
+        try editor.performAndWait { () throws in
+            for id in [ids[1], ids[3]] { (try editor.existingObject(with: id) as? Memo)?.body += " edited" }
+            try editor.save()
+        }
+        let failure = try #require(throws: CoreDataError.self) { try deleter.performAndWait { try deleter.save() } }
+        #expect(failure.code.rawValue == 133020)
+        #expect(Set(failure.conflicts.map(\.sourceObject.objectID)) == [ids[1], ids[3]])
+        let reader = stack.container.newBackgroundContext()
+        let bodies = { try reader.performAndWait { try reader.fetch(Memo.fetchRequest()).map(\.body).sorted() } }
+        #expect(try bodies() == ["memo 0", "memo 1 edited", "memo 2", "memo 3 edited", "memo 4"], "nothing was deleted")
+        try deleter.performAndWait { () throws in
+            deleter.mergePolicy = .mergeByPropertyObjectTrump
+            try deleter.save()
+        }
+        #expect(try bodies().isEmpty)
+    }
 }
