@@ -67,6 +67,14 @@ package final class PostgreSQLSession: Sendable {
         return (rows, result.metadata.rows ?? 0)
     }
 
+    /// The first value of every row `sql` returns, as integers (keys): a row whose first value
+    /// is not an integer is left out.
+    package func integers(_ sql: String, _ arguments: [ManagedValue] = []) throws -> [Int64] {
+        try execute(sql, arguments).rows.compactMap { row in
+            if case .integer(let value)? = row.first { value } else { nil }
+        }
+    }
+
     /// Whether `schema` has the table `table` (a lower-case name: PostgreSQL folds the bare names
     /// the stores create), as SQLite's `tableExists` answers for a file.
     package func tableExists(_ table: String, inSchema schema: String) throws -> Bool {

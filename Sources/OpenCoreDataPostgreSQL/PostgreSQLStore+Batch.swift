@@ -81,18 +81,14 @@ extension PostgreSQLStore {
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
         if exact, !request.entity.hasRelationshipsInHierarchy, !tracksHistory {
             let keys = try batchTransaction { session in
-                try session.execute("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments).rows.compactMap { row -> Int64? in
-                    if case .integer(let key) = row[0] { key } else { nil }
-                }
+                try session.integers("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments)
             }
             return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
         }
         // Row by row through the rules (which also read what history keeps of each row).
         let selected = exact ? nil : try fetchKeys(request)
         let keys = try batchTransaction { session in
-            let keys = try selected ?? session.execute("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK", arguments).rows.compactMap { row -> Int64? in
-                if case .integer(let key) = row[0] { key } else { nil }
-            }
+            let keys = try selected ?? session.integers("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK", arguments)
             var rows = PostgreSQLDeleteRows(store: self, session: session, layout: layout)
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
             try recordHistory(session, layout: layout, author: author, changes: rows.history)
@@ -126,9 +122,7 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     private func column(_ keys: [Int64], _ sql: (String) throws -> String?) throws -> [Int64] {
         try PostgreSQLStore.eachChunk(of: keys) { list, arguments -> [Int64] in
             guard let sql = try sql(list) else { return [] }
-            return try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
-                if case .integer(let value) = row[0] { value } else { nil }
-            }
+            return try session.integers(sql, arguments)
         }.flatMap { $0 }
     }
 

@@ -107,9 +107,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK")
         if selection.inSwift { return try fetch(request).map(\.primaryKey) }
-        return try read { try $0.execute(selection.sql, selection.arguments).rows }.compactMap { row in
-            if case .integer(let key) = row[0] { key } else { nil }
-        }
+        return try read { try $0.integers(selection.sql, selection.arguments) }
     }
 
     package func count(_ request: StoreFetchRequest) throws -> Int {

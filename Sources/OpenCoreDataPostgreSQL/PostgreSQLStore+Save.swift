@@ -158,9 +158,7 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
                 }
                 let sql = "UPDATE \(mapping.table) AS t SET \(sets.joined(separator: ", ")) FROM (VALUES \(rows.joined(separator: ", "))) AS v(\(names)) "
                     + "WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
-                let keys = Set(try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
-                    if case .integer(let key)? = row.first { key } else { nil }
-                })
+                let keys = Set(try session.integers(sql, arguments))
                 for index in chunk { written[index] = keys.contains(updates[index].primaryKey) }
             }
         }
@@ -188,9 +186,7 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
                 let rows = chunk.indices.map { "($\(2 * ($0 - chunk.startIndex) + 1)::bigint, $\(2 * ($0 - chunk.startIndex) + 2)::bigint)" }
                 let arguments = chunk.flatMap { [ManagedValue.integer(deletes[$0].primaryKey), .integer(deletes[$0].expectedVersion)] }
                 let sql = "DELETE FROM \(table) AS t USING (VALUES \(rows.joined(separator: ", "))) AS v(z_pk, z_opt) WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
-                let keys = Set(try session.execute(sql, arguments).rows.compactMap { row -> Int64? in
-                    if case .integer(let key)? = row.first { key } else { nil }
-                })
+                let keys = Set(try session.integers(sql, arguments))
                 for index in chunk { removed[index] = keys.contains(deletes[index].primaryKey) }
             }
         }
@@ -222,27 +218,32 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     /// Pairs of one join table go in one statement per up to 1,000: added pairs in a multi-row
     /// `INSERT`, removed ones in a `DELETE` of the listed pairs.
     mutating func writeJoins(_ joins: [StoreSaveRequest.JoinChange]) throws {
-        var groups: [(table: String, own: String, other: String, isInsert: Bool, pairs: [StoreSaveRequest.JoinChange])] = []
+        var pairs: [(target: JoinTarget, join: StoreSaveRequest.JoinChange)] = []
         for join in joins {
             guard case .joinTable(let table, let own, let other, _, _) = try layout.storage(of: join.relationship) else { continue }
-            // By columns too: the two sides of a relationship between objects of one entity
-            // name the same table with its columns the other way round.
-            if let index = groups.firstIndex(where: { $0.table == table && $0.own == own && $0.other == other && $0.isInsert == join.isInsert }) {
-                groups[index].pairs.append(join)
-            } else {
-                groups.append((table, own, other, join.isInsert, [join]))
-            }
+            pairs.append((JoinTarget(table: table, own: own, other: other, isInsert: join.isInsert), join))
         }
-        for group in groups {
-            try PostgreSQLStore.eachMultiRowChunk(of: group.pairs, width: 2) { chunk in
-                let pairs = chunk.indices.map { "(" + PostgreSQLStore.placeholders(2, from: 2 * ($0 - chunk.startIndex) + 1) + ")" }.joined(separator: ", ")
-                let arguments = chunk.flatMap { [ManagedValue.integer($0.source), .integer($0.destination)] }
-                let sql = group.isInsert
-                    ? "INSERT INTO \(group.table) (\(group.own), \(group.other)) VALUES \(pairs) ON CONFLICT DO NOTHING"
-                    : "DELETE FROM \(group.table) WHERE (\(group.own), \(group.other)) IN (\(pairs))"
+        for group in PostgreSQLStore.grouped(pairs, by: \.target) {
+            let target = group[0].target
+            try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
+                let list = chunk.indices.map { "(" + PostgreSQLStore.placeholders(2, from: 2 * ($0 - chunk.startIndex) + 1) + ")" }.joined(separator: ", ")
+                let arguments = chunk.flatMap { [ManagedValue.integer($0.join.source), .integer($0.join.destination)] }
+                let sql = target.isInsert
+                    ? "INSERT INTO \(target.table) (\(target.own), \(target.other)) VALUES \(list) ON CONFLICT DO NOTHING"
+                    : "DELETE FROM \(target.table) WHERE (\(target.own), \(target.other)) IN (\(list))"
                 try session.execute(sql, arguments)
             }
         }
+    }
+
+    /// Pairs that can share a statement: one join table with its columns in one order (the two
+    /// sides of a relationship between objects of one entity name the same table with its
+    /// columns the other way round), all added or all removed.
+    private struct JoinTarget: Hashable {
+        var table: String
+        var own: String
+        var other: String
+        var isInsert: Bool
     }
 
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {

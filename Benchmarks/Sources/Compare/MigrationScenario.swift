@@ -13,11 +13,7 @@ enum MigrationScenario {
         for _ in 0..<3 {
             let url = scratchFile("migrate.sqlite")
             try fill(url, n: n)
-            ours.append(try measure {
-                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
-                container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
-                try container.loadPersistentStores()
-            })
+            ours.append(try measure { _ = try openWithVersion2(url) })
             let rawURL = scratchFile("migrate-raw.sqlite")
             try fill(rawURL, n: n)
             raw.append(rawMigration(path: rawURL.path))
@@ -39,23 +35,25 @@ enum MigrationScenario {
             let url = components.url!
             try fill(url, type: .postgreSQL, n: n)
             ours.append(try measure {
-                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
-                container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
-                try container.loadPersistentStores()
+                let container = try openWithVersion2(url, type: .postgreSQL)
                 for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
             })
             try await PostgreSQLScenario.dropSchema(schema, components: postgresBase)
             let file = scratchFile("migrate.sqlite")
             try fill(file, n: n)
-            sqlite.append(try measure {
-                let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
-                container.persistentStoreDescriptions = [PersistentStoreDescription(url: file)]
-                try container.loadPersistentStores()
-            })
+            sqlite.append(try measure { _ = try openWithVersion2(file) })
         }
         let oursMS = median(ours)
         return Result(scenario: "PostgreSQL: migrate N rows (rename + new mandatory attribute)", n: n, ours: oursMS, raw: nil, grdb: nil,
                       extra: ["sqlite_store_ms": median(sqlite), "ours_rows_per_s": Double(n) / oursMS * 1000])
+    }
+
+    /// The store at `url` opened with the second version (migrated on the way).
+    private static func openWithVersion2(_ url: URL, type: PersistentStore.StoreType = .sqlite) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
+        try container.loadPersistentStores()
+        return container
     }
 
     /// The first version's store, filled with a batch insert.
