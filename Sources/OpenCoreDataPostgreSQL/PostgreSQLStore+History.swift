@@ -116,16 +116,13 @@ extension PostgreSQLStore {
         guard tracksHistory else { return }
         try checkWritable()
         let layout = try currentLayout()
-        try pool.withSession { session in
-            try session.transaction {
-                try checkModelUnchanged(session, notifying: false)
-                for transaction in transactions {
-                    try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
-                                      number: transaction.number, timestamp: transaction.timestamp)
-                }
-                try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2",
-                                    [.integer(lastNumber), .integer(Int64(HistoryTables.transactionEntity))])
+        try checkedTransaction { session in
+            for transaction in transactions {
+                try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
+                                  number: transaction.number, timestamp: transaction.timestamp)
             }
+            try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2",
+                                [.integer(lastNumber), .integer(Int64(HistoryTables.transactionEntity))])
         }
     }
 
@@ -204,17 +201,14 @@ extension PostgreSQLStore {
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
         guard tracksHistory else { return 0 }
         try checkWritable()
-        return try pool.withSession { session in
-            try session.transaction {
-                try checkModelUnchanged(session, notifying: false)
-                var limit = number ?? .max
-                if let date {
-                    let rows = try session.execute("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < $1", [.double(date.timeIntervalSinceReferenceDate)]).rows
-                    if case .integer(let maximum)? = rows.first?.first { limit = maximum } else { limit = 0 }
-                }
-                try session.execute("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= $1", [.integer(limit)])
-                return try session.execute("DELETE FROM ATRANSACTION WHERE Z_PK <= $1", [.integer(limit)]).changed
+        return try checkedTransaction { session in
+            var limit = number ?? .max
+            if let date {
+                let rows = try session.execute("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < $1", [.double(date.timeIntervalSinceReferenceDate)]).rows
+                if case .integer(let maximum)? = rows.first?.first { limit = maximum } else { limit = 0 }
             }
+            try session.execute("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= $1", [.integer(limit)])
+            return try session.execute("DELETE FROM ATRANSACTION WHERE Z_PK <= $1", [.integer(limit)]).changed
         }
     }
 

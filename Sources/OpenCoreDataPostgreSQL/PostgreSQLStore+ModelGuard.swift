@@ -32,4 +32,16 @@ extension PostgreSQLStore {
         }
         checkedMetadataDigest.withLock { $0 = digest }
     }
+
+    /// Runs `body` in a transaction on a pooled session, first checking that the schema was not
+    /// migrated (for writes that send no change notification: metadata, imported or deleted
+    /// history; saves and batch requests go through `writeTransaction`).
+    func checkedTransaction<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
+        try pool.withSession { session in
+            try session.transaction {
+                try checkModelUnchanged(session, notifying: false)
+                return try body(session)
+            }
+        }
+    }
 }

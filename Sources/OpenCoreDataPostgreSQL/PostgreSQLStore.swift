@@ -174,25 +174,19 @@ package final class PostgreSQLStore: StoreEngine {
             throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it).")
         }
         try checkWritable()
-        let written = try pool.withSession { session in
-            try session.transaction {
-                try checkModelUnchanged(session, notifying: false)
-                let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try Self.readMetadata(session))
-                try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
-                return try Self.readMetadata(session)
-            }
+        let written = try checkedTransaction { session in
+            let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try Self.readMetadata(session))
+            try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
+            return try Self.readMetadata(session)
         }
         loaded.withLock { $0?.metadata = written }
     }
 
     package func adoptIdentifier(_ identifier: String) throws {
         try checkWritable()
-        let written = try pool.withSession { session in
-            try session.transaction {
-                try checkModelUnchanged(session, notifying: false)
-                try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
-                return try Self.readMetadata(session)
-            }
+        let written = try checkedTransaction { session in
+            try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
+            return try Self.readMetadata(session)
         }
         uuid.withLock { $0 = identifier }
         loaded.withLock { $0?.metadata = written }
