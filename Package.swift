@@ -78,17 +78,21 @@ let package = Package(
             name: "ocd",
             dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // What every test target runs its tests with: each test case on a thread of its own, off
+        // Swift's cooperative pool, with a time limit on its own run (docs/Testing.md).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Models are declared here, outside the library, exactly as users declare theirs.
-        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "CSQLite"]),
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "CSQLite", "TestSupport"]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",
-            dependencies: ["OpenCoreDataPostgreSQL", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["OpenCoreDataPostgreSQL", "TestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [
                 "OpenCoreDataMacros",
+                "TestSupport",
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),

@@ -2,8 +2,9 @@ import OpenCoreDataMacros
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
+import TestSupport
 
-@Suite struct ContextActorMacroTests {
+@Suite(.dedicatedThread) struct ContextActorMacroTests {
     private func assertExpansion(_ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) {
         let specs: [String: MacroSpec] = ["ContextActor": MacroSpec(type: ContextActorMacro.self, conformances: ["ContextActing"])]
         assertMacroExpansion(source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: specs, indentationWidth: .spaces(4)) { failure in

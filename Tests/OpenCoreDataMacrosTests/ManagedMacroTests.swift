@@ -2,6 +2,7 @@ import OpenCoreDataMacros
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
+import TestSupport
 
 /// Expands macros and reports mismatches through Swift Testing.
 private func assertExpansion(_ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -17,7 +18,7 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
     }
 }
 
-@Suite struct ManagedMacroTests {
+@Suite(.dedicatedThread) struct ManagedMacroTests {
     @Test func expandsAttributesDefaultsAndOptions() {
         assertExpansion(
             """

@@ -1,9 +1,10 @@
 @testable import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// Names the store makes from model names (derived-attribute triggers and their functions) as
 /// PostgreSQL keeps them, within its 63 bytes.
-@Suite struct PostgreSQLIdentifierTests {
+@Suite(.dedicatedThread) struct PostgreSQLIdentifierTests {
     @Test func shortNamesAreFoldedAsPostgreSQLFoldsThem() {
         #expect(PostgreSQLSQL.identifier("Z_DA_ZPAGE_Book_pagesCount_PARAMETER") == "z_da_zpage_book_pagescount_parameter")
         // PostgreSQL folds only ASCII letters of an unquoted name.

@@ -5,9 +5,10 @@ import OpenCoreDataCore
 import Synchronization
 @testable import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// The synchronous session over postgres-nio, against a real server.
-@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .dedicatedThread)
 struct PostgreSQLSessionTests {
     @Test func everyKindOfValueComesBackAsItWasBound() throws {
         let (session, schema) = try TestServer.session()

@@ -2,8 +2,9 @@ import Foundation
 import OpenCoreDataCore
 @testable import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
-@Suite struct PostgreSQLStoreURLTests {
+@Suite(.dedicatedThread) struct PostgreSQLStoreURLTests {
     private func parse(_ text: String) throws -> PostgreSQLStoreURL {
         try PostgreSQLStoreURL(try #require(URL(string: text)))
     }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// The PostgreSQL server the tests use: `OCD_POSTGRES_URL` (`.ci/run` starts one with
 /// `.ci/postgres-server` and sets it). Without it, the suites that need a server are skipped —
@@ -32,7 +33,7 @@ enum TestServer {
     }
 }
 
-@Suite struct ServerAvailabilityTests {
+@Suite(.dedicatedThread) struct ServerAvailabilityTests {
     /// CI must test against a server: a missing one fails the run instead of skipping quietly.
     @Test func continuousIntegrationHasAServer() {
         if ProcessInfo.processInfo.environment["CI"] == "true" {

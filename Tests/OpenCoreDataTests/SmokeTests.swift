@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct SmokeTests {
+@Suite(.dedicatedThread) struct SmokeTests {
     @Test(arguments: StoreKind.allCases)
     func insertSaveFetch(kind: StoreKind) throws {
         let stack = try TestStack(kind)

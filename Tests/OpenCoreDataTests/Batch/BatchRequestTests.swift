@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct BatchRequestTests {
+@Suite(.dedicatedThread) struct BatchRequestTests {
     private func rows(_ range: ClosedRange<Int>, title: String) -> [[String: Any]] {
         range.map { ["code": "q\($0)", "title": title, "medium": Int32($0), "ratio": Double($0) / 10] }
     }

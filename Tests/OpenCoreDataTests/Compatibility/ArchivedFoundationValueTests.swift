@@ -1,11 +1,12 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// The default transformer (`NSSecureUnarchiveFromData`) reads archives with the library's own
 /// bounded reader: every value Foundation's archiver writes comes back, and archives that are
 /// damaged, crafted or of other classes read as nil — never a trap, a hang or an invented value.
-@Suite(.timeLimit(.minutes(1))) struct ArchivedFoundationValueTests {
+@Suite(.dedicatedThread) struct ArchivedFoundationValueTests {
     let transformer = SecureUnarchiveFromDataTransformer()
 
     /// What Foundation's `NSKeyedArchiver` writes for `value`, read back by the transformer.

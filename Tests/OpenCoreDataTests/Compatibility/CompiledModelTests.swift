@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Compiled models (`.momd` bundles, `.mom` files) and the Xcode sources they were compiled
 /// from give the same model; every model file in the fixtures loads.
-@Suite struct CompiledModelTests {
+@Suite(.dedicatedThread) struct CompiledModelTests {
     static let bundles = [
         ("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd", "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"),
         ("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd", "coredataplus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"),
@@ -133,7 +134,7 @@ import Testing
 }
 
 /// Model files are input: a damaged one is an error, never a crash.
-@Suite struct DamagedModelTests {
+@Suite(.dedicatedThread) struct DamagedModelTests {
     @Test func damagedCompiledModelsAreErrorsNotCrashes() throws {
         let original = try Data(contentsOf: Fixtures.url("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3.mom"))
         let directory = TemporaryDirectory()

@@ -1,8 +1,9 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Core Data code, spelled with Core Data's names, compiles and runs unchanged.
-@Suite struct CoreDataNamesTests {
+@Suite(.dedicatedThread) struct CoreDataNamesTests {
     @Test func coreDataSpellingsWork() throws {
         let directory = TemporaryDirectory()
         let model: NSManagedObjectModel = NSManagedObjectModel(Note.self)

@@ -1,9 +1,10 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Stores Core Data wrote with derived attributes keep them current with `Z_DA_…` triggers.
-@Suite struct DerivedAttributeTests {
+@Suite(.dedicatedThread) struct DerivedAttributeTests {
     /// A book whose `pagesCount` is `pages.@count`, as Xcode writes it.
     static let model = """
     <?xml version="1.0" encoding="UTF-8" standalone="yes"?>

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// objc.io's Moody 5 → 6 policy, ported as Core Data code is written: Moody 6 brings the
 /// Continent entity back, and each country's continent is found or made from its code.
@@ -63,7 +64,7 @@ final class CancellingPolicy: EntityMigrationPolicy {
 
 /// Mapping models whose entity mappings name custom policies or call the migration manager's
 /// functions: followed object by object, as Core Data's migration manager does.
-@Suite struct EntityMigrationPolicyTests {
+@Suite(.dedicatedThread) struct EntityMigrationPolicyTests {
     static let moodyStore = "objcio-moody/Migrations/MigrationsTests/Moody 5.moody"
     static let samples = "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"
     static let sampleStore = "coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite"

@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Every store in the fixtures opens with the model it carries (or, without a cache, with its
 /// model file), and every row of every entity materialises with all its properties.
-@Suite struct FixtureStoreTests {
+@Suite(.dedicatedThread) struct FixtureStoreTests {
     static let stores = ReferenceDecoderTests.references.filter(\.isStore).map(\.fixture)
 
     /// Model1.sqlite (2013) has no cache; its model is the first version of the Xcode bundle.

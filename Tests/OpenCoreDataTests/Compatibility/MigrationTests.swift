@@ -1,11 +1,12 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Lightweight migration on open: the fixture chains (Moody, DuckDuckGo's bookmarks,
 /// CoreDataPlus's sample models, BookMigration) migrate from each stored version to the next
 /// and to the latest, with their data.
-@Suite struct MigrationTests {
+@Suite(.dedicatedThread) struct MigrationTests {
 
     /// Opens `store` (copied) with `version` of `bundle`; returns the container and the copy's URL.
     static func open(_ store: String, bundle: String, version: String, in directory: TemporaryDirectory,

@@ -2,13 +2,14 @@ import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// Lightweight migration of a PostgreSQL schema: Apple's fixture stores, moved into PostgreSQL
 /// with the model that wrote them and opened with a later version, end up exactly as the SQLite
 /// store migrates them; history, key counters and the store's UUID come along; saves of a
 /// coordinator that has the schema open are either in the migrated store or refused, never lost;
 /// a migration that fails changes nothing.
-@Suite struct PostgreSQLMigrationTests {
+@Suite(.dedicatedThread) struct PostgreSQLMigrationTests {
 
     /// The store at `url` (added to no other coordinator) as a container of `model`, migrated on
     /// the way when it needs it.

@@ -1,11 +1,12 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Every fixture the reference decoders' output in `Tests/Fixtures/Decoded/` describes: our model
 /// readers (compiled `.mom`, `Z_MODELCACHE`) give the same entities and hashes, and a store we
 /// create from each model has exactly the predicted schema, entity numbers and metadata hashes.
-@Suite struct ReferenceDecoderTests {
+@Suite(.dedicatedThread) struct ReferenceDecoderTests {
     static let decoded = Fixtures.decoded
 
     /// A decoded reference: the fixture it describes and its predicted model and schema.
@@ -159,7 +160,7 @@ import Testing
 
 /// The model a store we create carries in `Z_MODELCACHE`: the reference decoder's layout, and
 /// the same model back.
-@Suite struct ModelCacheTests {
+@Suite(.dedicatedThread) struct ModelCacheTests {
     @Test(arguments: ReferenceDecoderTests.withModels)
     func aStoreWeCreateCarriesItsModel(_ reference: ReferenceDecoderTests.Reference) throws {
         let model = try reference.loadModel()

@@ -2,10 +2,11 @@ import Synchronization
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Staged migration (`NSStagedMigrationManager`): custom stages with app code before and after
 /// a lightweight step, lightweight stages through several versions.
-@Suite struct StagedMigrationTests {
+@Suite(.dedicatedThread) struct StagedMigrationTests {
     /// What the handlers saw, in order.
     final class Log: Sendable {
         private let lines = Mutex<[String]>([])

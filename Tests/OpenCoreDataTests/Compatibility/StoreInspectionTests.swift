@@ -2,9 +2,10 @@ import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// `StoreInspection` (behind `ocd inspect`) reads any store, with or without a model.
-@Suite struct StoreInspectionTests {
+@Suite(.dedicatedThread) struct StoreInspectionTests {
     @Test func anAppleStoreWithHistory() throws {
         let directory = TemporaryDirectory()
         let url = try Fixtures.copy("coredataplus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: directory)

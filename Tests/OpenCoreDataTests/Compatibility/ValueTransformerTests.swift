@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// CoreDataPlus's `Content`, archived by its app under the class name `Content` (a top-level
 /// class: NSKeyedArchiver on Linux names nested classes with an error).
@@ -14,7 +15,7 @@ final class FixtureContent: NSObject, NSSecureCoding {
 
 /// Transformable attributes go through value transformers: the built-in secure unarchiver for
 /// Foundation values, and transformers the app registers by name (here for an Apple store).
-@Suite(.serialized) struct ValueTransformerTests {
+@Suite(.serialized, .dedicatedThread) struct ValueTransformerTests {
     /// What the app would register as "ContentTransformer".
     struct ContentTransformer: ValueTransforming {
         func transformedValue(_ value: Any?) -> Data? {

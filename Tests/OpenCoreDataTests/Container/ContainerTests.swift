@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct ContainerTests {
+@Suite(.dedicatedThread) struct ContainerTests {
     @Test func theDefaultStoreLivesUnderXDGDataHome() async {
         await #expect(processExitsWith: .success) {
             let directory = TemporaryDirectory()

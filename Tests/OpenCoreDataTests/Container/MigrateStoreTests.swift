@@ -2,11 +2,12 @@ import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// `migratePersistentStore(_:to:options:type:)` between store types: every object, relationship,
 /// many-to-many pair and order arrives; the copy keeps the store's UUID (so object URIs stay
 /// valid), replaces the source in the coordinator and takes new objects under fresh keys.
-@Suite struct MigrateStoreTests {
+@Suite(.dedicatedThread) struct MigrateStoreTests {
     static let model = ManagedObjectModel(Drawer.self, Folder.self, Memo.self, Tag.self, Playlist.self, Track.self)
 
     /// Source and destination kinds: SQLite to each other kind, and each other kind back to SQLite.

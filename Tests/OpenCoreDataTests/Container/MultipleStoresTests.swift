@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Several stores in one coordinator, as apps with configurations use them: entities routed to
 /// the store whose configuration holds them, fetches across stores, saves split across stores.
-@Suite struct MultipleStoresTests {
+@Suite(.dedicatedThread) struct MultipleStoresTests {
     /// A container with one store per (configuration, file name), SQLite or in memory.
     private func container(_ model: ManagedObjectModel, _ stores: [(configuration: String?, file: String?)], in directory: TemporaryDirectory) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Multi", managedObjectModel: model)

@@ -1,9 +1,10 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Whole-store operations: destroy, replace, metadata.
-@Suite struct StoreFileTests {
+@Suite(.dedicatedThread) struct StoreFileTests {
     private func notes(at url: URL, count: Int) throws {
         let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(Note.self))
         let context = container.newBackgroundContext()

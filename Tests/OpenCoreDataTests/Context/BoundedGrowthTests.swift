@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// A server runs for weeks: what the stack remembers between saves must not grow with the
 /// number of saves (only with what is live).
-@Suite struct BoundedGrowthTests {
+@Suite(.dedicatedThread) struct BoundedGrowthTests {
     @Test func theRowCacheOrderStaysNearTheRowsItHoldsUnderUpdatesAndDeletes() {
         let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
         let cache = RowCache(capacity: 10_000)

@@ -1,9 +1,9 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Concurrency debugging traps run in child processes (exit tests).
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct ConcurrencyDebugTests {
+@Suite(.dedicatedThread) struct ConcurrencyDebugTests {
     @Test func usingAnObjectOffItsQueueTrapsNamingObjectContextAndThread() async throws {
         let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ConcurrencyDebug.isEnabled = true

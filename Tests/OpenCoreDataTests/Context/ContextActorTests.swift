@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// An importer written as SwiftData users write a `@ModelActor`.
 @ContextActor
@@ -25,7 +26,7 @@ actor NoteImporter {
     }
 }
 
-@Suite struct ContextActorTests {
+@Suite(.dedicatedThread) struct ContextActorTests {
     @Test func aContextActorRunsOnItsContextsQueue() async throws {
         let stack = try TestStack(.sqlite)
         let importer = NoteImporter(container: stack.container)

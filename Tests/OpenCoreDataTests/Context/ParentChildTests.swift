@@ -1,8 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct ParentChildTests {
+@Suite(.dedicatedThread) struct ParentChildTests {
     private func count(_ stack: TestStack) throws -> Int {
         let check = stack.container.newBackgroundContext()
         return try check.performAndWait { try check.count(for: Note.fetchRequest()) }

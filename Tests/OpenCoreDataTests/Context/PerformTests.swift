@@ -2,9 +2,9 @@ import Dispatch
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct PerformTests {
+@Suite(.dedicatedThread) struct PerformTests {
     typealias Kind = ManagedObjectContext.ConcurrencyType
 
     @Test func performIsAsynchronousFIFOAndPerformAndWaitWaitsBehindIt() throws {

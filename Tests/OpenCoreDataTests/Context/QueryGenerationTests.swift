@@ -2,10 +2,11 @@ import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// Query generations: a pinned context reads the store as it was when it pinned, until it
 /// advances (its save, a merge, a reset, a new token).
-@Suite struct QueryGenerationTests {
+@Suite(.dedicatedThread) struct QueryGenerationTests {
     /// Notes 1…3 saved; returns their IDs by note id.
     private func seed(_ stack: TestStack) throws -> [Int32: ManagedObjectID] {
         let context = try stack.seededContext(ids: 1...3) { note, id in note.text1 = "v1-\(id)" }

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Long random sequences of operations on four contexts — two on the coordinator, a child of the
 /// first and a grandchild — over probes and the labels they point at (a to-one with a to-many inverse, a
@@ -15,7 +16,7 @@ import Testing
 /// rolls the context back; a child's save hands its changes to its parent's.
 ///
 /// `OCD_RANDOM_GRAPH_SEED` replays a seed; `OCD_RANDOM_GRAPH_STEPS` sets the length of a run.
-@Suite(.timeLimit(.minutes(10))) struct RandomGraphOperationTests {
+@Suite(.dedicatedThread(minutes: 15)) struct RandomGraphOperationTests {
     static let labelNames = ["red", "green", "blue", "grey"]
     static let titles = ["", "a", "b", "é", "long title"]
 

@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct SaveTests {
+@Suite(.dedicatedThread) struct SaveTests {
     @Test(arguments: StoreKind.allCases)
     func aConcurrentEditIsAnOptimisticLockingConflict(kind: StoreKind) throws {
         let stack = try TestStack(kind)

@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct UndoTests {
+@Suite(.dedicatedThread) struct UndoTests {
     @Test func thereIsNoUndoManagerByDefault() throws {
         let stack = try TestStack(.inMemory)
         let context = stack.container.newBackgroundContext()

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct BatchedFetchTests {
+@Suite(.dedicatedThread) struct BatchedFetchTests {
     private func seeded(_ kind: StoreKind, count: Int) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)
         let context = try stack.seededContext(ids: 1...count) { note, id in note.text1 = "note \(id)" }

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct CompoundPredicateTests {
+@Suite(.dedicatedThread) struct CompoundPredicateTests {
     @Test(arguments: StoreKind.allCases)
     func compoundPredicatesAndTypedArithmetic(kind: StoreKind) throws {
         let stack = try TestStack(kind)

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Three answers to one question: seeded random requests over a graph of probes and labels give
 /// the same objects, in the same order, from the SQLite store (SQL), from the in-memory store (the
@@ -15,7 +16,7 @@ import Testing
 ///
 /// `OCD_DIFFERENTIAL_SEED` replays a run; `OCD_DIFFERENTIAL_CASES` sets its size (the harness runs
 /// 100,000: `OCD_DIFFERENTIAL_CASES=100000 swift test --filter DifferentialGraphTests`).
-@Suite(.timeLimit(.minutes(10))) struct DifferentialGraphTests {
+@Suite(.dedicatedThread(minutes: 15)) struct DifferentialGraphTests {
     static let strings = ["", "a", "A", "e", "é", "É", "E\u{301}mile", "Émile", "emile", "EMILE", "100%", "50_50", "it's", "zoë", "Zoe", "naïve", "file10", "file9", " x", "Ab"]
     static let patterns = ["*", "?", "e*", "*e", "*mil*", "?mile", "a?", "100%", "50_50", "*%*", "", "É*", "*i*e*"]
     static let uuids = (0..<3).map { UUID(uuid: (UInt8($0), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)) }
@@ -286,8 +287,6 @@ import Testing
         }
     }
 
-    // Async, yielding between cases: a minutes-long loop must not hold a thread of the
-    // cooperative pool (two on a 2-core machine) from the suites with a deadlock watchdog.
     @Test func sqlMemoryAndAReferenceAgreeOnRandomRequestsOverAGraph() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = UInt64(environment["OCD_DIFFERENTIAL_SEED"] ?? "") ?? 20_261_123

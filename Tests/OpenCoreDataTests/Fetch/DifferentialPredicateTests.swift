@@ -1,5 +1,6 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// A small seeded random generator (SplitMix64), so that a failing run can be replayed.
 struct SeededGenerator: RandomNumberGenerator {
@@ -16,7 +17,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// One meaning, two evaluators: random predicates over random data give the same objects from
 /// the SQLite store (SQL) and from the in-memory store (the Swift evaluator).
-@Suite struct DifferentialPredicateTests {
+@Suite(.dedicatedThread) struct DifferentialPredicateTests {
     static let strings = ["", "a", "A", "e", "é", "É", "E\u{301}mile", "Émile", "emile", "EMILE", "100%", "50_50", "it's", "say \"hi\"",
                           "zoë", "Zoe", "ß", "SS", "naïve", "file10", "file9", "x*y", "a?c", " space", "ﬁne", "%", "_", "*"]
     static let patterns = ["*", "?", "e*", "*e", "*mil*", "?mile", "a?c", "100%", "50_50", "*%*", "*_*", "x\\*y", "", "É*"]

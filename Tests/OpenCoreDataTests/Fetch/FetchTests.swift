@@ -2,6 +2,7 @@
 // win over Foundation's (a file that also imports Foundation gets "ambiguous for type lookup").
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Ten notes: ids 1…10; text1 "n<id>" for odd ids, nil for even ones; text2 "group a" for ids ≤ 5.
 private func seed(_ stack: TestStack) throws -> ManagedObjectContext {
@@ -27,7 +28,7 @@ private func ids(_ context: ManagedObjectContext, _ predicate: NSPredicate?, sor
     }
 }
 
-@Suite struct FetchTests {
+@Suite(.dedicatedThread) struct FetchTests {
     static var cases: [(String, [Any], [Int32])] { [
         ("id == 3", [], [3]),
         ("id = 3", [], [3]),

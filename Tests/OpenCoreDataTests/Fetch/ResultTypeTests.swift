@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct ResultTypeTests {
+@Suite(.dedicatedThread) struct ResultTypeTests {
     /// Notes 1…6: text2 "alpha" for 1–3, "beta" for 4–6; text1 nil for even ids.
     private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)

@@ -1,5 +1,6 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Notes whose text1 are, by id: 1 "Émile", 2 "emile", 3 "EMILE", 4 "Zoë", 5 "100% sure", 6 "a_b",
 /// 7 "it's", 8 "", 9 nil, 10 "file10", 11 "file9", 12 "File2".
@@ -26,7 +27,7 @@ private func ids(_ context: ManagedObjectContext, _ format: String, _ arguments:
     }
 }
 
-@Suite struct StringPredicateTests {
+@Suite(.dedicatedThread) struct StringPredicateTests {
     static var cases: [(String, [Any], [Int32])] { [
         ("text1 CONTAINS 'mil'", [], [1, 2]),
         ("text1 CONTAINS[c] 'MIL'", [], [1, 2, 3]),

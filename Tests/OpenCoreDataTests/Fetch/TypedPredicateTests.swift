@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct TypedPredicateTests {
+@Suite(.dedicatedThread) struct TypedPredicateTests {
     private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
         let stack = try TestStack(kind)
         let context = try stack.seededContext(ids: 1...6) { note, id in

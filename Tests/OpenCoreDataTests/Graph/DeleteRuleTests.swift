@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct DeleteRuleTests {
+@Suite(.dedicatedThread) struct DeleteRuleTests {
     @Test(arguments: StoreKind.allCases)
     func cascadeRunsDownTheChainAndNullifyCleansUpTheOtherSide(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: graphModel())
@@ -79,7 +80,7 @@ import Testing
     }
 }
 
-@Suite struct BatchDeleteRuleTests {
+@Suite(.dedicatedThread) struct BatchDeleteRuleTests {
     private func seed(_ stack: TestStack) throws -> ManagedObjectContext {
         let context = stack.container.newBackgroundContext()
         try context.performAndWait { () throws in

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct InheritanceTests {
+@Suite(.dedicatedThread) struct InheritanceTests {
     @Test func subclassesBecomeSubentitiesNumberedAsCoreDataDoes() throws {
         let stack = try TestStack(.sqlite, model: zooModel())
         let model = stack.container.managedObjectModel

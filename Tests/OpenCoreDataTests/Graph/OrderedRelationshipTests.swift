@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct OrderedRelationshipTests {
+@Suite(.dedicatedThread) struct OrderedRelationshipTests {
     @Test(arguments: StoreKind.allCases)
     func theOrderSurvivesSavesAndReorders(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: ManagedObjectModel(Playlist.self, Track.self))

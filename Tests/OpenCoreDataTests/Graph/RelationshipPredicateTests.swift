@@ -1,9 +1,10 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Predicates across relationships, in SQL (SQLite store) and in memory (in-memory store and
 /// unsaved changes), against expectations computed here from the data itself.
-@Suite struct RelationshipPredicateTests {
+@Suite(.dedicatedThread) struct RelationshipPredicateTests {
     /// Folders "work" (memos a, b, c) and "home" (memo d); memo e in no folder. Tags: a {swift,
     /// linux}, b {swift}, d {uikit}.
     private struct Fixture {

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct RelationshipTests {
+@Suite(.dedicatedThread) struct RelationshipTests {
     @Test(arguments: StoreKind.allCases)
     func settingOneSideUpdatesTheOtherImmediately(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: graphModel())
@@ -80,7 +81,7 @@ import Testing
     }
 }
 
-@Suite struct ChildContextGraphTests {
+@Suite(.dedicatedThread) struct ChildContextGraphTests {
     @Test(arguments: StoreKind.allCases)
     func aChildsGraphChangesReachTheParentAndTheStore(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: graphModel())
@@ -124,7 +125,7 @@ import Testing
     }
 }
 
-@Suite struct PrefetchingTests {
+@Suite(.dedicatedThread) struct PrefetchingTests {
     @Test func prefetchedRelationshipsNeedNoFurtherQueries() throws {
         let stack = try TestStack(.sqlite, model: graphModel())
         let writer = stack.container.newBackgroundContext()
@@ -163,7 +164,7 @@ import Testing
     }
 }
 
-@Suite struct GraphMergingTests {
+@Suite(.dedicatedThread) struct GraphMergingTests {
     @Test(arguments: StoreKind.allCases)
     func anotherContextsRelationshipChangesArriveByMerging(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: graphModel())

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct UniquenessConstraintTests {
+@Suite(.dedicatedThread) struct UniquenessConstraintTests {
     private func seeded(_ kind: StoreKind) throws -> (TestStack, ManagedObjectID) {
         let stack = try TestStack(kind)
         let context = stack.container.newBackgroundContext()

@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct ValidationTests {
+@Suite(.dedicatedThread) struct ValidationTests {
     private func saveError(_ configure: @escaping (ManagedObjectContext) -> Void) throws -> CoreDataError {
         let stack = try TestStack(.inMemory, model: graphModel())
         let context = stack.container.newBackgroundContext()
@@ -73,7 +74,7 @@ final class Ticket: ManagedObject {
     }
 }
 
-@Suite struct CustomValidationTests {
+@Suite(.dedicatedThread) struct CustomValidationTests {
     @Test func overriddenValidateForInsertRunsAtSave() throws {
         let stack = try TestStack(.inMemory, model: ManagedObjectModel(Ticket.self))
         let context = stack.container.newBackgroundContext()

@@ -2,9 +2,10 @@ import Earthquakes
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// The Earthquakes sample: a real USGS feed (shipped in Examples/quakes), batch-imported.
-@Suite struct EarthquakesTests {
+@Suite(.dedicatedThread) struct EarthquakesTests {
     static let shippedFeed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/quakes/all_day.geojson")
 

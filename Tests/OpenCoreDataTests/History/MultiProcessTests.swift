@@ -1,13 +1,14 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Several processes sharing one store — an SQLite file on one machine, a PostgreSQL schema as
 /// services on several machines share it: no acknowledged save is lost, optimistic locking holds
 /// across processes, history numbers every process's saves in one order, and remote changes
 /// reach the others.
 // Serialized: the children find their store through environment variables set before they start.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct MultiProcessTests {
+@Suite(.serialized, .dedicatedThread) struct MultiProcessTests {
     /// The stores several processes can share.
     static var sharedKinds: [StoreKind] { StoreKind.allCases.filter { $0 != .inMemory } }
     static let processes = 4
@@ -98,10 +99,8 @@ import Testing
         // The parent heard of the children's saves: a remote-change notification whose token
         // reaches the last transaction.
         let last = transactions.last?.transactionNumber ?? 0
-        var heard = false
-        for _ in 0..<300 where !heard {
-            heard = recorder.values.contains { (($0.userInfo?[NSPersistentHistoryTokenKey] as? PersistentHistoryToken)?.transactionNumber ?? 0) >= last }
-            if !heard { try await Task.sleep(for: .milliseconds(10)) }
+        let heard = await eventually {
+            recorder.values.contains { (($0.userInfo?[NSPersistentHistoryTokenKey] as? PersistentHistoryToken)?.transactionNumber ?? 0) >= last }
         }
         #expect(heard, "no remote-change notification reached transaction \(last)")
     }

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct PersistentHistoryTests {
+@Suite(.dedicatedThread) struct PersistentHistoryTests {
     private func stack(_ kind: StoreKind, directory: TemporaryDirectory = TemporaryDirectory()) throws -> TestStack {
         try TestStack(kind, model: ManagedObjectModel(Entry.self, Note.self), directory: directory, options: [NSPersistentHistoryTrackingKey: true])
     }

@@ -3,10 +3,11 @@ import Foundation
 import OpenCoreData
 import Synchronization
 import Testing
+import TestSupport
 
 /// `ocd quakes watch`'s engine: the strongest quakes by magnitude band, kept current while
 /// another process imports the feed into the same store.
-@Suite(.timeLimit(.minutes(1))) struct QuakeWatchTests {
+@Suite(.dedicatedThread) struct QuakeWatchTests {
     @Test func theTableFollowsAnImportByAnotherProcess() async throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Quakes.sqlite")
@@ -27,13 +28,8 @@ import Testing
             try await importer.importFeed(try QuakeFeed(contentsOf: URL(fileURLWithPath: feedPath)))
             exit(0)
         }
-        var last: QuakeWatch.Table?
-        for _ in 0..<500 {
-            last = tables.withLock { $0.last }
-            if last?.total == 146 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let table = try #require(last)
+        _ = await eventually { tables.withLock { $0.last?.total } == 146 }
+        let table = try #require(tables.withLock { $0.last })
         #expect(table.total == 146)
         // The feed's four strongest, by band, strongest first.
         let feed = try QuakeFeed(contentsOf: EarthquakesTests.shippedFeed)

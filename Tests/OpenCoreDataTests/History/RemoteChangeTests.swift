@@ -1,27 +1,25 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// `.NSPersistentStoreRemoteChange` after every change to the store (an SQLite file, a PostgreSQL
 /// schema): by this coordinator, by another coordinator, and by another process.
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
 // Serialized: the child finds its store through environment variables set before it starts.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct RemoteChangeTests {
+@Suite(.serialized, .dedicatedThread) struct RemoteChangeTests {
     private static let options: [String: any Sendable] = [NSPersistentHistoryTrackingKey: true, NSPersistentStoreRemoteChangeNotificationPostOptionKey: true]
 
     private func open(_ kind: StoreKind, _ directory: TemporaryDirectory) throws -> TestStack {
         try TestStack(kind, model: ManagedObjectModel(Entry.self), directory: directory, options: Self.options)
     }
 
-    /// Waits (up to two seconds) until `recorder` holds a notification whose token reaches `number`.
+    /// Waits until `recorder` holds a notification whose token reaches `number`.
     private func waitForToken(_ recorder: NotificationRecorder, atLeast number: Int64) async throws -> Notification? {
-        for _ in 0..<200 {
-            if let match = recorder.values.first(where: { (($0.userInfo?[NSPersistentHistoryTokenKey] as? PersistentHistoryToken)?.transactionNumber ?? 0) >= number }) {
-                return match
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        func match() -> Notification? {
+            recorder.values.first { (($0.userInfo?[NSPersistentHistoryTokenKey] as? PersistentHistoryToken)?.transactionNumber ?? 0) >= number }
         }
-        return nil
+        _ = await eventually { match() != nil }
+        return match()
     }
 
     private func observe(_ stack: TestStack) -> (NotificationRecorder, any NSObjectProtocol) {

@@ -1,5 +1,6 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// One note with three texts "A" (version 1); context V changes text2 and text3 to "V";
 /// context B changes text1 and text3 to "B" and saves (version 2); then V saves with `policy`.
@@ -35,8 +36,7 @@ private func conflictingSave(_ kind: StoreKind, policy: MergePolicy) throws -> (
     return (texts, failure)
 }
 
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct MergePolicyTests {
+@Suite(.dedicatedThread) struct MergePolicyTests {
     @Test(arguments: StoreKind.allCases)
     func theFivePoliciesOnOneConflictingNote(kind: StoreKind) throws {
         // The four resolving policies: the save succeeds (the rollback policy leaves the same

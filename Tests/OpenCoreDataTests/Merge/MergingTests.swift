@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Sets text1 of a note and saves, on the saving context's queue.
 private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObjectID) throws {
@@ -10,8 +11,7 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
     }
 }
 
-// Under a deadlock watchdog: a test that hangs fails after a minute instead of stopping the run.
-@Suite(.timeLimit(.minutes(1))) struct MergingTests {
+@Suite(.dedicatedThread) struct MergingTests {
     /// Two contexts on one store, with one saved note registered in both (the receiver's copy is
     /// returned: registered objects nobody references are dropped, as with weak references).
     private func twoContexts(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext, ManagedObjectContext, ManagedObjectID, Note?) {
@@ -226,7 +226,7 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
             }
         }
         // Let the main queue run the merges, then check them.
-        for _ in 0..<100 where seen.values.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { seen.values.count >= 3 }
         #expect(seen.values == ["v1@main", "v2@main", "v3@main"])
         _ = held
     }
@@ -328,7 +328,7 @@ private func save(_ text: String, on saver: ManagedObjectContext, id: ManagedObj
     }
 }
 
-@Suite struct StalenessTests {
+@Suite(.dedicatedThread) struct StalenessTests {
     @Test func aZeroStalenessIntervalReadsFaultsFromTheStoreNotTheRowCache() throws {
         let directory = TemporaryDirectory()
         let first = try TestStack(.sqlite, directory: directory)

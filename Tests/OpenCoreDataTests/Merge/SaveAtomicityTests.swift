@@ -1,10 +1,11 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// A save that meets a conflict writes nothing, in every store: no row, no many-to-many pair, no
 /// order, no history — however many of its writes the store had already made when it found the
 /// conflict — and the same save goes through once a policy resolves it.
-@Suite(.timeLimit(.minutes(1))) struct SaveAtomicityTests {
+@Suite(.dedicatedThread) struct SaveAtomicityTests {
     /// What a fresh context reads from the store.
     private struct Stored: Equatable {
         var bodies: [String]

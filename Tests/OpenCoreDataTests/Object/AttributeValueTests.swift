@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct AttributeValueTests {
+@Suite(.dedicatedThread) struct AttributeValueTests {
     @Test(arguments: StoreKind.allCases)
     func everyAttributeTypeRoundTripsThroughANewContainer(kind: StoreKind) throws {
         let directory = TemporaryDirectory()

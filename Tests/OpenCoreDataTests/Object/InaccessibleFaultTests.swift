@@ -1,12 +1,13 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// A fault whose row is gone (deleted by another coordinator on the same file, as another
 /// process would) never kills the process: as Core Data does with
 /// `shouldDeleteInaccessibleFaults` (the default), the object reads as deleted with nil/zero
 /// values, and the next save discards it without touching the store.
-@Suite struct InaccessibleFaultTests {
+@Suite(.dedicatedThread) struct InaccessibleFaultTests {
     /// Saves notes 1...3 through one container and returns the ID of note 2, deleted afterwards
     /// through a second container on the same file (the first one's row cache still has it).
     private static func noteDeletedElsewhere(_ stack: TestStack) throws -> ManagedObjectID {

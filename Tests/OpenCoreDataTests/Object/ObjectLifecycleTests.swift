@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct ObjectLifecycleTests {
+@Suite(.dedicatedThread) struct ObjectLifecycleTests {
     @Test(arguments: StoreKind.allCases)
     func insertingGivesATemporaryIDAndSavingAPermanentOne(kind: StoreKind) throws {
         let stack = try TestStack(kind)

@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Core Data code, kept in Core Data's spellings, compiles and behaves as it does there: the
 /// stacks of the well-known concurrency articles, hand-written managed classes, lifecycle hooks.
-@Suite struct CoreDataPortingTests {
+@Suite(.dedicatedThread) struct CoreDataPortingTests {
     /// A model file loaded Core Data's way, with the region's class named by hand (its file
     /// names it `.PortRegion`, "the app's module", which a test bundle is not).
     private func loadModel(_ directory: TemporaryDirectory) throws -> NSManagedObjectModel {

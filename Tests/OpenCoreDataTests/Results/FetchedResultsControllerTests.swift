@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(1))) struct FetchedResultsControllerTests {
+@Suite(.dedicatedThread) struct FetchedResultsControllerTests {
     /// Notes sorted by text1 (the section) then id, in a background context.
     private func controller(_ stack: TestStack, predicate: String? = nil, sections: Bool = true)
         -> (ManagedObjectContext, FetchedResultsController<Note>, ResultsShadow) {

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// The controller against a fresh fetch: seeded random change sets — inserts, deletes, updates
 /// that move objects across sort and section boundaries, saves, rollbacks, refreshes, undo,
@@ -10,7 +11,7 @@ import Testing
 ///
 /// `OCD_RESULTS_SEEDS` sets how many seeds run (each 40 change sets; default 150) and
 /// `OCD_RESULTS_SEED` replays one.
-@Suite(.timeLimit(.minutes(10))) struct FetchedResultsDifferentialTests {
+@Suite(.dedicatedThread(minutes: 15)) struct FetchedResultsDifferentialTests {
     static let sectionNames: [String?] = [nil, "a", "b", "c"]
     static let predicates: [String?] = [nil, "id >= 4", "text2 != nil", "id < 8 AND text1 != 'c'"]
 

@@ -2,9 +2,10 @@ import Foundation
 import Observation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// `withObservationTracking` around reads of `@Managed` properties: which changes fire it.
-@Suite(.timeLimit(.minutes(1))) struct ObservationTests {
+@Suite(.dedicatedThread) struct ObservationTests {
     /// Counts the times an observation fired (`onChange` runs on the thread that made the change).
     final class Fired: Sendable {
         private let count = Recorder<Int>()

@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(1))) struct ResultStreamTests {
+@Suite(.dedicatedThread) struct ResultStreamTests {
     private func request() -> FetchRequest<Note> {
         let request = Note.fetchRequest()
         request.sortDescriptors = [NSSortDescriptor(key: "text1", ascending: true), NSSortDescriptor(key: "id", ascending: true)]
@@ -67,11 +68,7 @@ import Testing
             }
         }
         // The stop is queued on the context's queue; a later block runs after it.
-        var observing = true
-        for _ in 0..<100 where observing {
-            observing = await context.perform { context.hasGraphObservers }
-            if observing { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(!observing)
+        let stopped = await eventually { await context.perform { !context.hasGraphObservers } }
+        #expect(stopped)
     }
 }

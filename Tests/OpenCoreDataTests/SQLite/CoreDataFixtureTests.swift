@@ -1,8 +1,9 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Stores written by Apple's Core Data (in `Tests/Fixtures`), opened with models written in code.
-@Suite struct CoreDataFixtureTests {
+@Suite(.dedicatedThread) struct CoreDataFixtureTests {
     /// DuckDuckGo's SyncMetadata model, version 3, as code.
     static func syncMetadataModel() -> ManagedObjectModel {
         let name = AttributeDescription(name: "name", type: .string, isOptional: false)

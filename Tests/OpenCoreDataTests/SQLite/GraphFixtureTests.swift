@@ -1,10 +1,11 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Stores with relationships and inheritance written by Apple's Core Data, opened with models
 /// written in code: the join table of a many-to-many (bnr-coredatastack) and single-table
 /// inheritance (objc.io's Moody).
-@Suite struct GraphFixtureTests {
+@Suite(.dedicatedThread) struct GraphFixtureTests {
     /// bnr-coredatastack's TestModel: Author.books ⇄ Book.authors.
     static func bookModel() -> ManagedObjectModel {
         let author = EntityDescription(name: "Author", properties: [
@@ -150,7 +151,7 @@ import Testing
 }
 
 /// DuckDuckGo's bookmarks (version 1): ordered children in `Z_FOK_PARENT`.
-@Suite struct OrderedFixtureTests {
+@Suite(.dedicatedThread) struct OrderedFixtureTests {
     static func bookmarksModel() -> ManagedObjectModel {
         let children = RelationshipDescription(name: "children", destination: "BookmarkEntity", toMany: true, inverse: "parent", deleteRule: .cascade, isOrdered: true)
         let favorites = RelationshipDescription(name: "favorites", destination: "BookmarkEntity", toMany: true, inverse: "favoriteFolder", isOrdered: true)

@@ -1,12 +1,13 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Shapes that fuzzers rarely reach, made on purpose: nesting far deeper than any real file,
 /// sub-objects shared so that expanding them explodes, compression bombs, cycles where trees are
 /// expected, wrong-typed values and files that are not stores. Each must end in a `CoreDataError`
 /// or a sane value, never a crash or a hang.
-@Suite(.timeLimit(.minutes(1))) struct HostileInputTests {
+@Suite(.dedicatedThread) struct HostileInputTests {
     // MARK: - Binary property lists
 
     /// A `bplist00` file of the given encoded objects (references and offsets 4 bytes wide).

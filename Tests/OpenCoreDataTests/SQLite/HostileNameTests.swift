@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// A model is input too: names from a model file become table, column and index names, so a
 /// name that is not a plain word is refused before any SQL runs.
-@Suite struct HostileNameTests {
+@Suite(.dedicatedThread) struct HostileNameTests {
     static let injected = "title VARCHAR); CREATE TABLE PWNED (X); CREATE TRIGGER T AFTER INSERT ON ZNOTE BEGIN DELETE FROM ZNOTE; END; --"
 
     /// A `.xcdatamodel` whose attribute name carries SQL.

@@ -1,9 +1,10 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Models written by Xcode (`.xcdatamodeld`), loaded and checked against the version hashes
 /// Apple's Core Data wrote into the stores made with them.
-@Suite struct ModelFileTests {
+@Suite(.dedicatedThread) struct ModelFileTests {
     static let pairs: [(model: String, version: String, store: String)] = [
         ("bnr-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld", "TestModel", "bnr-coredatastack/Sample Model/Deprecated/TestModel.sqlite"),
         ("objcio-moody/Migrations/Migrations/Moody.xcdatamodeld", "Moody", "objcio-moody/Migrations/MigrationsTests/Moody.moody"),

@@ -1,7 +1,8 @@
 import OpenCoreData
 import Testing
+import TestSupport
 
-@Suite struct StoreLayoutTests {
+@Suite(.dedicatedThread) struct StoreLayoutTests {
     @Test func tablesColumnsAndKeysFollowCoreDatasLayout() throws {
         let stack = try TestStack(.sqlite)
         let context = stack.container.newBackgroundContext()

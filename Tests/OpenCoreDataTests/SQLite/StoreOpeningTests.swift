@@ -1,10 +1,11 @@
 import Foundation
 import OpenCoreData
 import Testing
+import TestSupport
 
 /// Opening an SQLite store: several coordinators creating one new file, a history store opened
 /// without history, the durability and timeout settings, and what `remove` leaves open.
-@Suite struct StoreOpeningTests {
+@Suite(.dedicatedThread) struct StoreOpeningTests {
     private static let model = ManagedObjectModel(Note.self, Sample.self)
 
     @Test func coordinatorsCreatingTheSameNewStoreAtOnceAgreeOnOneUUID() throws {

@@ -2,6 +2,7 @@ import Foundation
 import OpenCoreData
 @testable import OpenCoreDataPostgreSQL
 import Testing
+import TestSupport
 
 /// The PostgreSQL server the parity tests use: `OCD_POSTGRES_URL`. Each test's stores live in
 /// schemas of its own, dropped with its temporary folder.
@@ -36,7 +37,7 @@ extension TemporaryDirectory {
     }
 }
 
-@Suite struct PostgreSQLAvailabilityTests {
+@Suite(.dedicatedThread) struct PostgreSQLAvailabilityTests {
     /// CI must run the parity tests on PostgreSQL too: a missing server fails the run instead
     /// of leaving the cases out quietly.
     @Test func parityTestsRunOnPostgreSQLUnderContinuousIntegration() {
