@@ -20,9 +20,13 @@ extension PostgreSQLStore {
 
     /// Raises a `Z_PRIMARYKEY` row by `count` inside the caller's transaction (its row lock is
     /// held until that transaction ends); returns the first key.
+    /// A counter out of range (see ``KeyCounter``) is left as it is and refused.
     func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
-        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX", [.integer(Int64(count)), .integer(Int64(entityNumber))]).rows
+        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + $1 WHERE Z_ENT = $2 AND COALESCE(Z_MAX, 0) BETWEEN 0 AND $3 RETURNING Z_MAX",
+                                       [.integer(Int64(count)), .integer(Int64(entityNumber)), .integer(KeyCounter.ceiling(reserving: count))]).rows
         guard case .integer(let maximum)? = rows.first?.first else {
+            let current = try session.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(entityNumber))]).rows
+            if case .integer(let value)? = current.first?.first { throw KeyCounter.outOfRange(String(value), table: "Z_ENT \(entityNumber)") }
             throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
         }
         return maximum - Int64(count) + 1

@@ -108,6 +108,8 @@ final class SQLiteStatement: @unchecked Sendable {
 
     func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
+    func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
     /// The number of columns of the statement's rows.
     var columnCount: Int32 { sqlite3_column_count(handle) }
 

@@ -25,18 +25,31 @@ extension SQLiteStore {
         try reserveKeys(db, entityNumber: number, count: count, name: root.name)
     }
 
-    /// The same for any `Z_PRIMARYKEY` row (history entities included).
+    /// The same for any `Z_PRIMARYKEY` row (history entities included). The counter is checked
+    /// before it is raised: SQLite would turn an `INTEGER` past `Int64.max` into a `REAL`.
     func reserveKeys(_ db: SQLiteConnection, entityNumber number: Int, count: Int, name: String? = nil) throws -> Int64 {
-        let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
-        try update.bind([.integer(Int64(count)), .integer(Int64(number))])
-        try update.run()
-        let select = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-        defer { select.reset() }
-        try select.bind([.integer(Int64(number))])
-        guard try select.step() else {
-            throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(name ?? "?") (Z_ENT \(number)).")
+        let table = name ?? "Z_ENT \(number)"
+        let select = try db.cachedStatement("SELECT Z_MAX, typeof(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+        let current: Int64
+        do {
+            defer { select.reset() }
+            try select.bind([.integer(Int64(number))])
+            guard try select.step() else {
+                throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(table).")
+            }
+            switch select.string(at: 1) {
+            case "integer": current = select.int64(at: 0)
+            case "null": current = 0
+            case "real" where (0..<0x1p53).contains(select.double(at: 0)) && select.double(at: 0).rounded() == select.double(at: 0):
+                current = Int64(select.double(at: 0))   // integral and exact: written by another tool
+            default: throw KeyCounter.outOfRange("the \(select.string(at: 1)) '\(select.string(at: 0))'", table: table)
+            }
         }
-        return select.int64(at: 0) - Int64(count) + 1
+        let raised = try KeyCounter.raised(current, by: count, table: table)
+        let update = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
+        try update.bind([.integer(raised), .integer(Int64(number))])
+        try update.run()
+        return current + 1
     }
 
     package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {

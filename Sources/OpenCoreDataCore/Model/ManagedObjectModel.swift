@@ -148,8 +148,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }
             // Names become table, column and index names in the store: only plain words may.
             try Self.checkName(entity.name, what: "entity")
-            for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)") }
-            for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)") }
+            for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)", leadingUnderscore: true) }
+            for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)", leadingUnderscore: true) }
             guard seen.insert(entity.name).inserted else {
                 throw CoreDataError(.coreData, "The model has two entities named '\(entity.name)'. Entity names must be unique.")
             }
@@ -192,13 +192,20 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// Throws 134060 unless `name` is a letter followed by letters, digits and underscores
     /// (ASCII), as Xcode's model editor requires. Core Data's further rule on case (entities
     /// upper-case, properties lower-case) is not enforced: models built in code may differ.
-    static func checkName(_ name: String, what: String) throws(CoreDataError) {
+    ///
+    /// Properties and fetch indexes may also start with underscores: Apple's own frameworks
+    /// write such models (macOS's knowledge store has `_CDEntityMetadataKey__bestLanguage`), and
+    /// prefixed with `Z` they are plain identifiers all the same (`Z_CDENTITYMETADATAKEY__…`; a
+    /// column that would be `Z_PK`, `Z_ENT` or `Z_OPT` gets a number appended, as any duplicate
+    /// does). Entities may not: `Z` + `_PRIMARYKEY` or `_METADATA` is one of Core Data's own tables.
+    static func checkName(_ name: String, what: String, leadingUnderscore: Bool = false) throws(CoreDataError) {
         let bytes = Array(name.utf8)
         func isLetter(_ byte: UInt8) -> Bool { (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) }
-        guard let first = bytes.first, isLetter(first),
-              bytes.allSatisfy({ isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) else {
+        func isWordByte(_ byte: UInt8) -> Bool { isLetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F }
+        guard let first = bytes.first, isLetter(first) || (leadingUnderscore && first == 0x5F), bytes.allSatisfy(isWordByte) else {
             let shown = name.count > 60 ? String(name.prefix(60)) + "…" : name
-            throw CoreDataError(.coreData, "The \(what) is named '\(shown)', which is not a valid name: use a letter followed by letters, digits and underscores. Rename it in the model.")
+            let rule = leadingUnderscore ? "a letter or an underscore followed by letters, digits and underscores" : "a letter followed by letters, digits and underscores"
+            throw CoreDataError(.coreData, "The \(what) is named '\(shown)', which is not a valid name: use \(rule). Rename it in the model.")
         }
     }
 

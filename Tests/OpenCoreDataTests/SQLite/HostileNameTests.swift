@@ -43,7 +43,9 @@ import TestSupport
         ("Note", "ti tle", "byTitle"),
         ("Note", "title", "by) ; DROP TABLE ZNOTE; --"),
         ("9Note", "title", "byTitle"),
-        ("Note", "_title", "byTitle"),
+        ("_Note", "title", "byTitle"),
+        ("Note", "_ti tle", "byTitle"),
+        ("Note", "title", "_by-title"),
         ("Ñote", "title", "byTitle"),
     ])
     func namesThatAreNotPlainWordsAreRefused(entity: String, attribute: String, index: String) throws {
@@ -55,6 +57,61 @@ import TestSupport
             _ = try PersistentContainer.loaded(at: directory.file("Store.sqlite"), model: ManagedObjectModel(entities: [note]))
         }
         #expect(error.message.contains("not a valid name"))
+    }
+
+    /// Apple's frameworks name properties with leading underscores (macOS's knowledge store has
+    /// `_CDEntityMetadataKey__bestLanguage` on `StructuredMetadata`); such stores must open, and
+    /// their rows read and write, on every store. A property whose column would be `Z_PK` gets a
+    /// column of its own.
+    @Test(arguments: StoreKind.allCases)
+    func propertiesNamedWithLeadingUnderscoresAsApplesFrameworksNameThemWork(kind: StoreKind) throws {
+        let language = AttributeDescription(name: "_CDEntityMetadataKey__bestLanguage", type: .string)
+        let key = AttributeDescription(name: "_pk", type: .integer64)
+        let metadata = EntityDescription(name: "StructuredMetadata", properties: [language, key])
+        metadata.indexes = [FetchIndexDescription(name: "_byLanguage", elements: [FetchIndexDescription.Element(property: language.name)])]
+        let stack = try TestStack(kind, model: ManagedObjectModel(entities: [metadata]))
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for (index, code) in ["en", "fr", "de"].enumerated() {
+                let row = ManagedObject(entity: stack.container.managedObjectModel.entitiesByName["StructuredMetadata"]!, insertInto: context)
+                row.setValue(code, forKey: "_CDEntityMetadataKey__bestLanguage")
+                row.setValue(Int64(100 + index), forKey: "_pk")
+            }
+            try context.save()
+        }
+        let reader = stack.container.newBackgroundContext()
+        let found = try reader.performAndWait { () throws in
+            let request = FetchRequest<ManagedObject>(entityName: "StructuredMetadata")
+            request.predicate = NSPredicate(format: "_CDEntityMetadataKey__bestLanguage == %@ OR _pk == 102", "fr")
+            request.sortDescriptors = [NSSortDescriptor(key: "_pk", ascending: true)]
+            return try reader.fetch(request).map { ($0.value(forKey: "_CDEntityMetadataKey__bestLanguage") as? String, $0.value(forKey: "_pk") as? Int64) }
+        }
+        #expect(found.map(\.0) == ["fr", "de"])
+        #expect(found.map(\.1) == [101, 102])
+    }
+
+    /// The store keeps the model it was written with (`Z_MODELCACHE`); a store of such a model
+    /// opens from that model alone, as Apple's system stores are opened by tools that lack their
+    /// model files.
+    @Test func aStoreWhoseCachedModelHasLeadingUnderscoresOpensFromIt() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Knowledge.sqlite")
+        let metadata = EntityDescription(name: "StructuredMetadata", properties: [AttributeDescription(name: "_CDEntityMetadataKey__bestLanguage", type: .string)])
+        do {
+            let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(entities: [metadata]))
+            try container.viewContext.performAndWait { () throws in
+                ManagedObject(entity: container.managedObjectModel.entitiesByName["StructuredMetadata"]!, insertInto: container.viewContext)
+                    .setValue("sv", forKey: "_CDEntityMetadataKey__bestLanguage")
+                try container.viewContext.save()
+            }
+        }
+        #expect(try RawSQLite(url).rows("SELECT Z_CDENTITYMETADATAKEY__BESTLANGUAGE FROM ZSTRUCTUREDMETADATA").count == 1)
+        let cached = try ManagedObjectModel(cachedInStoreAt: url)
+        let container = try PersistentContainer.loaded(at: url, model: cached)
+        let values = try container.viewContext.performAndWait { () throws in
+            try container.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "StructuredMetadata")).map { $0.value(forKey: "_CDEntityMetadataKey__bestLanguage") as? String }
+        }
+        #expect(values == ["sv"])
     }
 
     @Test func plainNamesOfEitherCaseStillWork() throws {
