@@ -98,7 +98,7 @@ extension PostgreSQLStore {
             }
         }
         let start = min(request.offset, rows.count)
-        let end = request.limit > 0 ? min(start + request.limit, rows.count) : rows.count
+        let end = request.limit > 0 ? min(start.addingSaturated(request.limit), rows.count) : rows.count
         return Array(rows[start..<end])
     }
 

@@ -150,6 +150,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             try Self.checkName(entity.name, what: "entity")
             for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)", leadingUnderscore: true) }
             for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)", leadingUnderscore: true) }
+            for case let attribute as AttributeDescription in entity.properties { try Self.checkBounds(of: attribute, in: entity) }
             guard seen.insert(entity.name).inserted else {
                 throw CoreDataError(.coreData, "The model has two entities named '\(entity.name)'. Entity names must be unique.")
             }
@@ -206,6 +207,21 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             let shown = name.count > 60 ? String(name.prefix(60)) + "…" : name
             let rule = leadingUnderscore ? "a letter or an underscore followed by letters, digits and underscores" : "a letter followed by letters, digits and underscores"
             throw CoreDataError(.coreData, "The \(what) is named '\(shown)', which is not a valid name: use \(rule). Rename it in the model.")
+        }
+    }
+
+    /// Throws 134060 when a validation bound (`minValueString`/`maxValueString` of a model file)
+    /// is not finite, or, for a string's length, not a whole number of characters from 0 to 2^53:
+    /// no value could be checked against it (and a length of `1e19` has no `Int`).
+    static func checkBounds(of attribute: AttributeDescription, in entity: EntityDescription) throws(CoreDataError) {
+        for (bound, what) in [(attribute.minimum, "minimum"), (attribute.maximum, "maximum")] {
+            guard let bound else { continue }
+            let isLength = attribute.attributeType == .string
+            let valid = isLength ? (0...0x1p53).contains(bound) && bound.rounded() == bound : bound.isFinite
+            guard valid else {
+                let rule = isLength ? "a whole number of characters from 0 to \(1 << 53)" : "a finite number"
+                throw CoreDataError(.coreData, "The attribute \(attribute.name) of the entity \(entity.name) has the \(what) \(bound), which is not \(rule). Correct or remove the bound in the model.")
+            }
         }
     }
 

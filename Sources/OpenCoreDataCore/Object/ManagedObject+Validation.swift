@@ -36,8 +36,8 @@ extension ManagedObject {
                 if !attribute.isOptional { fail(.validationMissingMandatoryProperty, name, "is mandatory and has no value. Set it before saving, or make it optional.") }
             case .string(let text):
                 let length = Double(text.count)
-                if let maximum = attribute.maximum, length > maximum { fail(.validationStringTooLong, name, "is \(text.count) characters long; at most \(Int(maximum)) are allowed.") }
-                if let minimum = attribute.minimum, length < minimum { fail(.validationStringTooShort, name, "is \(text.count) characters long; at least \(Int(minimum)) are needed.") }
+                if let maximum = attribute.maximum, length > maximum { fail(.validationStringTooLong, name, "is \(text.count) characters long; at most \(Int(exactly: maximum) ?? Int.max) are allowed.") }
+                if let minimum = attribute.minimum, length < minimum { fail(.validationStringTooShort, name, "is \(text.count) characters long; at least \(Int(exactly: minimum) ?? Int.max) are needed.") }
                 if let pattern = attribute.regularExpression, !StringMatching.evaluate(.matches, options: [], value: text, pattern: pattern) {
                     fail(.validationStringPatternMatching, name, "(\"\(text)\") does not match the pattern \(pattern).")
                 }

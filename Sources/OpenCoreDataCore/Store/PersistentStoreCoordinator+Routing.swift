@@ -88,7 +88,7 @@ extension PersistentStoreCoordinator {
     func fetch(_ request: StoreFetchRequest, across stores: [PersistentStore]) throws -> [StoreRow] {
         var perStore = request
         perStore.offset = 0
-        perStore.limit = request.limit > 0 ? request.limit + request.offset : 0
+        perStore.limit = request.limit > 0 ? request.limit.addingSaturated(request.offset) : 0
         var tagged: [(store: Int, row: StoreRow)] = []
         for (index, store) in stores.enumerated() {
             for var row in try store.engine.fetch(perStore) {

@@ -18,6 +18,24 @@ import TestSupport
         return container
     }
 
+    /// `fetchLimit = Int.max` with an offset, across stores: each store is asked for the rows up
+    /// to the end of the window, which is "all of them", not an overflow.
+    @Test func aLimitOfIntMaxWithAnOffsetAcrossStoresIsEverythingAfterTheOffset() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(ManagedObjectModel(Note.self, Sample.self), [(nil, "A.sqlite"), (nil, "B.sqlite")], in: directory)
+        let context = container.newBackgroundContext()
+        let ids = try context.performAndWait { () throws in
+            for id in 1...4 { Note(context: context).id = Int32(id) }
+            try context.save()
+            let request = Note.fetchRequest()
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            request.fetchLimit = Int.max
+            request.fetchOffset = 1
+            return try context.fetch(request).map(\.id)
+        }
+        #expect(ids == [2, 3, 4])
+    }
+
     @Test func entitiesGoToTheStoreWhoseConfigurationHoldsThem() throws {
         let directory = TemporaryDirectory()
         let model = ManagedObjectModel(Note.self, Sample.self)

@@ -107,6 +107,13 @@ private func ids(_ context: ManagedObjectContext, _ predicate: NSPredicate?, sor
             let all = Note.fetchRequest()
             all.predicate = NSPredicate(format: "text1 != nil")
             #expect(try context.count(for: all) == 5)
+            // A limit of Int.max with an offset is everything after the offset (also where the
+            // window is applied in Swift: PostgreSQL with Core Data's string operators).
+            request.fetchLimit = Int.max
+            request.fetchOffset = 7
+            #expect(try context.fetch(request).map(\.id) == [8, 9, 10])
+            request.predicate = NSPredicate(format: "text2 CONTAINS[cd] %@", "GROUP")
+            #expect(try context.fetch(request).map(\.id) == [8, 9, 10])
         }
     }
 

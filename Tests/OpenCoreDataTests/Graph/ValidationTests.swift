@@ -13,6 +13,32 @@ import TestSupport
         }
     }
 
+    /// A model file's bounds come as text, and `Double()` reads `1e19`, `inf` and `nan`: a string
+    /// length bound outside 0…2^53 or not whole, and a number bound that is not finite, are refused
+    /// when the model loads (every save of the entity used to trap converting them to `Int`).
+    @Test(arguments: [("String", "minValueString", "1e19"), ("String", "maxValueString", "inf"), ("String", "minValueString", "-inf"),
+                      ("String", "maxValueString", "-1"), ("String", "maxValueString", "2.5"), ("Double", "maxValueString", "nan"),
+                      ("Integer 32", "minValueString", "-inf")])
+    func boundsThatAreNotNumbersOfTheirKindAreRefusedWhenTheModelLoads(type: String, bound: String, value: String) throws {
+        let directory = TemporaryDirectory()
+        let bundle = directory.file("Bounds.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="1" systemVersion="1" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Item" representedClassName="Item" syncable="YES" codeGenerationType="class">
+                <attribute name="value" optional="YES" attributeType="\(type)" \(bound)="\(value)"/>
+            </entity>
+        </model>
+        """
+        try Data(xml.utf8).write(to: bundle.appendingPathComponent("contents"))
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try PersistentContainer.loaded(at: directory.file("Bounds.sqlite"), model: ManagedObjectModel(contentsOf: bundle, version: nil))
+        }
+        #expect(error.code == .coreData)
+        #expect(error.message.contains("attribute value of the entity Item"))
+    }
+
     @Test func aMandatoryToOneWithoutDestinationIs1570() throws {
         let error = try saveError { context in _ = Pet(context: context) }
         #expect(error.code == .validationMissingMandatoryProperty)
