@@ -168,7 +168,7 @@ extension PostgreSQLStore {
                                                 contextName: text(row, 4, 8), processID: text(row, 5, 9), bundleID: text(row, 3, 7), changes: [])
             }
             guard includingChanges, let first = transactions.first?.number else { return transactions }
-            let position = Dictionary(uniqueKeysWithValues: transactions.enumerated().map { ($1.number, $0) })
+            let position = Dictionary(transactions.enumerated().map { ($1.number, $0) }, uniquingKeysWith: { first, _ in first })
             for row in try session.execute("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= $1 ORDER BY Z_PK", [.integer(first)]).rows {
                 guard case .integer(let changeID) = row[0], case .integer(let type) = row[3], case .integer(let number) = row[4],
                       case .integer(let key) = row[5], case .integer(let transaction) = row[6],

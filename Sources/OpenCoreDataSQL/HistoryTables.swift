@@ -5,6 +5,8 @@ import Foundation
 /// context names, process and bundle identifiers, stored once and referenced by the `…TS`
 /// columns). Their keys come from `Z_PRIMARYKEY` like any entity's, under these `Z_ENT`s.
 package enum HistoryTables {
+    /// The history tables, keyed by `Z_PK INTEGER PRIMARY KEY` as entity tables are.
+    package static let tableNames = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
     package static let changeEntity = 16001
     package static let transactionEntity = 16002
     package static let stringEntity = 16003

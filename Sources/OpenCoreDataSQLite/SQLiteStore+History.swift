@@ -130,7 +130,7 @@ extension SQLiteStore {
                     author: text(2, 6), contextName: text(4, 8), processID: text(5, 9), bundleID: text(3, 7), changes: []))
             }
             guard includingChanges, let first = transactions.first?.number else { return transactions }
-            let position = Dictionary(uniqueKeysWithValues: transactions.enumerated().map { ($1.number, $0) })
+            let position = Dictionary(transactions.enumerated().map { ($1.number, $0) }, uniquingKeysWith: { first, _ in first })
             let changes = try db.cachedStatement("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK")
             defer { changes.reset() }
             try changes.bind([.integer(first)])

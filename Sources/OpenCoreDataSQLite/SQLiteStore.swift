@@ -168,17 +168,18 @@ package final class SQLiteStore: StoreEngine {
     /// Core Data creates it. In a damaged or crafted file whose `Z_PK` is a plain column, rows could
     /// have no key or share one, and several rows would be read as one object (whose entity and
     /// values then disagree with what was asked for): such a file is refused when it is opened.
+    /// The history tables are checked alike: two transactions of one number are no history.
     static func checkPrimaryKeys(_ db: SQLiteConnection, layout: RelationalLayout) throws {
         let statement = try db.prepare("SELECT name, type FROM pragma_table_info(?) WHERE pk > 0")
         defer { statement.finalize() }
-        for table in layout.tables where try db.tableExists(table.name) {
+        for name in layout.tables.map(\.name) + HistoryTables.tableNames where try db.tableExists(name) {
             statement.reset()
-            try statement.bind([.string(table.name)])
+            try statement.bind([.string(name)])
             var keys: [(name: String, type: String)] = []
             while try statement.step() { keys.append((statement.string(at: 0), statement.string(at: 1))) }
             guard keys.count == 1, keys[0].name == "Z_PK", keys[0].type.uppercased() == "INTEGER" else {
                 throw CoreDataError(.persistentStoreInvalidType,
-                                    "The table \(table.name) of the store at \(db.path) does not key its rows by Z_PK INTEGER PRIMARY KEY (its key: \(keys.isEmpty ? "none" : keys.map { "\($0.name) \($0.type)" }.joined(separator: ", "))): the file is damaged or was not written by Core Data. Restore it from a backup.")
+                                    "The table \(name) of the store at \(db.path) does not key its rows by Z_PK INTEGER PRIMARY KEY (its key: \(keys.isEmpty ? "none" : keys.map { "\($0.name) \($0.type)" }.joined(separator: ", "))): the file is damaged or was not written by Core Data. Restore it from a backup.")
             }
         }
     }

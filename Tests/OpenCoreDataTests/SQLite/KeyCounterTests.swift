@@ -79,3 +79,38 @@ import TestSupport
         #expect(key == "p\(Int64.max - 2)")
     }
 }
+
+/// History tables are checked as entity tables are when a store opens: an `ATRANSACTION` or
+/// `ACHANGE` that does not key its rows by `Z_PK INTEGER PRIMARY KEY` (and so may hold two
+/// transactions of one number) is refused with 134000 instead of trapping the history reader.
+@Suite(.dedicatedThread) struct HistoryTableKeyTests {
+    @Test(arguments: ["ATRANSACTION", "ACHANGE"])
+    func aHistoryTableWithoutItsIntegerKeyIsRefusedWhenTheStoreOpens(table: String) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let configure = { (description: PersistentStoreDescription) in description.setOption(true, forKey: NSPersistentHistoryTrackingKey) }
+        do {
+            let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(Note.self), configure: configure)
+            let context = container.newBackgroundContext()
+            try context.performAndWait { () throws in
+                for id in 1...2 {
+                    Note(context: context).id = Int32(id)
+                    try context.save()
+                }
+            }
+        }
+        // Rebuilt as a plain table holding every row twice.
+        let raw = try RawSQLite(url, writable: true)
+        try raw.execute("CREATE TABLE COPY AS SELECT * FROM \(table)")
+        try raw.execute("DROP TABLE \(table)")
+        try raw.execute("CREATE TABLE \(table) AS SELECT * FROM COPY")
+        try raw.execute("INSERT INTO \(table) SELECT * FROM COPY")
+        try raw.execute("DROP TABLE COPY")
+
+        let error = try #require(throws: CoreDataError.self) {
+            _ = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(Note.self), configure: configure)
+        }
+        #expect(error.code == .persistentStoreInvalidType)
+        #expect(error.message.contains(table))
+    }
+}
