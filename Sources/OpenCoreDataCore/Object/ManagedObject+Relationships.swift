@@ -45,19 +45,51 @@ extension ManagedObject {
     /// When the store cannot read them, none (the relationship stays unloaded, so the next use
     /// tries again) and the context's next save throws the store's error instead of saving.
     package func managedMembers(forKey key: String) -> [ManagedObject] {
+        readableMembers(forKey: key) ?? []
+    }
+
+    /// The destination objects of a to-many, or `nil` when the store cannot read them (the
+    /// context's next save then throws the store's error): what a change computed from the
+    /// current members starts from, so that a failed read is never taken for "no members".
+    package func readableMembers(forKey key: String) -> [ManagedObject]? {
         let (context, relationship) = graphAccess(key, toMany: true)
         if let number = observedNumber(ofToMany: key) { observeRead(number) }
-        let members = (try? context.members(of: self, relationship)) ?? []
+        guard let members = try? context.members(of: self, relationship) else { return nil }
         return members.map { context.object(with: $0) }
     }
 
+    /// Makes the destinations of a to-many `objects`. Replacing them needs the current ones: when
+    /// the store cannot read them (an I/O error, a lost connection), the relationship is left as
+    /// it was and the context's next save throws the store's error, as after a failed read.
     package func setManagedMembers(_ objects: [ManagedObject], forKey key: String) {
         let (context, relationship) = graphAccess(key, toMany: true)
         for object in objects { checkDestination(object, of: relationship, in: context) }
         do {
             try context.setMembers(objects, of: self, relationship)
         } catch {
-            preconditionFailure("CoreData could not change the relationship '\(key)' of \(objectID): \(error)")
+            context.relationshipReadFailure = context.relationshipReadFailure ?? error
+        }
+    }
+
+    /// Adds destinations to a to-many, one by one, without reading the ones it has (an unloaded
+    /// relationship stays unloaded and remembers the additions).
+    package func addManagedMembers(_ objects: [ManagedObject], forKey key: String) {
+        let (context, relationship) = graphAccess(key, toMany: true)
+        for object in objects { checkDestination(object, of: relationship, in: context) }
+        do {
+            for object in objects { try context.addMember(object, to: self, relationship) }
+        } catch {
+            context.relationshipReadFailure = context.relationshipReadFailure ?? error
+        }
+    }
+
+    /// Removes destinations from a to-many, without reading the ones it has.
+    package func removeManagedMembers(_ objects: [ManagedObject], forKey key: String) {
+        let (context, relationship) = graphAccess(key, toMany: true)
+        do {
+            for object in objects { try context.removeMember(object.objectID, from: self, relationship) }
+        } catch {
+            context.relationshipReadFailure = context.relationshipReadFailure ?? error
         }
     }
 

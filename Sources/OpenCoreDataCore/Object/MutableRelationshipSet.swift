@@ -31,10 +31,7 @@ public final class MutableRelationshipSet: Sequence {
     public func remove(_ member: ManagedObject) { remove(Set([member])) }
     /// Adds destinations. Mirrors `NSMutableSet.addObjects(from:)`.
     public func addObjects(from objects: [ManagedObject]) {
-        var current = members
-        let present = Set(current)
-        current += objects.filter { !present.contains($0) }
-        object.setManagedMembers(current, forKey: key)
+        object.addManagedMembers(objects, forKey: key)
     }
     /// Adds the destinations of `other`. Mirrors `NSMutableSet.union(_:)`.
     public func union(_ other: Set<ManagedObject>) { addObjects(from: Array(other)) }
@@ -44,7 +41,7 @@ public final class MutableRelationshipSet: Sequence {
     public func removeAllObjects() { object.setManagedMembers([], forKey: key) }
 
     private func remove(_ objects: Set<ManagedObject>) {
-        object.setManagedMembers(members.filter { !objects.contains($0) }, forKey: key)
+        object.removeManagedMembers(Array(objects), forKey: key)
     }
 
     /// Iterates the destinations as they are when iteration starts.
@@ -79,33 +76,45 @@ public final class MutableRelationshipOrderedSet: Sequence {
 
     /// Appends a destination (a present one stays where it is). Mirrors `add(_:)`.
     public func add(_ member: ManagedObject) {
-        guard !contains(member) else { return }
-        object.setManagedMembers(array + [member], forKey: key)
+        change { $0.contains(member) ? $0 : $0 + [member] }
     }
     /// Inserts a destination at `index` (a present one moves there). Mirrors `insert(_:at:)`.
     public func insert(_ member: ManagedObject, at index: Int) {
-        var current = array.filter { $0 != member }
-        current.insert(member, at: Swift.min(Swift.max(index, 0), current.count))
-        object.setManagedMembers(current, forKey: key)
+        change { current in
+            var current = current.filter { $0 != member }
+            current.insert(member, at: Swift.min(Swift.max(index, 0), current.count))
+            return current
+        }
     }
     /// Removes a destination. Mirrors `remove(_:)`.
-    public func remove(_ member: ManagedObject) { object.setManagedMembers(array.filter { $0 != member }, forKey: key) }
+    public func remove(_ member: ManagedObject) { change { $0.filter { $0 != member } } }
     /// Removes the destination at `index`. Mirrors `removeObject(at:)`.
     public func removeObject(at index: Int) {
-        var current = array
-        current.remove(at: index)
-        object.setManagedMembers(current, forKey: key)
+        change { current in
+            var current = current
+            current.remove(at: index)
+            return current
+        }
     }
     /// Moves the destinations at `indexes` to `index`. Mirrors `moveObjects(at:to:)`.
     public func moveObjects(at indexes: IndexSet, to index: Int) {
-        let current = array
-        let moving = indexes.map { current[$0] }
-        var rest = current.enumerated().filter { !indexes.contains($0.offset) }.map(\.element)
-        rest.insert(contentsOf: moving, at: Swift.min(Swift.max(index, 0), rest.count))
-        object.setManagedMembers(rest, forKey: key)
+        change { current in
+            let moving = indexes.map { current[$0] }
+            var rest = current.enumerated().filter { !indexes.contains($0.offset) }.map(\.element)
+            rest.insert(contentsOf: moving, at: Swift.min(Swift.max(index, 0), rest.count))
+            return rest
+        }
     }
     /// Removes every destination. Mirrors `removeAllObjects()`.
     public func removeAllObjects() { object.setManagedMembers([], forKey: key) }
+
+    /// Replaces the destinations with `transform` of the current ones; when the store cannot
+    /// read the current ones, changes nothing (the context's next save throws the store's error)
+    /// rather than taking the failed read for an empty relationship.
+    private func change(_ transform: ([ManagedObject]) -> [ManagedObject]) {
+        guard let current = object.readableMembers(forKey: key) else { return }
+        object.setManagedMembers(transform(current), forKey: key)
+    }
 
     /// Iterates the destinations in order as they are when iteration starts.
     public func makeIterator() -> IndexingIterator<[ManagedObject]> { array.makeIterator() }
