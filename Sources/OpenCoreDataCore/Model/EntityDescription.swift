@@ -170,8 +170,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         if isFrozen, let frozenRoot { return frozenRoot }
         return superentity?.rootEntity ?? self
     }
-    // Set at freeze; unowned(unsafe): the root is in the same frozen model, which outlives it.
-    @exclusivity(unchecked) private unowned(unsafe) var frozenRoot: EntityDescription?
+    // Set at freeze. Unowned (the root holds its sub-entities: a strong reference back would be a
+    // cycle), and checked: an object ID kept after its model is gone traps with a clear message
+    // instead of reading freed memory.
+    @exclusivity(unchecked) private unowned(safe) var frozenRoot: EntityDescription?
     /// The values a new object starts with, in slot order (shared by every new object).
     package private(set) var defaultValues: [ManagedValue] = []
 

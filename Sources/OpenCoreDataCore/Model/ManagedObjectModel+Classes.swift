@@ -13,6 +13,36 @@ extension ManagedObjectModel {
         }
     }
 
+    /// A sub-entity's objects are instances of its superentity's class or of a subclass of it:
+    /// a fetch of the superentity returns them typed as that class. A sub-entity without a class
+    /// of its own (`NSManagedObject` in a model file whose class the process lacks) takes its
+    /// superentity's; one whose class is not a subclass of it is refused (134060).
+    func inheritClasses() throws(CoreDataError) {
+        func depth(_ entity: EntityDescription) -> Int {
+            var count = 0
+            var current = entity.superentity
+            while let next = current { count += 1; current = next.superentity }
+            return count
+        }
+        for entity in entities.sorted(by: { depth($0) < depth($1) }) {
+            guard let superentity = entity.superentity, superentity.managedObjectClass != ManagedObject.self else { continue }
+            if entity.managedObjectClass == ManagedObject.self {
+                entity.managedObjectClass = superentity.managedObjectClass
+            } else if !Self.isClass(entity.managedObjectClass, aSubclassOf: superentity.managedObjectClass) {
+                throw CoreDataError(.coreData, "The entity \(entity.name) has the class \(entity.managedObjectClass), which is not a subclass of \(superentity.managedObjectClass), the class of its superentity \(superentity.name): a fetch of \(superentity.name) returns its objects as \(superentity.managedObjectClass). Make \(entity.managedObjectClass) inherit from \(superentity.managedObjectClass).")
+            }
+        }
+    }
+
+    private static func isClass(_ type: AnyClass, aSubclassOf ancestor: AnyClass) -> Bool {
+        var current: AnyClass? = type
+        while let candidate = current {
+            if candidate == ancestor { return true }
+            current = _getSuperclass(candidate)
+        }
+        return false
+    }
+
     /// The `ManagedObject` subclass a class name names, if the process has it. Only names made of
     /// Swift identifiers separated by dots are looked up (the name comes from a file: nothing
     /// else reaches the runtime's type lookup).

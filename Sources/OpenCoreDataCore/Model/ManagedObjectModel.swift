@@ -160,6 +160,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             }
         }
         resolveClassNames()
+        try inheritClasses()
         for entity in entities {
             if let superclass = entity.superentityClass, entity.superentity == nil {
                 throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superclass), which is not in the model. Add \(superclass).self to the ManagedObjectModel.")
@@ -181,7 +182,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         for root in ordered(entities.filter { $0.superentity == nil }) { visit(root) }
         for entity in entities {
             entity.freeze()
-            if entity.managedObjectClass != ManagedObject.self {
+            // A class a sub-entity inherited (`inheritClasses`) stays its superentity's.
+            if entity.managedObjectClass != ManagedObject.self, entity.managedObjectClass != entity.superentity?.managedObjectClass {
                 byClass[ObjectIdentifier(entity.managedObjectClass)] = entity
             }
         }

@@ -120,3 +120,47 @@ import TestSupport
         #expect(error.message.contains("'Missing'"))
     }
 }
+
+/// A fetch of an entity returns its sub-entities' objects typed as the entity's class: a
+/// sub-entity without a class of its own takes its superentity's, and one whose class is not a
+/// subclass of it is refused when the model loads (objects of an unrelated class were returned
+/// as the requested one).
+@Suite(.dedicatedThread) struct SubentityClassTests {
+    /// The Animal model plus a sub-entity of Animal built in code with `managedObjectClass`.
+    static func model(subentityClass: ManagedObject.Type) -> (ManagedObjectModel, EntityDescription) {
+        let entities = ManagedObjectModel(Animal.self, Dog.self, Cat.self, Kennel.self, Note.self).entities
+        let robot = EntityDescription(name: "Robot", managedObjectClass: subentityClass, properties: [AttributeDescription(name: "model", type: .string)])
+        entities.first { $0.name == "Animal" }?.subentities.append(robot)
+        return (ManagedObjectModel(entities: entities + [robot]), robot)
+    }
+
+    @Test func aSubentityWithoutAClassOfItsOwnIsFetchedAsItsSuperentitysClass() throws {
+        let (model, robot) = Self.model(subentityClass: ManagedObject.self)
+        let stack = try TestStack(.sqlite, model: model)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let machine = ManagedObject(entity: robot, insertInto: context)
+            machine.setValue("R2", forKey: "name")
+            machine.setValue("astromech", forKey: "model")
+            let dog = Dog(context: context)
+            dog.name = "Rex"
+            try context.save()
+        }
+        // Read in a context of its own: the objects are made from the model.
+        let reader = stack.container.newBackgroundContext()
+        let (names, robotIsAnAnimal) = try reader.performAndWait { () throws in
+            let animals: [Animal] = try reader.fetch(FetchRequest<Animal>(entityName: "Animal"))
+            return (animals.map(\.name).sorted(), animals.contains { $0.entity.name == "Robot" && type(of: $0) == Animal.self })
+        }
+        #expect(names == ["R2", "Rex"])
+        #expect(robotIsAnAnimal)
+        // Animal's own class still names Animal, not the sub-entity that inherited it.
+        #expect(try context.performAndWait { () throws in Dog(context: context).entity.superentity?.name } == "Animal")
+    }
+
+    @Test func aSubentityWhoseClassIsNotASubclassIsRefused() throws {
+        let (model, _) = Self.model(subentityClass: Note.self)
+        let error = try #require(throws: CoreDataError.self) { _ = try TestStack(.inMemory, model: model) }
+        #expect(error.message.contains("not a subclass of Animal"))
+    }
+}
