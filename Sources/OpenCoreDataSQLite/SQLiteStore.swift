@@ -88,6 +88,9 @@ package final class SQLiteStore: StoreEngine {
                 if try db.integerPragma("page_count") == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
                 try db.enableWAL(waitingUpTo: options.busyTimeoutMilliseconds)
                 try db.execute("PRAGMA synchronous = NORMAL")
+                // After a large import the WAL file would keep its size for good: SQLite truncates
+                // it to this when it starts over after a checkpoint.
+                try db.execute("PRAGMA journal_size_limit = \(SQLiteStoreOptions.defaultJournalSizeLimit)")
             }
             try options.apply(to: db, readOnly: readOnly)
             let loaded: Loaded

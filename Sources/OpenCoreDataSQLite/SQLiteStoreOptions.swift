@@ -13,8 +13,11 @@ package struct SQLiteStoreOptions: Sendable {
     /// How long a connection waits for another one's lock before failing with 134090, in
     /// milliseconds. Core Data's default is 240 s; ours is 10 s (see DEVIATIONS.md).
     var busyTimeoutMilliseconds: Int32 = 10_000
-    /// Applied in order after our defaults (`journal_mode = WAL`, `synchronous = NORMAL`), so a
-    /// pragma given here wins.
+    /// The WAL file's size (bytes) kept after a checkpoint: 16 MiB, four times what SQLite's
+    /// automatic checkpoint lets it grow to between checkpoints, so ordinary saves never regrow it.
+    static let defaultJournalSizeLimit = 16 << 20
+    /// Applied in order after our defaults (`journal_mode = WAL`, `synchronous = NORMAL`,
+    /// `journal_size_limit = 16777216`), so a pragma given here wins.
     var pragmas: [Pragma] = []
 
     package init() {}

@@ -88,6 +88,32 @@ import TestSupport
         #expect(!stack.container.persistentStoreCoordinator.persistentStores[0].isReadOnly)
     }
 
+    /// After a large import the WAL file shrinks back to 16 MiB (`journal_size_limit`) once
+    /// SQLite starts it over; without a limit it kept the import's size for good.
+    @Test func theWALFileShrinksAfterALargeImport() throws {
+        let stack = try TestStack(.sqlite)
+        let context = stack.container.newBackgroundContext()
+        let wal = URL(fileURLWithPath: stack.storeURL.path + "-wal")
+        func walSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? Int ?? 0 }
+        try context.performAndWait { () throws in
+            for index in 0..<32 {
+                let sample = Sample(context: context)
+                sample.code = "big\(index)"
+                sample.payload = Data(repeating: UInt8(index), count: 1 << 20)
+            }
+            try context.save()
+        }
+        #expect(try walSize() > 32 << 20)
+        // The next writes start the WAL over (the import was checkpointed) and truncate it.
+        for index in 0..<3 {
+            try context.performAndWait { () throws in
+                Sample(context: context).code = "small\(index)"
+                try context.save()
+            }
+        }
+        #expect(try walSize() <= 16 << 20)
+    }
+
     @Test func pragmasAndTheTimeoutReachTheConnections() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Pragmas.sqlite")
