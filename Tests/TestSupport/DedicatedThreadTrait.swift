@@ -26,11 +26,16 @@ package struct DedicatedThreadTrait: SuiteTrait, TestTrait, TestScoping {
     /// Inherited by every test and test case of a suite that carries it.
     package var isRecursive: Bool { true }
 
+    /// A scope for each test case only: a suite or a parameterized test as a whole takes no slot
+    /// (its cases would wait for slots it holds).
+    package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        // Suites get no scope of their own (`isRecursive`): every test case gets one.
         await TestSlots.shared.acquire()
         defer { TestSlots.shared.release() }
-        let executor = DedicatedThreadExecutor(name: String(test.name.prefix(15)))
+        let executor = DedicatedThreadExecutor(name: test.name)
         defer { executor.finish() }
         let timeLimit = timeLimit
         let name = test.name
