@@ -37,11 +37,12 @@ extension SQLiteStore {
             guard try select.step() else {
                 throw CoreDataError(.persistentStoreOperation, "The store's Z_PRIMARYKEY table has no row for the entity \(table).")
             }
+            let real = select.double(at: 0)
             switch select.string(at: 1) {
             case "integer": current = select.int64(at: 0)
             case "null": current = 0
-            case "real" where (0..<0x1p53).contains(select.double(at: 0)) && select.double(at: 0).rounded() == select.double(at: 0):
-                current = Int64(select.double(at: 0))   // integral and exact: written by another tool
+            case "real" where (0..<0x1p53).contains(real) && real.rounded() == real:
+                current = Int64(real)   // integral and exact: written by another tool
             default: throw KeyCounter.outOfRange("the \(select.string(at: 1)) '\(select.string(at: 0))'", table: table)
             }
         }
