@@ -18,9 +18,12 @@ package final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Starts the thread; `name` shows in debuggers and thread dumps.
     package init(name: String) {
-        // The thread keeps the executor alive until it exits, after `finish()`.
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        // The thread keeps the executor alive until it exits, after `finish()`. It names itself:
+        // on Linux a name set before `start()` does not reach the system thread.
+        let thread = Thread { [self] in
+            Thread.current.name = name
+            run()
+        }
         // As much stack as a thread of the cooperative pool: some tests parse deeply nested input.
         thread.stackSize = 8 << 20
         thread.start()
