@@ -220,7 +220,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 }
 
-// Managed objects are confined to their context's queue, like NSManagedObject. Pass
-// `objectID` (which is Sendable) between threads and tasks instead.
+
+// Managed objects are confined to their context's queue, like NSManagedObject: explicitly not
+// Sendable. An unavailable conformance rather than none, so that a subclass cannot declare itself
+// Sendable either (Swift ignores the claim with a warning). Swift 6 then refuses to compile every
+// hand-off of an object to another task, thread or actor (Tests/CompileFailures); pass `objectID`,
+// which is Sendable, instead.
 @available(*, unavailable, message: "Managed objects belong to one context's queue; pass objectID between threads instead")
-extension ManagedObject: @unchecked Sendable {}
+extension ManagedObject: Sendable {}

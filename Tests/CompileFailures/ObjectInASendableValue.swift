@@ -1,0 +1,5 @@
+import OpenCoreData
+
+struct Envelope: Sendable {
+    var note: Note // error: stored property 'note' of 'Sendable'-conforming struct 'Envelope' has non-Sendable type 'Note'
+}
