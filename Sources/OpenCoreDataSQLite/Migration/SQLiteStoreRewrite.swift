@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Rewrites a store for another model version in place, safely beside other coordinators and
 /// processes: the new content is written into a scratch file laid out for the new version, and
@@ -86,29 +87,85 @@ package struct SQLiteStoreRewrite {
         return true
     }
 
-    /// Inside the live file's transaction: drops the old tables and makes the scratch file's
-    /// tables and indexes (the schema SQLite recorded for it, run as it is) with their rows.
+    /// Inside the live file's transaction: drops Core Data's tables of the old version and makes
+    /// the scratch file's tables and indexes (the schema SQLite recorded for it, run as it is)
+    /// with their rows. Everything else in the file is the app's and stays as it is: its own
+    /// tables (full-text indexes included), views, and their indexes and triggers; its indexes
+    /// and triggers on Core Data's tables are made again on the new tables.
     private func replaceContent(of live: SQLiteConnection) throws {
-        let old = try live.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        var oldTables: [String] = []
-        while try old.step() { oldTables.append(old.string(at: 0)) }
-        old.finalize()
-        for table in oldTables { try live.execute("DROP TABLE main.\(SQLiteConnection.quoted(table))") }
-
-        let new = try live.prepare("SELECT type, name, sql FROM migrated.sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid")
-        var tables: [String] = []
-        var definitions: [String] = []
-        while try new.step() {
-            if new.string(at: 0) == "table" { tables.append(new.string(at: 1)) }
-            definitions.append(new.string(at: 2))
+        let old = try SchemaEntry.all(in: "main", of: live)
+        let ownTables = try coreDataTables(in: live)
+        let dropped = Set(old.filter { $0.type == "table" && ownTables.contains($0.name.uppercased()) }.map { $0.name.uppercased() })
+        // The app's indexes and triggers on Core Data's tables (Core Data names its own after the
+        // table or with `Z_`), dropped with their tables and made again below.
+        let carried = old.filter { entry in
+            (entry.type == "index" || entry.type == "trigger") && entry.sql != nil
+                && dropped.contains(entry.table.uppercased()) && !entry.isCoreDataOwn
         }
-        new.finalize()
-        // Unqualified, these create in `main`: the live file.
-        for definition in definitions { try live.execute(definition) }
-        for table in tables {
-            let name = SQLiteConnection.quoted(table)
+        for entry in old where entry.type == "table" && dropped.contains(entry.name.uppercased()) {
+            try live.execute("DROP TABLE main.\(SQLiteConnection.quoted(entry.name))")
+        }
+
+        let new = try SchemaEntry.all(in: "migrated", of: live).filter { $0.sql != nil }
+        let kept = Set(old.filter { !dropped.contains($0.name.uppercased()) && !dropped.contains($0.table.uppercased()) }.map { $0.name.uppercased() })
+        if let clash = new.first(where: { kept.contains($0.name.uppercased()) }) {
+            throw CoreDataError(.migration, "The store at \(url.path) has a \(clash.type) named \(clash.name) that is not Core Data's (the app made it), and the new model version needs that name for its own \(clash.type); nothing was changed. Rename or drop the app's \(clash.type), then open the store again.")
+        }
+        // The tables with their rows, then their indexes and triggers (which must not fire on
+        // rows copied whole); unqualified, these create in `main`: the live file.
+        for table in new where table.type == "table" {
+            try live.execute(table.sql ?? "")
+            let name = SQLiteConnection.quoted(table.name)
             try live.execute("INSERT INTO main.\(name) SELECT * FROM migrated.\(name)")
         }
+        for entry in new where entry.type != "table" { try live.execute(entry.sql ?? "") }
+        let made = Set(new.filter { $0.type == "table" }.map { $0.name.uppercased() })
+        for entry in carried {
+            guard made.contains(entry.table.uppercased()) else {
+                throw CoreDataError(.migration, "The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's table \(entry.table), which the new model version no longer has (its entity was removed or renamed); nothing was changed. Drop the \(entry.type) before migrating and make it again on the new table afterwards.")
+            }
+            do {
+                try live.execute(entry.sql ?? "")
+            } catch {
+                throw CoreDataError(.migration, "The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's table \(entry.table), and it cannot be made again on the table of the new model version (\(error)); nothing was changed. Drop the \(entry.type) before migrating and make it again afterwards.")
+            }
+        }
+    }
+
+    /// Core Data's tables in the live file for the old version (upper-cased; SQLite's names are
+    /// case-insensitive): the entity and join tables of the source model under the store's entity
+    /// numbers, the key, metadata and model-cache tables, and the history tables.
+    private func coreDataTables(in live: SQLiteConnection) throws -> Set<String> {
+        let layout = RelationalLayout(model: source, entityNumbers: try SQLiteStore.storedEntityNumbers(live, model: source))
+        let names = layout.tables.map(\.name) + layout.joinTables.map(\.name) + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"] + HistoryTables.tableNames
+        return Set(names.map { $0.uppercased() })
+    }
+}
+
+/// One row of a database's `sqlite_master`.
+private struct SchemaEntry {
+    var type: String
+    var name: String
+    var table: String
+    var sql: String?
+
+    /// Core Data names the indexes and triggers it makes after their table (`ZNOTE_ZFOLDER_INDEX`)
+    /// or with `Z_` (`Z_Note_byTitle`, `Z_DA_…`): the rest on its tables are the app's.
+    var isCoreDataOwn: Bool {
+        let upper = name.uppercased()
+        return upper.hasPrefix("Z_") || upper.hasPrefix(table.uppercased() + "_")
+    }
+
+    /// Every entry of `database`'s schema except SQLite's own, in the order SQLite recorded them.
+    static func all(in database: String, of connection: SQLiteConnection) throws -> [SchemaEntry] {
+        let statement = try connection.prepare("SELECT type, name, tbl_name, sql FROM \(database).sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid")
+        defer { statement.finalize() }
+        var entries: [SchemaEntry] = []
+        while try statement.step() {
+            entries.append(SchemaEntry(type: statement.string(at: 0), name: statement.string(at: 1), table: statement.string(at: 2),
+                                       sql: statement.isNull(at: 3) ? nil : statement.string(at: 3)))
+        }
+        return entries
     }
 }
 
