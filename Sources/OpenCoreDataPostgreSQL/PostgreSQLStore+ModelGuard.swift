@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 // Another coordinator or process may migrate the schema to another model version while this
 // store has it open (``PostgreSQLMigration`` replaces the tables in one transaction). Writes
@@ -13,16 +14,23 @@ import OpenCoreDataCore
 // metadata and is refused, having written nothing.
 extension PostgreSQLStore {
     /// Throws ``CoreDataError`` 134100 when the schema was migrated to a model other than this
-    /// store's since it was loaded. Call as the first statement of a write transaction; with
+    /// store's since it was loaded, and 134030 when another coordinator or process started
+    /// recording history in it while this store records none. Call as the first statement of a write transaction; with
     /// `notifying`, it also sends the schema's change notification (delivered at the commit).
     func checkModelUnchanged(_ session: PostgreSQLSession, notifying: Bool) throws {
         // A data-modifying WITH runs (and locks its table) whether or not the query reads it.
         let intent = "WITH intent AS (UPDATE Z_METADATA SET Z_VERSION = Z_VERSION WHERE FALSE RETURNING Z_VERSION) "
+        // Whether history is recorded is read in the same statement: another coordinator or
+        // process may have started recording it after this store, which records none, was opened.
+        let select = "SELECT md5(Z_PLIST), to_regclass('atransaction') IS NOT NULL FROM Z_METADATA"
         let rows = notifying
-            ? try session.execute(intent + "SELECT md5(Z_PLIST) FROM Z_METADATA, pg_notify($1, $2) WHERE Z_VERSION = 1", [.string(channel), .string(identifier)]).rows
-            : try session.execute(intent + "SELECT md5(Z_PLIST) FROM Z_METADATA WHERE Z_VERSION = 1").rows
-        guard case .string(let digest)? = rows.first?.first else {
+            ? try session.execute(intent + select + ", pg_notify($1, $2) WHERE Z_VERSION = 1", [.string(channel), .string(identifier)]).rows
+            : try session.execute(intent + select + " WHERE Z_VERSION = 1").rows
+        guard let row = rows.first, case .string(let digest)? = row.first else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; nothing was written. Was the schema changed by hand?")
+        }
+        if !tracksHistory, row.count > 1, case .bool(true) = row[1] {
+            throw HistoryTables.startedElsewhere(in: "the PostgreSQL store \(url.description)")
         }
         if checkedMetadataDigest.withLock({ $0 }) == digest { return }
         // The property list changed (app metadata, or a migration): compare the model versions.

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataCore
 
 /// Core Data's persistent-history tables, shared by the SQL stores: `ATRANSACTION` (one row per
 /// save or batch request), `ACHANGE` (one row per changed object), `ATRANSACTIONSTRING` (authors,
@@ -10,6 +11,15 @@ package enum HistoryTables {
     package static let changeEntity = 16001
     package static let transactionEntity = 16002
     package static let stringEntity = 16003
+
+    /// The refusal of a write by a store that does not record history, in a store another
+    /// coordinator or process started recording history in after it was opened. Core Data opens
+    /// such a store read-only ("Store opened without NSPersistentHistoryTrackingKey but previously
+    /// had been opened with NSPersistentHistoryTrackingKey"); writing on would leave the other
+    /// process's history without these changes.
+    package static func startedElsewhere(in store: String) -> CoreDataError {
+        CoreDataError(.persistentStoreSave, "Another coordinator or process started recording persistent history in \(store) after it was opened here without NSPersistentHistoryTrackingKey; nothing was written, since the change would be missing from that history. A store that records history is read-only to coordinators without the option, as with Core Data: add the store with NSPersistentHistoryTrackingKey set to true.")
+    }
 
     /// `ACHANGE.ZCOLUMNS`: changed slots as a little-endian bit vector (bit n: slot n).
     package static func bitVector(_ slots: [Int]) -> Data {

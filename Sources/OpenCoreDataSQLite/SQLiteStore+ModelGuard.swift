@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 // Another coordinator or process may migrate the file to another model version while this
 // store has it open (the migration rewrites the live file in one transaction). Writes made
@@ -26,7 +27,9 @@ extension SQLiteStore {
     }
 
     /// Throws ``CoreDataError`` 134100 when the store was migrated to a model other than this
-    /// store's since it was loaded. Call inside a write transaction, before writing.
+    /// store's since it was loaded, and 134030 when another coordinator or process started
+    /// recording history in it while this store records none. Call inside a write transaction,
+    /// before writing.
     func checkModelUnchanged(_ db: SQLiteConnection) throws {
         guard let expected = expectedSchema.withLock({ $0 }) else { return }
         let version = try db.integerPragma("schema_version")
@@ -35,7 +38,9 @@ extension SQLiteStore {
         guard stored == expected.hashes else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The store at \(url.path) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
         }
-        // The same model (e.g. history tables or indexes were added): carry on.
+        // The same model, with tables or indexes added. History tables made by another
+        // coordinator or process: this store, which records none, becomes read-only.
+        if !tracksHistory, try db.hasHistoryTables() { throw HistoryTables.startedElsewhere(in: "the store at \(url.path)") }
         expectedSchema.withLock { $0 = (version, stored) }
     }
 }

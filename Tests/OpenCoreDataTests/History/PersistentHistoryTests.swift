@@ -179,6 +179,51 @@ import TestSupport
         #expect(try db.rows("SELECT name FROM sqlite_master WHERE name = 'ATRANSACTION'").isEmpty)
     }
 
+    /// A coordinator that opened the store before another one (as another process would) started
+    /// recording history in it writes no more: its saves would be missing from that history.
+    /// Core Data makes such a store read-only when it is opened; here the first write after the
+    /// change is refused, having written nothing, and the recording side's history stays whole.
+    @Test(arguments: StoreKind.allCases.filter { $0 != .inMemory })
+    func aCoordinatorWithoutTrackingStopsWritingOnceAnotherStartsRecording(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(Entry.self, Note.self)
+        let plain = try TestStack(kind, model: model, directory: directory)
+        let before = plain.container.newBackgroundContext()
+        try before.performAndWait { () throws in
+            Entry(context: before).code = "before"
+            try before.save()
+        }
+        let recording = try stack(kind, directory: directory)
+        let recorder = recording.container.newBackgroundContext()
+        try recorder.performAndWait { () throws in
+            Entry(context: recorder).code = "recorded"
+            try recorder.save()
+        }
+
+        let error = try #require(throws: CoreDataError.self) {
+            try before.performAndWait { () throws in
+                Entry(context: before).code = "unrecorded"
+                try before.save()
+            }
+        }
+        #expect(error.code == .persistentStoreSave)
+        #expect(error.message.contains("NSPersistentHistoryTrackingKey"))
+        let batchError = try #require(throws: CoreDataError.self) {
+            try before.performAndWait { () throws in
+                _ = try before.execute(BatchInsertRequest(entityName: "Entry", objects: [["code": "batch"]]))
+            }
+        }
+        #expect(batchError.code == .persistentStoreSave)
+
+        try recorder.performAndWait { () throws in
+            let request = FetchRequest<Entry>(entityName: "Entry")
+            request.sortDescriptors = [NSSortDescriptor(key: "code", ascending: true)]
+            #expect(try recorder.fetch(request).map(\.code) == ["before", "recorded"], "nothing of the refused writes reached the store")
+        }
+        let recorded = try history(recorder).flatMap { $0.changes ?? [] }
+        #expect(recorded.count == 1)
+    }
+
     @Test func theSQLiteHistoryIsCoreDatasTables() throws {
         let stack = try stack(.sqlite)
         let context = stack.container.newBackgroundContext()
