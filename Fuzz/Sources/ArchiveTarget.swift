@@ -3,7 +3,8 @@ import OpenCoreData
 import OpenCoreDataCore
 
 /// Keyed archive → model (seeds: the fixtures' `.mom` files and their stores' inflated model
-/// caches). A model that reads and freezes must also write, read back, and create a store.
+/// caches). A model that reads and freezes must also write, read back, and create a store that
+/// saves an object of every entity.
 struct ArchiveTarget: FuzzTarget {
     func run(_ input: Data) throws {
         let model = try ManagedObjectModel(archive: input)
@@ -17,14 +18,16 @@ struct ArchiveTarget: FuzzTarget {
     }
 }
 
-/// Creates an SQLite store for `model` in the scratch folder and removes it: names in a model
-/// become SQL here.
-func createStore(with model: ManagedObjectModel) throws {
+/// Creates an SQLite store for `model` in the scratch folder, saves an object of every entity
+/// into it (`exerciseWrites`), and removes it: names and rules in a model become SQL, triggers
+/// and validation here.
+func createStore(with model: ManagedObjectModel, variant: UInt8 = 0) throws {
     let url = scratch.appendingPathComponent("created.sqlite")
     defer { removeStore(at: url) }
     let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-    let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
-    try coordinator.remove(store)
+    let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSPersistentHistoryTrackingKey: true])
+    defer { try? coordinator.remove(store) }
+    try exerciseWrites(coordinator, model: model, variant: variant, checked: true)
 }
 
 /// Removes a store file with its -wal and -shm.

@@ -6,7 +6,9 @@ import OpenCoreDataSQLite
 
 /// A store copied off a device, damaged or crafted: a fixture store (Core Data's own files),
 /// changed by the input, then inspected, its model read from its cache, and every object of every
-/// entity fetched, counted and read (what `ocd inspect` and `ocd dump` do).
+/// entity fetched, counted and read (what `ocd inspect` and `ocd dump` do); then opened for
+/// writing with history on, an object of every entity inserted, changed and deleted, saved, and
+/// the history read back (`exerciseWrites`).
 ///
 /// Input: a byte choosing the fixture, a byte choosing the mode, then the changes —
 /// 0: values written into the tables (any table, column and row: the metadata plist, the model
@@ -40,10 +42,10 @@ struct StoreTarget: FuzzTarget {
         switch mode {
         case 0:
             edit(url, &reader, walCopy: nil)
-            try read(url)
+            try read(url, variant: input.last ?? 0)
         case 1:
             patch(url, &reader)
-            try read(url)
+            try read(url, variant: input.last ?? 0)
         default:
             // The copy is taken while the writer is open, as a crash would leave it: the changes
             // are in its -wal file, not yet in the database file.
@@ -52,12 +54,22 @@ struct StoreTarget: FuzzTarget {
             defer { removeStore(at: copy) }
             edit(url, &reader, walCopy: copy)
             patch(URL(fileURLWithPath: copy.path + "-wal"), &reader)
-            try read(copy)
+            try read(copy, variant: input.last ?? 0)
         }
     }
 
+    /// What the inspect and dump commands do, through the public API; then what an app does.
+    private func read(_ url: URL, variant: UInt8) throws {
+        try inspect(url)
+        let model = try ManagedObjectModel(cachedInStoreAt: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [NSPersistentHistoryTrackingKey: true])
+        defer { try? coordinator.remove(store) }
+        try exerciseWrites(coordinator, model: model, variant: variant, checked: isIntact(url))
+    }
+
     /// What the inspect and dump commands do, through the public API.
-    private func read(_ url: URL) throws {
+    private func inspect(_ url: URL) throws {
         // On a file SQLite itself finds damaged, a table scan and a count may walk different
         // b-trees and disagree: the agreement is checked on intact files only.
         let intact = isIntact(url)

@@ -3,7 +3,7 @@ import OpenCoreData
 import OpenCoreDataCore
 
 /// The `.xcdatamodel` XML reader (seeds: the fixtures' `contents` files). A model that reads and
-/// freezes must also create a store.
+/// freezes must also create a store that saves an object of every entity.
 struct XMLModelTarget: FuzzTarget {
     func run(_ input: Data) throws {
         let file = scratch.appendingPathComponent("contents")
@@ -11,7 +11,7 @@ struct XMLModelTarget: FuzzTarget {
         let model = try ManagedObjectModel(contentsOf: file, version: nil)
         _ = model.entityVersionHashesByName
         try model.freeze()
-        try createStore(with: model)
+        try createStore(with: model, variant: input.last ?? 0)
     }
 }
 
