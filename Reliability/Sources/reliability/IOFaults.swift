@@ -9,7 +9,7 @@ import OpenCoreData
 /// succeeds on the same stack (connections and cached statements still usable); the file stays
 /// consistent and holds exactly what succeeded.
 enum IOFaults {
-    static let operations = ["save", "batch insert", "batch delete", "migration"]
+    static let operations = ["save", "split save", "batch insert", "batch delete", "migration"]
     static let kinds: [(String, Int32)] = [("read", Int32(FAULT_READ)), ("write", Int32(FAULT_WRITE)), ("fsync", Int32(FAULT_SYNC)), ("disk full", Int32(FAULT_FULL))]
 
     static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
@@ -49,7 +49,7 @@ enum IOFaults {
         var attempts = 0, fired = 0, failures: [String] = []
         for (kindName, kind) in kinds {
             let path = directory + "/faults-\(operation.replacingOccurrences(of: " ", with: "-"))-\(kindName.replacingOccurrences(of: " ", with: "-")).sqlite"
-            removeStore(path)
+            for file in [path, path + "-ledger.sqlite", path + "-tally.sqlite"] { removeStore(file) }
             var n = 1
             while n <= 3_000 {
                 attempts += 1
@@ -73,6 +73,7 @@ enum IOFaults {
     /// operation's last I/O of that kind).
     static func attempt(_ operation: String, kind: Int32, n: Int, path: String) throws -> Bool {
         if operation == "migration" { return try attemptMigration(kind: kind, n: n, path: path) }
+        if operation == "split save" { return try attemptSplitSave(kind: kind, n: n, path: path) }
         // A fresh stack on the file each time, whose state is known before the fault.
         if !FileManager.default.fileExists(atPath: path) {
             let container = try open(path)
@@ -139,6 +140,72 @@ enum IOFaults {
             guard count == expectedEntries else { throw Failure("the stack counts \(count) entries after the retry, expected \(expectedEntries)") }
         }
         try checkFile(path, entries: expectedEntries, counter: expectedCounter)
+        return didFire
+    }
+
+    /// A save split across two stores of one coordinator (entries in one file, the counter in
+    /// another), faulted at position `n` of either file's I/O — the first store's final COMMIT
+    /// included, which comes after the second store committed. Retried once the fault is gone,
+    /// the save must succeed on the same stack, and the two files must then hold the entries and
+    /// the counter's step exactly once.
+    static func attemptSplitSave(kind: Int32, n: Int, path: String) throws -> Bool {
+        let ledger = path + "-ledger.sqlite", tally = path + "-tally.sqlite"
+        func openSplit() throws -> PersistentContainer {
+            let model = Workload.model()
+            model.configurations = ["Ledger": ["Account", "Entry"], "Tally": ["Counter"]]
+            let container = PersistentContainer(name: "Reliability", managedObjectModel: model)
+            container.persistentStoreDescriptions = [("Ledger", ledger), ("Tally", tally)].map { configuration, file in
+                let description = PersistentStoreDescription(url: URL(fileURLWithPath: file))
+                description.configuration = configuration
+                description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+                return description
+            }
+            try container.loadPersistentStores()
+            return container
+        }
+        func close(_ container: PersistentContainer) {
+            for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) }
+        }
+        if !FileManager.default.fileExists(atPath: ledger) {
+            let container = try openSplit()
+            try container.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: container.viewContext) }
+            close(container)
+        }
+        let entries = try RawStore(ledger).integer("SELECT COUNT(*) FROM ZENTRY")
+        let counter = try RawStore(tally).integer("SELECT ZVALUE FROM ZCOUNTER")
+        let container = try openSplit()
+        defer { close(container) }
+        let context = container.newBackgroundContext()
+        let entry = container.managedObjectModel.entitiesByName["Entry"]!
+        var didFire = false
+        try context.performAndWait { () throws in
+            for serial in 0..<3 { ManagedObject(entity: entry, insertInto: context).setValue(Int64(serial), forKey: "serial") }
+            let counterObject = try context.fetch(FetchRequest<ManagedObject>(entityName: "Counter"))[0]
+            counterObject.setValue(counter + 1, forKey: "value")
+            fault_vfs_arm(kind, n)
+            do {
+                try context.save()
+                fault_vfs_disarm()
+            } catch {
+                fault_vfs_disarm()
+                try checkError(error)
+                guard context.hasChanges, context.insertedObjects.count == 3 else { throw Failure("after a failed split save the context lost its changes") }
+                do { try context.save() } catch { throw Failure("the retried split save failed: \(error)") }
+            }
+            didFire = fault_vfs_fired() != 0
+            let count = try context.count(for: FetchRequest<ManagedObject>(entityName: "Entry"))
+            guard count == Int(entries) + 3 else { throw Failure("the stack counts \(count) entries after the split save, expected \(entries + 3)") }
+        }
+        for file in [ledger, tally] {
+            let integrity = try RawStore(file).integrity()
+            guard integrity == "ok" else { throw Failure("integrity_check of \((file as NSString).lastPathComponent): \(integrity)") }
+            let problems = try RawStore(file).keyCountersProblems()
+            guard problems.isEmpty else { throw Failure("key counters: \(problems.joined(separator: ", "))") }
+        }
+        let found = try RawStore(ledger).integer("SELECT COUNT(*) FROM ZENTRY")
+        guard found == entries + 3 else { throw Failure("missing or extra rows: \(found) entries, expected \(entries + 3)") }
+        let value = try RawStore(tally).integer("SELECT ZVALUE FROM ZCOUNTER")
+        guard value == counter + 1 else { throw Failure("torn across stores: the counter is \(value), expected \(counter + 1)") }
         return didFire
     }
 

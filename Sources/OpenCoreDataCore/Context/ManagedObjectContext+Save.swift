@@ -62,7 +62,7 @@ extension ManagedObjectContext {
             }
             let outcome: (PersistentStore?, [StoreConflict])
             do {
-                outcome = try coordinator.save(parts.map { ($0.store, $0.batch.request) }) { [self] in makeEvent(parts) }
+                outcome = try coordinator.save(parts.map { ($0.store, $0.batch.request) }, from: self) { [self] in makeEvent(parts) }
             } catch {
                 throw PersistentStoreCoordinator.wrap(error)
             }

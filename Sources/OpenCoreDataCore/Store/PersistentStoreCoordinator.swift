@@ -18,6 +18,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     // A plain lock, not `Locked<Void>`: a zero-sized guarded value gives the thread sanitizer
     // an access at the object's own address, reported as a race although the lock is held.
     private let saveOrder = NSLock()
+    /// What stores committed of saves across several stores that failed as a whole, for their
+    /// context's retry. Owned by `saveOrder`.
+    private var partialCommits = PartialCommits()
     private struct WeakContext {
         // Weak on purpose: only contexts that merge automatically get a side table.
         weak var context: ManagedObjectContext?
@@ -276,10 +279,23 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// transaction, committed only once every part is written and free of conflicts (each
     /// store's transaction stays open, holding its writer, until the next one is ready). Returns
     /// the first store with conflicts and them (nothing written anywhere), or no conflicts.
-    package func save(_ parts: [(PersistentStore, StoreSaveRequest)], event makeEvent: () -> SaveEvent) throws -> (PersistentStore?, [StoreConflict]) {
+    ///
+    /// When a later store's commit fails after earlier ones committed, what those committed is
+    /// kept for `context`'s next save, which leaves it out (`PartialCommits`).
+    package func save(_ parts: [(PersistentStore, StoreSaveRequest)], from context: AnyObject? = nil,
+                      event makeEvent: () -> SaveEvent) throws -> (PersistentStore?, [StoreConflict]) {
         try saveOrder.withLock {
-            let (conflicted, conflicts) = try commit(parts[...])
+            let toWrite = try partialCommits.remainder(of: parts, from: context)
+            var committed: [(PersistentStore, StoreSaveRequest)] = []
+            let (conflicted, conflicts): (PersistentStore?, [StoreConflict])
+            do {
+                (conflicted, conflicts) = try commit(toWrite[...], committed: &committed)
+            } catch {
+                partialCommits.remember(committed, from: context)
+                throw error
+            }
             guard conflicts.isEmpty else { return (conflicted, conflicts) }
+            partialCommits.forget(context)
             for (store, request) in parts { updateRowCache(after: request, store: store) }
             let receivers = mergingContexts.withLock { contexts in
                 contexts.removeAll { $0.context == nil }
@@ -298,16 +314,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Writes the parts, nesting each next store's write inside the previous one's open
     /// transaction, so that a part that cannot be written withdraws the ones before it.
-    private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>) throws -> (PersistentStore?, [StoreConflict]) {
+    /// `committed` collects the parts whose store committed, in the order they did.
+    private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>,
+                        committed: inout [(PersistentStore, StoreSaveRequest)]) throws -> (PersistentStore?, [StoreConflict]) {
         guard let (store, request) = parts.first else { return (nil, []) }
         let rest = parts.dropFirst()
         var later: (PersistentStore?, [StoreConflict]) = (nil, [])
+        var inner: [(PersistentStore, StoreSaveRequest)] = []
+        defer { committed.append(contentsOf: inner) }
         let outcome = try store.engine.save(request, beforeCommit: rest.isEmpty ? nil : {
-            later = try self.commit(rest)
+            later = try self.commit(rest, committed: &inner)
             return later.1.isEmpty
         })
         switch outcome {
-        case .committed: return (nil, [])
+        case .committed:
+            committed.append((store, request))
+            return (nil, [])
         case .conflicts(let conflicts): return (store, conflicts)
         case .withdrawn: return later
         }
