@@ -9,7 +9,7 @@ import OpenCoreData
 /// succeeds on the same stack (connections and cached statements still usable); the file stays
 /// consistent and holds exactly what succeeded.
 enum IOFaults {
-    static let operations = ["save", "split save", "batch insert", "batch delete", "migration"]
+    static let operations = ["save", "split save", "batch insert", "batch delete", "migration", "fetch"]
     static let kinds: [(String, Int32)] = [("read", Int32(FAULT_READ)), ("write", Int32(FAULT_WRITE)), ("fsync", Int32(FAULT_SYNC)), ("disk full", Int32(FAULT_FULL))]
 
     static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
@@ -74,6 +74,7 @@ enum IOFaults {
     static func attempt(_ operation: String, kind: Int32, n: Int, path: String) throws -> Bool {
         if operation == "migration" { return try attemptMigration(kind: kind, n: n, path: path) }
         if operation == "split save" { return try attemptSplitSave(kind: kind, n: n, path: path) }
+        if operation == "fetch" { return try attemptFetch(kind: kind, n: n, path: path) }
         // A fresh stack on the file each time, whose state is known before the fault.
         if !FileManager.default.fileExists(atPath: path) {
             let container = try open(path)
@@ -206,6 +207,59 @@ enum IOFaults {
         guard found == entries + 3 else { throw Failure("missing or extra rows: \(found) entries, expected \(entries + 3)") }
         let value = try RawStore(tally).integer("SELECT ZVALUE FROM ZCOUNTER")
         guard value == counter + 1 else { throw Failure("torn across stores: the counter is \(value), expected \(counter + 1)") }
+        return didFire
+    }
+
+    /// Entries the faulted fetches read: enough for many page reads.
+    static let fetchedEntries = 1_500
+
+    /// Reads faulted at position `n`: a fetch of 1,500 entries as faults, each fired by reading its
+    /// values, and an account's to-many. A fetch may throw (`CoreDataError` with the SQLite code);
+    /// a fault that cannot be read must not pass for a deleted row or invent values. Once the
+    /// disk works again, the same context, refreshed, reads every entry with its values.
+    static func attemptFetch(kind: Int32, n: Int, path: String) throws -> Bool {
+        if !FileManager.default.fileExists(atPath: path) {
+            let container = try open(path)
+            try container.viewContext.performAndWait { () throws in
+                try Workload.perform(.setup, number: 0, in: container.viewContext)
+                try Workload.perform(.insert(batch: 1, count: Self.fetchedEntries, account: 1), number: 1, in: container.viewContext)
+            }
+            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+        }
+        let container = try open(path)
+        defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+        let context = container.newBackgroundContext()
+        var didFire = false
+        try context.performAndWait { () throws in
+            let entries = FetchRequest<ManagedObject>(entityName: "Entry")
+            entries.sortDescriptors = [NSSortDescriptor(key: "serial", ascending: true)]
+            fault_vfs_arm(kind, n)
+            do {
+                for entry in try context.fetch(entries) {
+                    let serial = entry.value(forKey: "serial") as? Int64
+                    guard entry.isDeleted || serial == nil || (0..<Int64(Self.fetchedEntries)).contains(serial!) else { throw Failure("a faulted read invented the serial \(serial!)") }
+                }
+                for account in try context.fetch(FetchRequest<ManagedObject>(entityName: "Account")) {
+                    _ = (account.value(forKey: "entries") as? Set<ManagedObject>)?.count
+                }
+                fault_vfs_disarm()
+            } catch let failure as Failure {
+                fault_vfs_disarm()
+                throw failure
+            } catch {
+                fault_vfs_disarm()
+                try checkError(error)
+            }
+            didFire = fault_vfs_fired() != 0
+            context.refreshAllObjects()
+            let again = try context.fetch(entries)
+            let serials = again.map { $0.value(forKey: "serial") as? Int64 ?? -1 }
+            guard serials == (0..<Self.fetchedEntries).map(Int64.init) else { throw Failure("after the fault the context reads the serials \(serials.prefix(8))…, expected 0 to \(Self.fetchedEntries - 1)") }
+            guard !again.contains(where: \.isDeleted) else { throw Failure("an entry whose read failed passes for deleted") }
+            let linked = try context.fetch(FetchRequest<ManagedObject>(entityName: "Account")).reduce(0) { $0 + (($1.value(forKey: "entries") as? Set<ManagedObject>)?.count ?? 0) }
+            guard linked == Self.fetchedEntries else { throw Failure("after the fault the accounts hold \(linked) entries, expected \(Self.fetchedEntries)") }
+        }
+        try checkFile(path, entries: Self.fetchedEntries, counter: nil)
         return didFire
     }
 
