@@ -9,7 +9,9 @@ import OpenCoreData
 /// succeeds on the same stack (connections and cached statements still usable); the file stays
 /// consistent and holds exactly what succeeded.
 enum IOFaults {
-    static let operations = ["save", "split save", "batch insert", "batch delete", "migration", "fetch"]
+    static let operations = ["save", "split save", "batch insert", "batch delete", "migration", "fetch",
+                             "replace store", "destroy store", "migrate store", "delete history"]
+    static let fileOperations: Set<String> = ["replace store", "destroy store", "migrate store", "delete history"]
     static let kinds: [(String, Int32)] = [("read", Int32(FAULT_READ)), ("write", Int32(FAULT_WRITE)), ("fsync", Int32(FAULT_SYNC)), ("disk full", Int32(FAULT_FULL))]
 
     static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
@@ -49,7 +51,7 @@ enum IOFaults {
         var attempts = 0, fired = 0, failures: [String] = []
         for (kindName, kind) in kinds {
             let path = directory + "/faults-\(operation.replacingOccurrences(of: " ", with: "-"))-\(kindName.replacingOccurrences(of: " ", with: "-")).sqlite"
-            for file in [path, path + "-ledger.sqlite", path + "-tally.sqlite"] { removeStore(file) }
+            for file in [path, path + ".template", path + "-ledger.sqlite", path + "-tally.sqlite"] { removeStore(file) }
             var n = 1
             while n <= 3_000 {
                 attempts += 1
@@ -75,6 +77,7 @@ enum IOFaults {
         if operation == "migration" { return try attemptMigration(kind: kind, n: n, path: path) }
         if operation == "split save" { return try attemptSplitSave(kind: kind, n: n, path: path) }
         if operation == "fetch" { return try attemptFetch(kind: kind, n: n, path: path) }
+        if fileOperations.contains(operation) { return try attemptStoreFileOperation(operation, kind: kind, n: n, path: path) }
         // A fresh stack on the file each time, whose state is known before the fault.
         if !FileManager.default.fileExists(atPath: path) {
             let container = try open(path)
@@ -260,6 +263,124 @@ enum IOFaults {
             guard linked == Self.fetchedEntries else { throw Failure("after the fault the accounts hold \(linked) entries, expected \(Self.fetchedEntries)") }
         }
         try checkFile(path, entries: Self.fetchedEntries, counter: nil)
+        return didFire
+    }
+
+    /// A store with 40 entries in three saves (three history transactions), made once per kind.
+    static func storeTemplate(_ path: String) throws -> String {
+        let template = path + ".template"
+        if !FileManager.default.fileExists(atPath: template) {
+            let container = try open(template)
+            try container.viewContext.performAndWait { () throws in
+                try Workload.perform(.setup, number: 0, in: container.viewContext)
+                try Workload.perform(.insert(batch: 1, count: 20, account: 1), number: 1, in: container.viewContext)
+                try Workload.perform(.insert(batch: 2, count: 20, account: 2), number: 2, in: container.viewContext)
+            }
+            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
+            _ = try RawStore(template, writable: true).rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        return template
+    }
+
+    /// The entries of the store file at `path` once it passes `integrity_check` (0 without tables).
+    static func intactEntries(_ path: String) throws -> Int64 {
+        let raw = try RawStore(path)
+        let integrity = try raw.integrity()
+        guard integrity == "ok" else { throw Failure("integrity_check of \((path as NSString).lastPathComponent): \(integrity)") }
+        guard try raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZENTRY'") == 1 else { return 0 }
+        return try raw.integer("SELECT COUNT(*) FROM ZENTRY")
+    }
+
+    /// `replacePersistentStore`, `destroyPersistentStore`, `migratePersistentStore` and a history
+    /// deletion, faulted at position `n`. Each throws `CoreDataError` with the SQLite code or
+    /// succeeds; after a failure every file involved passes `integrity_check` and holds exactly
+    /// its old or its new content (never a part), the source of a copy is untouched, and the
+    /// operation, done again once the disk works, succeeds.
+    static func attemptStoreFileOperation(_ operation: String, kind: Int32, n: Int, path: String) throws -> Bool {
+        let template = try storeTemplate(path)
+        let source = path + "-source.sqlite", destination = path + "-destination.sqlite"
+        for file in [source, destination] { removeStore(file) }
+        try FileManager.default.copyItem(atPath: template, toPath: source)
+        let model = Workload.model()
+        var didFire = false
+        /// Runs `body` under the fault; on a failure checks the error, runs `between` and then `body` again.
+        func faulted(_ body: () throws -> Void, between: () throws -> Void = {}) throws {
+            fault_vfs_arm(kind, n)
+            do {
+                try body()
+                fault_vfs_disarm()
+                didFire = fault_vfs_fired() != 0
+            } catch {
+                fault_vfs_disarm()
+                didFire = fault_vfs_fired() != 0
+                try checkError(error)
+                try between()
+                do { try body() } catch { throw Failure("\(operation) failed again once the disk worked: \(error)") }
+            }
+        }
+        switch operation {
+        case "replace store":
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let empty = try open(destination)
+            try empty.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: empty.viewContext) }
+            try empty.persistentStoreCoordinator.remove(empty.persistentStoreCoordinator.persistentStores[0])
+            try faulted {
+                try coordinator.replacePersistentStore(at: URL(fileURLWithPath: destination), withPersistentStoreFrom: URL(fileURLWithPath: source), type: .sqlite)
+            } between: {
+                let entries = try intactEntries(destination)
+                guard entries == 0 || entries == 40 else { throw Failure("a failed replace left \(entries) entries, neither the old store (0) nor the new (40)") }
+            }
+            guard try intactEntries(destination) == 40 else { throw Failure("the replaced store does not hold the source's 40 entries") }
+            guard try intactEntries(source) == 40 else { throw Failure("replacing changed the source store") }
+        case "destroy store":
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try faulted {
+                try coordinator.destroyPersistentStore(at: URL(fileURLWithPath: source), type: .sqlite)
+            } between: {
+                let entries = try intactEntries(source)
+                guard entries == 0 || entries == 40 else { throw Failure("a failed destroy left \(entries) of 40 entries") }
+            }
+            guard try intactEntries(source) == 0 else { throw Failure("the destroyed store still holds entries") }
+        case "migrate store":
+            let container = try open(source)
+            defer { for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) } }
+            let coordinator = container.persistentStoreCoordinator
+            try faulted {
+                let store = coordinator.persistentStores[0]
+                try coordinator.migratePersistentStore(store, to: URL(fileURLWithPath: destination), options: [NSPersistentHistoryTrackingKey: true], type: .sqlite)
+            } between: {
+                // The source is still the coordinator's store, whole; the app clears the
+                // destination (Core Data refuses one that holds objects) and tries again.
+                guard coordinator.persistentStores.count == 1, coordinator.persistentStores[0].url?.path == source else {
+                    throw Failure("after a failed migratePersistentStore the coordinator's stores are \(coordinator.persistentStores.compactMap(\.url?.lastPathComponent))")
+                }
+                let count = try container.viewContext.performAndWait { try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Entry")) }
+                guard count == 40 else { throw Failure("after a failed migratePersistentStore the source store counts \(count) entries") }
+                try PersistentStoreCoordinator(managedObjectModel: model).destroyPersistentStore(at: URL(fileURLWithPath: destination), type: .sqlite)
+            }
+            guard coordinator.persistentStores.count == 1, coordinator.persistentStores[0].url?.path == destination else { throw Failure("the migrated store is not the coordinator's") }
+            let count = try container.viewContext.performAndWait { try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Entry")) }
+            guard count == 40 else { throw Failure("the migrated store counts \(count) of 40 entries") }
+            guard try intactEntries(source) == 40 else { throw Failure("migrating changed the source store") }
+        default: // delete history
+            let container = try open(source)
+            defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+            let context = container.newBackgroundContext()
+            try context.performAndWait { () throws in
+                let all = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
+                guard all.count == 3 else { throw Failure("the template has \(all.count) history transactions, expected 3") }
+                try faulted {
+                    _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: all[1].token))
+                } between: {
+                    let left = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
+                    guard left.count == 3 || left.count == 1 else { throw Failure("a failed history deletion left \(left.count) of 3 transactions") }
+                }
+                let left = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
+                guard left.map(\.token) == [all[2].token] else { throw Failure("after deleting the history before the second transaction, \(left.count) are left") }
+                guard try context.count(for: FetchRequest<ManagedObject>(entityName: "Entry")) == 40 else { throw Failure("deleting history changed the entries") }
+            }
+            guard try intactEntries(source) == 40 else { throw Failure("the store is not whole after deleting history") }
+        }
         return didFire
     }
 
