@@ -96,19 +96,7 @@ enum IOFaults {
         try context.performAndWait { () throws in
             switch operation {
             case "save":
-                for serial in 0..<3 { ManagedObject(entity: entry, insertInto: context).setValue(Int64(serial), forKey: "serial") }
-                let counterObject = try context.fetch(FetchRequest<ManagedObject>(entityName: "Counter"))[0]
-                counterObject.setValue(counter + 1, forKey: "value")
-                fault_vfs_arm(kind, n)
-                do {
-                    try context.save()
-                    fault_vfs_disarm()
-                } catch {
-                    fault_vfs_disarm()
-                    try checkError(error)
-                    guard context.hasChanges, context.insertedObjects.count == 3 else { throw Failure("after a failed save the context lost its changes") }
-                    try context.save()
-                }
+                try saveThreeEntriesAndAStep(in: context, entry: entry, counter: counter, kind: kind, n: n, what: "save")
                 expectedEntries += 3
                 expectedCounter += 1
             case "batch insert":
@@ -147,6 +135,26 @@ enum IOFaults {
         return didFire
     }
 
+    /// Inserts three entries and steps the counter, saved under the fault at position `n`; after a
+    /// failure (`CoreDataError` with the SQLite code) the context still has its changes and the
+    /// same save, retried once the fault is gone, succeeds.
+    static func saveThreeEntriesAndAStep(in context: ManagedObjectContext, entry: EntityDescription, counter: Int64,
+                                         kind: Int32, n: Int, what: String) throws {
+        for serial in 0..<3 { ManagedObject(entity: entry, insertInto: context).setValue(Int64(serial), forKey: "serial") }
+        let counterObject = try context.fetch(FetchRequest<ManagedObject>(entityName: "Counter"))[0]
+        counterObject.setValue(counter + 1, forKey: "value")
+        fault_vfs_arm(kind, n)
+        do {
+            try context.save()
+            fault_vfs_disarm()
+        } catch {
+            fault_vfs_disarm()
+            try checkError(error)
+            guard context.hasChanges, context.insertedObjects.count == 3 else { throw Failure("after a failed \(what) the context lost its changes") }
+            do { try context.save() } catch { throw Failure("the retried \(what) failed: \(error)") }
+        }
+    }
+
     /// A save split across two stores of one coordinator (entries in one file, the counter in
     /// another), faulted at position `n` of either file's I/O — the first store's final COMMIT
     /// included, which comes after the second store committed. Retried once the fault is gone,
@@ -183,19 +191,7 @@ enum IOFaults {
         let entry = container.managedObjectModel.entitiesByName["Entry"]!
         var didFire = false
         try context.performAndWait { () throws in
-            for serial in 0..<3 { ManagedObject(entity: entry, insertInto: context).setValue(Int64(serial), forKey: "serial") }
-            let counterObject = try context.fetch(FetchRequest<ManagedObject>(entityName: "Counter"))[0]
-            counterObject.setValue(counter + 1, forKey: "value")
-            fault_vfs_arm(kind, n)
-            do {
-                try context.save()
-                fault_vfs_disarm()
-            } catch {
-                fault_vfs_disarm()
-                try checkError(error)
-                guard context.hasChanges, context.insertedObjects.count == 3 else { throw Failure("after a failed split save the context lost its changes") }
-                do { try context.save() } catch { throw Failure("the retried split save failed: \(error)") }
-            }
+            try saveThreeEntriesAndAStep(in: context, entry: entry, counter: counter, kind: kind, n: n, what: "split save")
             didFire = fault_vfs_fired() != 0
             let count = try context.count(for: FetchRequest<ManagedObject>(entityName: "Entry"))
             guard count == Int(entries) + 3 else { throw Failure("the stack counts \(count) entries after the split save, expected \(entries + 3)") }
