@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How many test cases run at once, each on its own thread (``DedicatedThreadTrait``).
 ///
@@ -7,7 +6,9 @@ import Synchronization
 /// and each test would take as long as the whole run. Twice the cores keeps both cores busy while
 /// some tests wait on a process, a server or a sleep. A test waiting for a slot holds no thread:
 /// it is a suspended task. `OCD_TEST_THREADS` sets the bound (for reproductions).
-final class TestSlots: Sendable {
+// @unchecked Sendable: `state` is only touched under `lock` (an NSLock, a pthread mutex the
+// thread sanitizer understands; Synchronization's `Mutex` is a futex on Linux that it cannot see).
+final class TestSlots: @unchecked Sendable {
     static let shared = TestSlots(count: TestSlots.configuredCount)
 
     static var configuredCount: Int {
@@ -20,16 +21,17 @@ final class TestSlots: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let lock = NSLock()
+    private var state: State
 
     init(count: Int) {
-        state = Mutex(State(free: count))
+        state = State(free: count)
     }
 
     /// Waits, suspended, until a slot is free, and takes it.
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLock { state in
+            let granted = lock.withLock {
                 guard state.free > 0 else {
                     state.waiting.append(continuation)
                     return false
@@ -43,7 +45,7 @@ final class TestSlots: Sendable {
 
     /// Gives the slot to the longest waiter, or back.
     func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.free += 1
                 return nil

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// Which context queue each waiting thread waits for, to break the one deadlock `sync` could
 /// otherwise build: a thread holding queue A waits for queue B while B's holder waits
@@ -11,7 +11,9 @@ import Synchronization
 /// so the check and the registration are one step and two threads can never both decide to
 /// wait on each other.
 enum QueueWaits {
-    private static let edges = Mutex<[UInt: [UInt]]>([:])
+    // `Locked` (a pthread mutex underneath) rather than `Mutex`: on Linux `Mutex` is a futex the
+    // thread sanitizer cannot see, so it reported the accesses under it as races.
+    private static let edges = Locked<[UInt: [UInt]]>([:])
 
     /// Registers that the queues in `held` wait for `target`, unless that would close a cycle
     /// (the thread holding `target` waits, perhaps through others, for one of `held`). Returns
