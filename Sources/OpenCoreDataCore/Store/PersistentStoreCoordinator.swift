@@ -314,7 +314,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Writes the parts, nesting each next store's write inside the previous one's open
     /// transaction, so that a part that cannot be written withdraws the ones before it.
-    /// `committed` collects the parts whose store committed, in the order they did.
+    /// `committed` collects the parts whose store committed (in no particular order).
     private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>,
                         committed: inout [(PersistentStore, StoreSaveRequest)]) throws -> (PersistentStore?, [StoreConflict]) {
         guard let (store, request) = parts.first else { return (nil, []) }
