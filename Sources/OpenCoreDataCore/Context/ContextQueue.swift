@@ -66,11 +66,21 @@ package final class ContextQueue: Sendable {
             // This queue's holder is waiting for a queue we hold: waiting here would deadlock.
             // It stays blocked until we return, so the block runs here, as a nested call would.
             HeldQueues.push(marker)
-            defer { HeldQueues.pop() }
+            defer {
+                HeldQueues.pop()
+                QueueWaits.publishLentWork()
+            }
             return try block()
         }
-        defer { QueueWaits.endWaiting(holding, for: marker) }
-        return try queue.sync(execute: block)
+        // The wait ends the moment this thread holds the queue, inside the sync block, not after it
+        // returns: from then on the queue's holder is us, running, and nobody may lend it any more.
+        // Ending it after `sync` returned left the edge standing while this thread already ran on
+        // (the queue released, a thread taking it saw the stale edge and ran a block on a queue we
+        // hold, beside us: the thread sanitizer's report in PerformTests).
+        return try queue.sync {
+            QueueWaits.endWaiting(holding, for: marker)
+            return try block()
+        }
     }
 }
 

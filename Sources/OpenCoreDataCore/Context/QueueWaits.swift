@@ -32,6 +32,16 @@ enum QueueWaits {
         }
     }
 
+    /// Called by a thread that ran a block on a lent queue once the block is done. The holder,
+    /// blocked until then, takes this lock when its wait ends (`endWaiting`), so everything the lent
+    /// block wrote happens before what the holder does next, by this lock alone (the sanitizer
+    /// then needs no model of the dispatch queue in between).
+    static func publishLentWork() {
+        edges.withLock { _ in }
+    }
+
+    /// Removes the edges `beginWaiting` registered: called by the waiting thread as soon as it
+    /// holds `target`, before it runs anything there.
     static func endWaiting(_ held: [UInt], for target: UInt) {
         edges.withLock { edges in
             for marker in held {
