@@ -91,17 +91,41 @@ extension PersistentStoreCoordinator {
     /// `NSPersistentHistoryTrackingKey`): each transaction under its own number, so that history
     /// tokens keep their meaning; the copying itself is not recorded. Throws 134070 when the
     /// destination already holds objects (nothing is removed then).
+    ///
+    /// An SQLite destination is written whole or not at all, a crash included: the objects are
+    /// copied into a file beside it (`.NAME.migrating`, removed afterwards, and by the next
+    /// attempt when a crash left it) and put in place in one SQLite transaction.
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {
             throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) is not part of this coordinator; add it before migrating it.")
         }
+        try managedObjectModel.freeze()
+        let staging = type == .sqlite ? try SQLiteStore.stagingFile(for: url) : nil
+        if let staging {
+            // The destination itself must hold no objects either (Core Data's rule).
+            if FileManager.default.fileExists(atPath: url.path) {
+                let existing = try makeEngine(type: type, at: url, options: options)
+                defer { existing.close() }
+                try existing.load(model: managedObjectModel)
+                try StoreCopy.requireEmpty(existing, model: managedObjectModel)
+            }
+            do {
+                let copy = try makeEngine(type: type, at: staging, options: options)
+                defer { copy.close() }
+                try copy.load(model: managedObjectModel)
+                try StoreCopy.copy(from: store.engine, to: copy, model: managedObjectModel)
+            } catch {
+                SQLiteStore.removeFiles(at: staging)
+                throw error
+            }
+            try SQLiteStore.install(staging, at: url, options: try SQLiteStoreOptions(options: options))
+        }
         let engine = try makeEngine(type: type, at: url, options: options)
         let migrated = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: store.configurationName, options: options, engine: engine)
         do {
-            try managedObjectModel.freeze()
             try engine.load(model: managedObjectModel)
-            try StoreCopy.copy(from: store.engine, to: engine, model: managedObjectModel)
+            if staging == nil { try StoreCopy.copy(from: store.engine, to: engine, model: managedObjectModel) }
             // In the source's place in one step (they share a UUID): a failure leaves the source.
             try add(migrated, replacing: store)
         } catch {

@@ -28,6 +28,30 @@ extension SQLiteStore {
         try backup(from: from, to: to, what: "copy the store at \(source.path) to \(destination.path)")
     }
 
+    /// Where a store meant for `destination` is written before it is put in place
+    /// (`install(_:at:options:)`): `.NAME.migrating` beside it. What a crashed attempt left there
+    /// is removed first.
+    package static func stagingFile(for destination: URL) throws -> URL {
+        guard destination.isFileURL else {
+            throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL, not \(destination.absoluteString).")
+        }
+        let staging = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).migrating")
+        removeFiles(at: staging)
+        return staging
+    }
+
+    /// Makes the database at `destination` a copy of the closed store at `staging` in one SQLite
+    /// transaction (a crash leaves `destination` as it was), then removes `staging`'s files.
+    package static func install(_ staging: URL, at destination: URL, options: SQLiteStoreOptions) throws {
+        defer { removeFiles(at: staging) }
+        try replace(at: destination, from: staging, options: options)
+    }
+
+    /// Removes the database file at `url` and its journal, WAL and shared-memory files.
+    package static func removeFiles(at url: URL) {
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+    }
+
     /// Rewrites the metadata of the store at `url`: the app's keys as given (property-list
     /// values), the store's own keys (type, UUID, version hashes, …) kept unless given.
     package static func setMetadata(_ metadata: [String: Any], at url: URL, options: SQLiteStoreOptions) throws {

@@ -14,15 +14,6 @@ enum IOFaults {
     static let fileOperations: Set<String> = ["replace store", "destroy store", "migrate store", "delete history"]
     static let kinds: [(String, Int32)] = [("read", Int32(FAULT_READ)), ("write", Int32(FAULT_WRITE)), ("fsync", Int32(FAULT_SYNC)), ("disk full", Int32(FAULT_FULL))]
 
-    static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
-        let container = PersistentContainer(name: "Reliability", managedObjectModel: Workload.model(version: version))
-        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
-        container.persistentStoreDescriptions = [description]
-        try container.loadPersistentStores()
-        return container
-    }
-
     /// An error from a faulted call must be a CoreDataError naming SQLite's code.
     static func checkError(_ error: any Error) throws {
         guard let error = error as? CoreDataError, error.sqliteCode != nil else {
@@ -51,7 +42,7 @@ enum IOFaults {
         var attempts = 0, fired = 0, failures: [String] = []
         for (kindName, kind) in kinds {
             let path = directory + "/faults-\(operation.replacingOccurrences(of: " ", with: "-"))-\(kindName.replacingOccurrences(of: " ", with: "-")).sqlite"
-            for file in [path, path + ".template", path + "-ledger.sqlite", path + "-tally.sqlite"] { removeStore(file) }
+            for file in [path, path + ".template"] + SplitStores(path).files { removeStore(file) }
             var n = 1
             while n <= 3_000 {
                 attempts += 1
@@ -79,16 +70,12 @@ enum IOFaults {
         if operation == "fetch" { return try attemptFetch(kind: kind, n: n, path: path) }
         if fileOperations.contains(operation) { return try attemptStoreFileOperation(operation, kind: kind, n: n, path: path) }
         // A fresh stack on the file each time, whose state is known before the fault.
-        if !FileManager.default.fileExists(atPath: path) {
-            let container = try open(path)
-            try container.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: container.viewContext) }
-            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
-        }
+        try Workload.makeStore(at: path, batches: [])
         let before = try RawStore(path)
         let entries = Int(try before.integer("SELECT COUNT(*) FROM ZENTRY"))
         let counter = try before.integer("SELECT ZVALUE FROM ZCOUNTER")
-        let container = try open(path)
-        defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+        let container = try Workload.open(path)
+        defer { Workload.close(container) }
         let context = container.newBackgroundContext()
         let entry = container.managedObjectModel.entitiesByName["Entry"]!
         var expectedEntries = entries, expectedCounter = counter
@@ -161,32 +148,12 @@ enum IOFaults {
     /// the save must succeed on the same stack, and the two files must then hold the entries and
     /// the counter's step exactly once.
     static func attemptSplitSave(kind: Int32, n: Int, path: String) throws -> Bool {
-        let ledger = path + "-ledger.sqlite", tally = path + "-tally.sqlite"
-        func openSplit() throws -> PersistentContainer {
-            let model = Workload.model()
-            model.configurations = ["Ledger": ["Account", "Entry"], "Tally": ["Counter"]]
-            let container = PersistentContainer(name: "Reliability", managedObjectModel: model)
-            container.persistentStoreDescriptions = [("Ledger", ledger), ("Tally", tally)].map { configuration, file in
-                let description = PersistentStoreDescription(url: URL(fileURLWithPath: file))
-                description.configuration = configuration
-                description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
-                return description
-            }
-            try container.loadPersistentStores()
-            return container
-        }
-        func close(_ container: PersistentContainer) {
-            for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) }
-        }
-        if !FileManager.default.fileExists(atPath: ledger) {
-            let container = try openSplit()
-            try container.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: container.viewContext) }
-            close(container)
-        }
-        let entries = try RawStore(ledger).integer("SELECT COUNT(*) FROM ZENTRY")
-        let counter = try RawStore(tally).integer("SELECT ZVALUE FROM ZCOUNTER")
-        let container = try openSplit()
-        defer { close(container) }
+        let stores = SplitStores(path)
+        try stores.make()
+        let entries = try RawStore(stores.ledger).integer("SELECT COUNT(*) FROM ZENTRY")
+        let counter = try RawStore(stores.tally).integer("SELECT ZVALUE FROM ZCOUNTER")
+        let container = try stores.open()
+        defer { Workload.close(container) }
         let context = container.newBackgroundContext()
         let entry = container.managedObjectModel.entitiesByName["Entry"]!
         var didFire = false
@@ -196,15 +163,10 @@ enum IOFaults {
             let count = try context.count(for: FetchRequest<ManagedObject>(entityName: "Entry"))
             guard count == Int(entries) + 3 else { throw Failure("the stack counts \(count) entries after the split save, expected \(entries + 3)") }
         }
-        for file in [ledger, tally] {
-            let integrity = try RawStore(file).integrity()
-            guard integrity == "ok" else { throw Failure("integrity_check of \((file as NSString).lastPathComponent): \(integrity)") }
-            let problems = try RawStore(file).keyCountersProblems()
-            guard problems.isEmpty else { throw Failure("key counters: \(problems.joined(separator: ", "))") }
-        }
-        let found = try RawStore(ledger).integer("SELECT COUNT(*) FROM ZENTRY")
+        try stores.checkIntact()
+        let found = try RawStore(stores.ledger).integer("SELECT COUNT(*) FROM ZENTRY")
         guard found == entries + 3 else { throw Failure("missing or extra rows: \(found) entries, expected \(entries + 3)") }
-        let value = try RawStore(tally).integer("SELECT ZVALUE FROM ZCOUNTER")
+        let value = try RawStore(stores.tally).integer("SELECT ZVALUE FROM ZCOUNTER")
         guard value == counter + 1 else { throw Failure("torn across stores: the counter is \(value), expected \(counter + 1)") }
         return didFire
     }
@@ -217,16 +179,9 @@ enum IOFaults {
     /// a fault that cannot be read must not pass for a deleted row or invent values. Once the
     /// disk works again, the same context, refreshed, reads every entry with its values.
     static func attemptFetch(kind: Int32, n: Int, path: String) throws -> Bool {
-        if !FileManager.default.fileExists(atPath: path) {
-            let container = try open(path)
-            try container.viewContext.performAndWait { () throws in
-                try Workload.perform(.setup, number: 0, in: container.viewContext)
-                try Workload.perform(.insert(batch: 1, count: Self.fetchedEntries, account: 1), number: 1, in: container.viewContext)
-            }
-            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
-        }
-        let container = try open(path)
-        defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+        try Workload.makeStore(at: path, batches: [Self.fetchedEntries])
+        let container = try Workload.open(path)
+        defer { Workload.close(container) }
         let context = container.newBackgroundContext()
         var didFire = false
         try context.performAndWait { () throws in
@@ -265,16 +220,7 @@ enum IOFaults {
     /// A store with 40 entries in three saves (three history transactions), made once per kind.
     static func storeTemplate(_ path: String) throws -> String {
         let template = path + ".template"
-        if !FileManager.default.fileExists(atPath: template) {
-            let container = try open(template)
-            try container.viewContext.performAndWait { () throws in
-                try Workload.perform(.setup, number: 0, in: container.viewContext)
-                try Workload.perform(.insert(batch: 1, count: 20, account: 1), number: 1, in: container.viewContext)
-                try Workload.perform(.insert(batch: 2, count: 20, account: 2), number: 2, in: container.viewContext)
-            }
-            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
-            _ = try RawStore(template, writable: true).rows("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        try Workload.makeStore(at: template, batches: [20, 20])
         return template
     }
 
@@ -317,7 +263,7 @@ enum IOFaults {
         switch operation {
         case "replace store":
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let empty = try open(destination)
+            let empty = try Workload.open(destination)
             try empty.viewContext.performAndWait { () throws in try Workload.perform(.setup, number: 0, in: empty.viewContext) }
             try empty.persistentStoreCoordinator.remove(empty.persistentStoreCoordinator.persistentStores[0])
             try faulted {
@@ -338,8 +284,8 @@ enum IOFaults {
             }
             guard try intactEntries(source) == 0 else { throw Failure("the destroyed store still holds entries") }
         case "migrate store":
-            let container = try open(source)
-            defer { for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) } }
+            let container = try Workload.open(source)
+            defer { Workload.close(container) }
             let coordinator = container.persistentStoreCoordinator
             try faulted {
                 let store = coordinator.persistentStores[0]
@@ -359,8 +305,8 @@ enum IOFaults {
             guard count == 40 else { throw Failure("the migrated store counts \(count) of 40 entries") }
             guard try intactEntries(source) == 40 else { throw Failure("migrating changed the source store") }
         default: // delete history
-            let container = try open(source)
-            defer { try? container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0]) }
+            let container = try Workload.open(source)
+            defer { Workload.close(container) }
             let context = container.newBackgroundContext()
             try context.performAndWait { () throws in
                 let all = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
@@ -381,22 +327,13 @@ enum IOFaults {
     }
 
     static func attemptMigration(kind: Int32, n: Int, path: String) throws -> Bool {
-        let template = path + ".template"
-        if !FileManager.default.fileExists(atPath: template) {
-            let container = try open(template)
-            try container.viewContext.performAndWait { () throws in
-                try Workload.perform(.setup, number: 0, in: container.viewContext)
-                try Workload.perform(.insert(batch: 1, count: 40, account: 1), number: 1, in: container.viewContext)
-            }
-            try container.persistentStoreCoordinator.remove(container.persistentStoreCoordinator.persistentStores[0])
-            _ = try RawStore(template, writable: true).rows("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        let template = try storeTemplate(path)
         removeStore(path)
         try FileManager.default.copyItem(atPath: template, toPath: path)
         fault_vfs_arm(kind, n)
         var container: PersistentContainer?
         do {
-            container = try open(path, version: 2)
+            container = try Workload.open(path, version: 2)
             fault_vfs_disarm()
         } catch {
             fault_vfs_disarm()
@@ -409,7 +346,7 @@ enum IOFaults {
         let integrity = try raw.integrity()
         guard integrity == "ok" else { throw Failure("integrity_check: \(integrity)") }
         _ = try KillDuringMigration.version(of: raw)
-        let reopened = try open(path, version: 2)
+        let reopened = try Workload.open(path, version: 2)
         let count = try reopened.viewContext.performAndWait { try reopened.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Entry")) }
         try reopened.persistentStoreCoordinator.remove(reopened.persistentStoreCoordinator.persistentStores[0])
         guard count == 40 else { throw Failure("missing: \(count) of 40 entries after the migration") }

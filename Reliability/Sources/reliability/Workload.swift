@@ -30,6 +30,39 @@ enum Workload {
         ])
     }
 
+    /// A container on the store file at `path`, history on, with model `version`.
+    static func open(_ path: String, version: Int = 1) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Reliability", managedObjectModel: model(version: version))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+        return container
+    }
+
+    /// Removes every store of `container` from its coordinator (closing the files).
+    static func close(_ container: PersistentContainer) {
+        let coordinator = container.persistentStoreCoordinator
+        for store in coordinator.persistentStores { try? coordinator.remove(store) }
+    }
+
+    /// Makes the store file at `path` (unless it exists): `.setup`, then one insert per element of
+    /// `batches` (batch `i + 1` of that many entries with serials from 0, accounts in turn), so
+    /// `1 + batches.count` history transactions; closed and checkpointed into the one file, ready
+    /// to copy.
+    static func makeStore(at path: String, batches: [Int]) throws {
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let container = try open(path)
+        try container.viewContext.performAndWait { () throws in
+            try perform(.setup, number: 0, in: container.viewContext)
+            for (index, count) in batches.enumerated() {
+                try perform(.insert(batch: Int64(index + 1), count: count, account: Int64(index % 3 + 1)), number: Int64(index + 1), in: container.viewContext)
+            }
+        }
+        close(container)
+        _ = try RawStore(path, writable: true).rows("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     enum Operation: Equatable {
         /// Operation 0: three accounts and the counter.
         case setup

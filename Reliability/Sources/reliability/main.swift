@@ -23,6 +23,8 @@ do {
         try ManyProcesses.create(store: arguments[1])
     case "work-faults":
         try IOFaults.work(directory: arguments[1], operation: arguments[2])
+    case "work-store-operation":
+        try KillDuringStoreOperations.work(operation: arguments[1], directory: arguments[2])
     case "work-soak":
         try Soak.work(store: arguments[1], seconds: Double(arguments[2])!)
     case "run":
@@ -37,6 +39,7 @@ do {
         func wanted(_ name: String) -> Bool { only == nil || only == name }
         if wanted("saves") { results.append(KillDuringSaves.run(rounds: quick ? 60 : 1_000, directory: directory, seed: seed)) }
         if wanted("migration") { results += KillDuringMigration.run(roundsPerPhase: quick ? 6 : 200, directory: directory, seed: seed) }
+        if wanted("operations") { results += KillDuringStoreOperations.run(rounds: quick ? 6 : 100, directory: directory, seed: seed) }
         if wanted("faults") { results += IOFaults.run(directory: directory) }
         if wanted("processes") {
             results.append(ManyProcesses.runCreate(rounds: quick ? 5 : 50, directory: directory))
@@ -51,7 +54,7 @@ do {
         try? FileManager.default.removeItem(at: directory)
         exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)
     default:
-        print("usage: reliability run [--quick] [--only saves|migration|faults|processes|soak] [--seed N] [--results PATH]")
+        print("usage: reliability run [--quick] [--only saves|migration|operations|faults|processes|soak] [--seed N] [--results PATH]")
         exit(2)
     }
 } catch {

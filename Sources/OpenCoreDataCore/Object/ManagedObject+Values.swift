@@ -64,9 +64,10 @@ extension ManagedObject {
     /// `key` is not one of them.
     public func validatedValue(forKey key: String) throws(CoreDataError) -> Any? {
         if let relationship = entity.relationshipsByName[key] {
-            if relationship.isOrdered { return managedMembers(forKey: key) }
-            if relationship.isToMany { return Set(managedMembers(forKey: key)) }
-            return managedToOne(forKey: key, as: ManagedObject.self)
+            // `ordered` means something only on a to-many (a model file can set it on a to-one:
+            // the xml-model fuzzer found one); a to-one is read as one either way.
+            guard relationship.isToMany else { return managedToOne(forKey: key, as: ManagedObject.self) }
+            return relationship.isOrdered ? managedMembers(forKey: key) : Set(managedMembers(forKey: key))
         }
         if entity.slotByName[key] == nil, let fetched = entity.allProperties.first(where: { $0.name == key }) as? FetchedPropertyDescription {
             return try fetchedValue(of: fetched)

@@ -11,11 +11,20 @@ package enum StoreCopy {
     /// Inserts per save (a save is one transaction of the destination).
     private static let batch = 5_000
 
-    package static func copy(from source: any StoreEngine, to destination: any StoreEngine, model: ManagedObjectModel) throws {
-        let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
-        for root in roots where try destination.count(StoreFetchRequest(entity: root)) > 0 {
+    /// Throws 134070 when `destination` holds objects of any entity of `model`.
+    package static func requireEmpty(_ destination: any StoreEngine, model: ManagedObjectModel) throws {
+        for root in roots(of: model) where try destination.count(StoreFetchRequest(entity: root)) > 0 {
             throw CoreDataError(.persistentStoreOperation, "The destination store already holds \(root.name) objects; migrate into a new file or an empty schema.")
         }
+    }
+
+    private static func roots(of model: ManagedObjectModel) -> [EntityDescription] {
+        model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
+    }
+
+    package static func copy(from source: any StoreEngine, to destination: any StoreEngine, model: ManagedObjectModel) throws {
+        try requireEmpty(destination, model: model)
+        let roots = roots(of: model)
         try destination.adoptIdentifier(source.identifier)
         for root in roots {
             let rows = try source.fetch(StoreFetchRequest(entity: root))

@@ -37,10 +37,7 @@ package struct SQLiteStoreRewrite {
     /// destination version (another coordinator or process migrated it first).
     package func run(fill: (_ scratch: URL, _ hasHistory: Bool) throws -> Void) throws -> Bool {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrating-\(UUID().uuidString)")
-        let sidecars = { (file: URL) in ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: file.path + $0) } }
-        defer {
-            for file in [temporary] + sidecars(temporary) { try? FileManager.default.removeItem(at: file) }
-        }
+        defer { SQLiteStore.removeFiles(at: temporary) }
         let live = try SQLiteConnection(path: url.path, readOnly: false)
         // The new rows are first written into a scratch file laid out for the current model: our
         // own schema, metadata and key table.

@@ -167,5 +167,29 @@ import TestSupport
             try coordinator.migratePersistentStore(source, to: directory.file("Occupied.sqlite"), type: .sqlite)
         }
         #expect(coordinator.persistentStores.first === source)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".migrating") } == [])
+    }
+
+    /// An SQLite destination is written beside it and put in place in one transaction (a kill -9
+    /// in the middle leaves no half-copied store: `Reliability/run`, *kill -9 during migrate
+    /// store*). What a crashed attempt left beside it is cleared, and nothing stays behind.
+    @Test func aCrashedAttemptsLeftoversAreClearedAndOnlyTheStoreStays() throws {
+        let directory = TemporaryDirectory()
+        let stack = try TestStack(.sqlite, model: Self.model, directory: directory)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for name in ["red", "blue"] { Tag(context: context).name = name }
+            try context.save()
+        }
+        let destination = directory.file("Moved.sqlite")
+        // Half a file and a WAL, as a process killed while copying leaves them.
+        try Data(repeating: 0xA5, count: 10_000).write(to: directory.file(".Moved.sqlite.migrating"))
+        try Data(repeating: 0x5A, count: 4_000).write(to: directory.file(".Moved.sqlite.migrating-wal"))
+        let coordinator = stack.container.persistentStoreCoordinator
+        try coordinator.migratePersistentStore(try #require(coordinator.persistentStores.first), to: destination, type: .sqlite)
+        let names = try context.performAndWait { try context.fetch(Tag.fetchRequest()).compactMap(\.name).sorted() }
+        #expect(names == ["blue", "red"])
+        #expect(coordinator.persistentStores.first?.url == destination)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".migrating") } == [])
     }
 }

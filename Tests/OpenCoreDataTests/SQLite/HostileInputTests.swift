@@ -227,6 +227,43 @@ import TestSupport
         #expect(error.message.contains("two entities named 'Car'"))
     }
 
+    /// Found by the XML model fuzzer: a to-one marked `ordered="YES"` (the flag means something
+    /// only on a to-many) made reading it by key take the to-many path, which trapped. It reads
+    /// as the to-one it is, before and after a save.
+    @Test func aToOneMarkedOrderedReadsAsAToOne() throws {
+        let contents = #"""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Bookmark" representedClassName="Bookmark">
+                    <attribute name="title" optional="YES" attributeType="String"/>
+                    <relationship name="favorite" optional="YES" maxCount="1" deletionRule="Nullify" ordered="YES" destinationEntity="Bookmark" inverseName="fans" inverseEntity="Bookmark"/>
+                    <relationship name="fans" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Bookmark" inverseName="favorite" inverseEntity="Bookmark"/>
+                </entity>
+            </model>
+            """#
+        let file = try Self.modelFolder(contents: Data(contents.utf8))
+        let model = try ManagedObjectModel(contentsOf: file.url, version: nil)
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer.loaded(at: directory.file("Bookmarks.sqlite"), model: model)
+        let context = container.newBackgroundContext()
+        let entity = try #require(model.entitiesByName["Bookmark"])
+        let favoriteID = try context.performAndWait { () throws in
+            let (fan, favorite) = (ManagedObject(entity: entity, insertInto: context), ManagedObject(entity: entity, insertInto: context))
+            favorite.setValue("home", forKey: "title")
+            fan.setValue(favorite, forKey: "favorite")
+            #expect(fan.value(forKey: "favorite") as? ManagedObject === favorite)
+            try context.save()
+            return favorite.objectID
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let request = FetchRequest<ManagedObject>(entityName: "Bookmark")
+            request.predicate = FetchPredicate(format: "title == nil")
+            let fan = try #require(try reader.fetch(request).first)
+            #expect((fan.value(forKey: "favorite") as? ManagedObject)?.objectID == favoriteID)
+        }
+    }
+
     /// A temporary `.xcdatamodel` folder holding `contents` (removed when `folder` goes).
     private static func modelFolder(contents: Data) throws -> (url: URL, folder: TemporaryDirectory) {
         let folder = TemporaryDirectory()
