@@ -5,8 +5,10 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+/// The value after the last `flag` (Reliability/run passes its default `--results` first, so one
+/// given by the caller wins).
 func value(after flag: String) -> String? {
-    arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    arguments.lastIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 }
 
 do {
