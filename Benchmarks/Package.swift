@@ -10,6 +10,11 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 let package = Package(
     name: "OpenCoreDataBenchmarks",
     platforms: [.macOS(.v15)],
+    // The PostgreSQL scenarios (`Compare --postgres`) link postgres-nio, SwiftNIO and BoringSSL,
+    // a quarter of an hour of release build on two cores: only with this trait
+    // (`swift build --traits PostgreSQL`; Benchmarks/compare turns it on for --postgres), so the
+    // SQLite figures build in a few minutes.
+    traits: [.trait(name: "PostgreSQL", description: "The PostgreSQL store's scenarios (Compare --postgres)")],
     dependencies: [
         .package(path: "../"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -22,9 +27,11 @@ let package = Package(
         .systemLibrary(name: "CSQLitePeer", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "Compare",
-            dependencies: [.product(name: "OpenCoreData", package: root), .product(name: "OpenCoreDataPostgreSQL", package: root), "CSQLitePeer",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "OpenCoreDataPostgreSQL", package: root, condition: .when(traits: ["PostgreSQL"])),
+                           .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                           .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["PostgreSQL"])),
+                           .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"]))],
         ),
         // package-benchmark's suite (`swift package --package-path Benchmarks benchmark`): our
         // operations alone, with time, allocation and memory metrics, for regression tracking

@@ -1,7 +1,9 @@
 import CSQLitePeer
 import Foundation
 import OpenCoreData
+#if PostgreSQL
 import OpenCoreDataPostgreSQL
+#endif
 
 /// Lightweight migration of a store of `n` quakes to a version that renames `place` to
 /// `location` (renaming identifier) and adds a mandatory `felt` with a default: ours (opening
@@ -23,33 +25,8 @@ enum MigrationScenario {
                       extra: ["ours_rows_per_s": Double(n) / oursMS * 1000])
     }
 
-    /// The same migration of a PostgreSQL schema of `n` quakes (in a fresh schema of
-    /// `postgresBase`'s server), against the SQLite store's migration of the same rows, medians
-    /// of 3. The schema's migration goes through a scratch SQLite file (docs/PostgreSQL.md).
-    static func runPostgreSQL(postgresBase: URLComponents, n: Int) async throws -> Result {
-        var ours: [Double] = [], sqlite: [Double] = []
-        for _ in 0..<3 {
-            let schema = "ocd_bench_m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            var components = postgresBase
-            components.queryItems = [URLQueryItem(name: "schema", value: schema)]
-            let url = components.url!
-            try fill(url, type: .postgreSQL, n: n)
-            ours.append(try measure {
-                let container = try openWithVersion2(url, type: .postgreSQL)
-                for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
-            })
-            try await PostgreSQLScenario.dropSchema(schema, components: postgresBase)
-            let file = scratchFile("migrate.sqlite")
-            try fill(file, n: n)
-            sqlite.append(try measure { _ = try openWithVersion2(file) })
-        }
-        let oursMS = median(ours)
-        return Result(scenario: "PostgreSQL: migrate N rows (rename + new mandatory attribute)", n: n, ours: oursMS, raw: nil, grdb: nil,
-                      extra: ["sqlite_store_ms": median(sqlite), "ours_rows_per_s": Double(n) / oursMS * 1000])
-    }
-
     /// The store at `url` opened with the second version (migrated on the way).
-    private static func openWithVersion2(_ url: URL, type: PersistentStore.StoreType = .sqlite) throws -> PersistentContainer {
+    static func openWithVersion2(_ url: URL, type: PersistentStore.StoreType = .sqlite) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
         try container.loadPersistentStores()
@@ -57,7 +34,7 @@ enum MigrationScenario {
     }
 
     /// The first version's store, filled with a batch insert.
-    private static func fill(_ url: URL, type: PersistentStore.StoreType = .sqlite, n: Int) throws {
+    static func fill(_ url: URL, type: PersistentStore.StoreType = .sqlite, n: Int) throws {
         let container = PersistentContainer(name: "Migrate", managedObjectModel: ManagedObjectModel(BenchQuake.self))
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
         try container.loadPersistentStores()
@@ -104,3 +81,32 @@ enum MigrationScenario {
         }
     }
 }
+
+#if PostgreSQL
+extension MigrationScenario {
+    /// The same migration of a PostgreSQL schema of `n` quakes (in a fresh schema of
+    /// `postgresBase`'s server), against the SQLite store's migration of the same rows, medians
+    /// of 3. The schema's migration goes through a scratch SQLite file (docs/PostgreSQL.md).
+    static func runPostgreSQL(postgresBase: URLComponents, n: Int) async throws -> Result {
+        var ours: [Double] = [], sqlite: [Double] = []
+        for _ in 0..<3 {
+            let schema = "ocd_bench_m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            var components = postgresBase
+            components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+            let url = components.url!
+            try fill(url, type: .postgreSQL, n: n)
+            ours.append(try measure {
+                let container = try openWithVersion2(url, type: .postgreSQL)
+                for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+            })
+            try await PostgreSQLScenario.dropSchema(schema, components: postgresBase)
+            let file = scratchFile("migrate.sqlite")
+            try fill(file, n: n)
+            sqlite.append(try measure { _ = try openWithVersion2(file) })
+        }
+        let oursMS = median(ours)
+        return Result(scenario: "PostgreSQL: migrate N rows (rename + new mandatory attribute)", n: n, ours: oursMS, raw: nil, grdb: nil,
+                      extra: ["sqlite_store_ms": median(sqlite), "ours_rows_per_s": Double(n) / oursMS * 1000])
+    }
+}
+#endif

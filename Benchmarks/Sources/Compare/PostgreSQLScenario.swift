@@ -1,3 +1,5 @@
+// Built with the PostgreSQL trait only (Benchmarks/Package.swift).
+#if PostgreSQL
 import Foundation
 import Logging
 import NIOPosix
@@ -191,3 +193,4 @@ enum PostgreSQLScenario {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the PostgreSQL trait only (Benchmarks/Package.swift).
+#if PostgreSQL
 import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
@@ -134,3 +136,4 @@ enum WriterScaleScenario {
         semaphore.wait()
     }
 }
+#endif

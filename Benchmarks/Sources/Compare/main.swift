@@ -19,6 +19,7 @@ if arguments.contains("--history") {
     printTable(try HistoryScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000))
     exit(0)
 }
+#if PostgreSQL
 if let index = arguments.firstIndex(of: "--writer"), index + 4 < arguments.count {
     // A writer process of the writer-scale scenario.
     try WriterScaleScenario.writer(type: arguments[index + 1], url: arguments[index + 2], seconds: Double(arguments[index + 3]) ?? 1,
@@ -39,6 +40,12 @@ if arguments.contains("--postgres") {
         .appendingPathComponent("results/postgres.json"))
     exit(0)
 }
+#else
+if arguments.contains("--postgres") || arguments.contains("--writer") {
+    FileHandle.standardError.write(Data("The PostgreSQL scenarios are built with the PostgreSQL trait: run Benchmarks/compare --postgres (or swift build -c release --package-path Benchmarks --traits PostgreSQL).\n".utf8))
+    exit(2)
+}
+#endif
 if arguments.contains("--results") {
     // Only the live-results scenario: a controller's update against a re-fetch and a diff.
     printTable(try ResultsScenario.run())
