@@ -26,7 +26,7 @@ enum MigrationScenario {
     }
 
     /// The store at `url` opened with the second version (migrated on the way).
-    static func openWithVersion2(_ url: URL, type: PersistentStore.StoreType = .sqlite) throws -> PersistentContainer {
+    private static func openWithVersion2(_ url: URL, type: PersistentStore.StoreType = .sqlite) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Migrate", managedObjectModel: version2())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
         try container.loadPersistentStores()
@@ -34,7 +34,7 @@ enum MigrationScenario {
     }
 
     /// The first version's store, filled with a batch insert.
-    static func fill(_ url: URL, type: PersistentStore.StoreType = .sqlite, n: Int) throws {
+    private static func fill(_ url: URL, type: PersistentStore.StoreType = .sqlite, n: Int) throws {
         let container = PersistentContainer(name: "Migrate", managedObjectModel: ManagedObjectModel(BenchQuake.self))
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: type)]
         try container.loadPersistentStores()

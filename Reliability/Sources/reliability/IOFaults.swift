@@ -226,11 +226,7 @@ enum IOFaults {
 
     /// The entries of the store file at `path` once it passes `integrity_check` (0 without tables).
     static func intactEntries(_ path: String) throws -> Int64 {
-        let raw = try RawStore(path)
-        let integrity = try raw.integrity()
-        guard integrity == "ok" else { throw Failure("integrity_check of \((path as NSString).lastPathComponent): \(integrity)") }
-        guard try raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZENTRY'") == 1 else { return 0 }
-        return try raw.integer("SELECT COUNT(*) FROM ZENTRY")
+        try RawStore(path).intactContent(named: (path as NSString).lastPathComponent)?.entries ?? 0
     }
 
     /// `replacePersistentStore`, `destroyPersistentStore`, `migratePersistentStore` and a history

@@ -32,12 +32,11 @@ enum KillDuringStoreOperations {
     /// `integrity_check` and keeps its key counters ((0, 0) for a file without tables).
     static func content(_ path: String) throws -> (entries: Int64, transactions: Int64) {
         let raw = try RawStore(path)
-        let integrity = try raw.integrity()
-        guard integrity == "ok" else { throw Failure("integrity_check of \((path as NSString).lastPathComponent): \(integrity)") }
-        guard try raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZENTRY'") == 1 else { return (0, 0) }
+        let name = (path as NSString).lastPathComponent
+        guard let content = try raw.intactContent(named: name, history: true) else { return (0, 0) }
         let problems = try raw.keyCountersProblems()
-        guard problems.isEmpty else { throw Failure("key counters of \((path as NSString).lastPathComponent): \(problems.joined(separator: ", "))") }
-        return (try raw.integer("SELECT COUNT(*) FROM ZENTRY"), try raw.integer("SELECT COUNT(*) FROM ATRANSACTION"))
+        guard problems.isEmpty else { throw Failure("key counters of \(name): \(problems.joined(separator: ", "))") }
+        return content
     }
 
     /// Copies `source` to `path` in one step (a copy beside it, renamed), so that a kill during the

@@ -60,6 +60,15 @@ final class RawStore {
     }
 
     /// Every entity's key counter is at least its table's largest key (no key is handed out twice).
+    /// The entries of the store once it passes `integrity_check` (nil for a file without tables),
+    /// and with `history` its history transactions too; `name` is the file's name for the failure.
+    func intactContent(named name: String, history: Bool = false) throws -> (entries: Int64, transactions: Int64)? {
+        let integrity = try integrity()
+        guard integrity == "ok" else { throw Failure("integrity_check of \(name): \(integrity)") }
+        guard try integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZENTRY'") == 1 else { return nil }
+        return (try integer("SELECT COUNT(*) FROM ZENTRY"), history ? try integer("SELECT COUNT(*) FROM ATRANSACTION") : 0)
+    }
+
     func keyCountersProblems() throws -> [String] {
         var problems: [String] = []
         for row in try rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_SUPER = 0 AND Z_ENT < 16000") {

@@ -1,16 +1,15 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataCore
 
 /// Collects values from several threads, in the order they arrive.
-// @unchecked Sendable: the array is only touched under `lock`. An `NSLock` (a pthread mutex) rather
-// than `Mutex`: on Linux `Mutex` is a futex the thread sanitizer cannot see, and it reported the
-// appends of two threads as a race.
-final class Recorder<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Value] = []
+// `Locked` (a pthread mutex) rather than `Mutex`: on Linux `Mutex` is a futex the thread sanitizer
+// cannot see, and it reported the appends of two threads as a race.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Locked<[Value]>([])
 
-    func append(_ value: Value) { lock.withLock { storage.append(value) } }
-    var values: [Value] { lock.withLock { storage } }
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
 }
 
 /// The calling thread's identity.
