@@ -94,7 +94,8 @@ extension PersistentStoreCoordinator {
     ///
     /// An SQLite destination is written whole or not at all, a crash included: the objects are
     /// copied into a file beside it (`.NAME.migrating`, removed afterwards, and by the next
-    /// attempt when a crash left it) and put in place in one SQLite transaction.
+    /// attempt when a crash left it) and put in place whole: renamed to a new destination, or
+    /// copied in one SQLite transaction into an existing (empty) one.
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {

@@ -40,11 +40,43 @@ extension SQLiteStore {
         return staging
     }
 
-    /// Makes the database at `destination` a copy of the closed store at `staging` in one SQLite
-    /// transaction (a crash leaves `destination` as it was), then removes `staging`'s files.
+    /// Puts the closed store at `staging` in place at `destination`, whole or not at all across a
+    /// crash, then removes `staging`'s files. A new destination is `staging` itself, its WAL
+    /// checkpointed into the main file and renamed: a crash leaves no file or the complete one,
+    /// never one with a journal to roll back first (which a read-only open cannot). An existing
+    /// destination becomes a copy in one SQLite transaction (a crash leaves it as it was).
     package static func install(_ staging: URL, at destination: URL, options: SQLiteStoreOptions) throws {
         defer { removeFiles(at: staging) }
+        guard FileManager.default.fileExists(atPath: destination.path) else {
+            try closeIntoMainFile(staging, busyTimeout: options.busyTimeoutMilliseconds)
+            // A journal or WAL without its database is a crashed writer's: never to be replayed
+            // into this one.
+            for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
+            guard rename(staging.path, destination.path) == 0 else {
+                throw CoreDataError(.persistentStoreOperation, "Could not move the store written at \(staging.path) to \(destination.path): \(String(cString: strerror(errno))). Check that the folder is writable.")
+            }
+            syncFolder(of: destination)
+            return
+        }
         try replace(at: destination, from: staging, options: options)
+    }
+
+    /// Leaves the whole database at `url` in its main file: the WAL checkpointed into it and
+    /// removed (rollback-journal mode; the store's engine turns WAL on again when it opens it).
+    private static func closeIntoMainFile(_ url: URL, busyTimeout: Int32) throws {
+        let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: busyTimeout)
+        try db.execute("PRAGMA journal_mode = DELETE")
+        guard !FileManager.default.fileExists(atPath: url.path + "-wal") else {
+            throw CoreDataError(.persistentStoreOperation, "The store written at \(url.path) is still in use, so it cannot be moved into place; close what else has it open and try again.")
+        }
+    }
+
+    /// Makes a rename in the folder of `url` durable (fsync of the folder); best effort, as a
+    /// folder that cannot be opened still holds the renamed file.
+    private static func syncFolder(of url: URL) {
+        guard let folder = FileHandle(forReadingAtPath: url.deletingLastPathComponent().path) else { return }
+        try? folder.synchronize()
+        try? folder.close()
     }
 
     /// Removes the database file at `url` and its journal, WAL and shared-memory files.

@@ -90,12 +90,23 @@ struct Failure: Error, CustomStringConvertible {
 
 /// An append-only file of acknowledged operations, each line fsynced before the next
 /// operation starts: what the workload was told is durable.
+///
+/// A kill can tear a line: the kernel stops a write between two pages when SIGKILL is pending,
+/// so a line that straddles a page boundary may land in part ("1" of "1041"). That line was never
+/// acknowledged (the write did not return): `lines` ignores an unterminated last line, and opening
+/// the ledger cuts it off, so that the next line does not run on from it ("1" + "1041\n" read as
+/// 11041).
 final class Ledger {
     private let descriptor: Int32
 
     init(_ path: String) throws {
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        descriptor = open(path, O_RDWR | O_CREAT | O_APPEND, 0o644)
         guard descriptor >= 0 else { throw Failure("cannot open the ledger \(path)") }
+        let text = Array(FileManager.default.contents(atPath: path) ?? Data())
+        if let last = text.last, last != UInt8(ascii: "\n") {
+            let whole = text.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            guard ftruncate(descriptor, off_t(whole)) == 0 else { throw Failure("cannot cut the torn last line of the ledger \(path)") }
+        }
     }
 
     deinit { close(descriptor) }
@@ -106,8 +117,12 @@ final class Ledger {
         fsync(descriptor)
     }
 
+    /// The whole lines of the ledger at `path` (a torn last one left out).
     static func lines(_ path: String) -> [String] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines.removeLast()   // after the last newline: empty, or a torn line
+        return lines.filter { !$0.isEmpty }
     }
 }
 
