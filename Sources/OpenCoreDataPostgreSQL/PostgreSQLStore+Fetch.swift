@@ -20,12 +20,7 @@ extension PostgreSQLStore {
         let sortsInSwift = request.sort.contains { $0.comparator != .binary && mapping.types[$0.slot] == .string }
         let inSwift = !exact || (sorted && sortsInSwift)
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
-        if sorted, !request.sort.isEmpty, !inSwift {
-            // NULL first going up and last going down, as SQLite (and memory) order it.
-            sql += " ORDER BY " + request.sort.map { key in
-                "\(mapping.columns[key.slot]) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
-            }.joined(separator: ", ") + ", Z_PK"
-        }
+        if sorted, !request.sort.isEmpty, !inSwift { sql += Self.orderBy(request, mapping: mapping) }
         if !inSwift, request.limit > 0 || request.offset > 0 {
             if request.limit > 0 {
                 arguments.append(.integer(Int64(request.limit)))
@@ -35,6 +30,14 @@ extension PostgreSQLStore {
             sql += " OFFSET " + SQLDialect.postgreSQL.placeholder(arguments.count)
         }
         return Selection(sql: sql, arguments: arguments, inSwift: inSwift)
+    }
+
+    /// ` ORDER BY …` for a request's sort keys (binary ones), ties by key.
+    static func orderBy(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping) -> String {
+        // NULL first going up and last going down, as SQLite (and memory) order it.
+        " ORDER BY " + (request.sort.map { key in
+            "\(mapping.columns[key.slot]) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
+        } + ["Z_PK"]).joined(separator: ", ")
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "", and whether it
@@ -61,7 +64,47 @@ extension PostgreSQLStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        if selection.inSwift, request.limit > 0, !request.sort.contains(where: { $0.comparator != .binary && mapping.types[$0.slot] == .string }) {
+            return try fetchWindowInChunks(request, superset: selection, mapping: mapping, layout: layout)
+        }
         let cells = try read { try $0.execute(selection.sql, selection.arguments).rows }
+        let rows = try storeRows(cells, request: request, mapping: mapping, layout: layout)
+        return selection.inSwift ? try finishInSwift(rows, request) : rows
+    }
+
+    /// The window of a request whose predicate SQL selects a superset of (string operators) but
+    /// whose order SQL keeps: the superset in that order, a chunk at a time (each twice the last),
+    /// tested in Swift until the window is full; all chunks in one snapshot. A limit of 10 over a
+    /// large table reads a few chunks, not the table.
+    private func fetchWindowInChunks(_ request: StoreFetchRequest, superset: Selection, mapping: RelationalLayout.EntityMapping,
+                                     layout: RelationalLayout) throws -> [StoreRow] {
+        let wanted = request.offset.addingSaturated(request.limit)
+        let sql = superset.sql + Self.orderBy(request, mapping: mapping)
+            + " LIMIT " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 1)
+            + " OFFSET " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 2)
+        var unwindowed = request
+        unwindowed.limit = 0
+        unwindowed.offset = 0
+        unwindowed.sort = []    // the chunks come in order
+        return try read(inOneSnapshot: true) { session in
+            var matches: [StoreRow] = []
+            var read = 0
+            var chunk = min(max(100, wanted.addingSaturated(wanted)), 10_000)
+            while matches.count < wanted {
+                let cells = try session.execute(sql, superset.arguments + [.integer(Int64(chunk)), .integer(Int64(read))]).rows
+                matches += try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), unwindowed)
+                read += cells.count
+                if cells.count < chunk { break }
+                chunk = min(chunk * 2, 100_000)
+            }
+            let start = min(request.offset, matches.count)
+            return Array(matches[start..<min(start.addingSaturated(request.limit), matches.count)])
+        }
+    }
+
+    /// Fetched rows (`Z_PK, Z_ENT, Z_OPT` and the table's columns) as store rows.
+    private func storeRows(_ cells: [[ManagedValue]], request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping,
+                           layout: RelationalLayout) throws -> [StoreRow] {
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         var rows: [StoreRow] = []
         rows.reserveCapacity(cells.count)
@@ -77,7 +120,7 @@ extension PostgreSQLStore {
             let ownMapping = entity === request.entity ? mapping : try layout.mapping(for: entity)
             rows.append(StoreRow(entity: entity, primaryKey: key, snapshot: RowSnapshot(values: values(of: row, from: 3, mapping: ownMapping, layout: layout), version: version)))
         }
-        return selection.inSwift ? try finishInSwift(rows, request) : rows
+        return rows
     }
 
     /// The rows of a superset that match the request, in its order and window.

@@ -202,13 +202,26 @@ package final class PostgreSQLStore: StoreEngine {
     }
 
     /// Runs a read on a pooled session or, inside a query generation (``QueryGenerationScope``),
-    /// on the generation's snapshot of this store, taken by its first read.
-    func read<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
+    /// on the generation's snapshot of this store, taken by its first read. `inOneSnapshot`:
+    /// every statement of `body` sees the same rows (a read-only transaction of its own).
+    func read<T>(inOneSnapshot: Bool = false, _ body: (PostgreSQLSession) throws -> T) throws -> T {
         if let generation = QueryGeneration.current,
            let snapshot = try generation.snapshot(for: "postgreSQL " + url.description, open: { try PostgreSQLReadSnapshot.open(pool) }) {
             return try snapshot.read(body)
         }
-        return try pool.withSession(body)
+        guard inOneSnapshot else { return try pool.withSession(body) }
+        // Several statements that must see the same rows (a superset read chunk by chunk).
+        return try pool.withSession { session in
+            try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do {
+                let result = try body(session)
+                try session.execute("COMMIT")
+                return result
+            } catch {
+                _ = try? session.execute("ROLLBACK")
+                throw error
+            }
+        }
     }
 
     func checkWritable() throws {

@@ -1,59 +1,51 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// One column of a dictionary result.
+    /// One column of a dictionary result: the store's column, under its name.
     private struct ResultColumn {
         var name: String
-        var slot: Int
-        var function: String?
-        var type: AttributeType
+        var column: StoreDictionaryRequest.Column
         /// The attribute a plain column shows (its values go through its transformer).
         var attribute: AttributeDescription? = nil
+
+        init(name: String, slot: Int, function: String?, type: AttributeType, attribute: AttributeDescription? = nil) {
+            self.name = name
+            column = StoreDictionaryRequest.Column(slot: slot, function: function.flatMap(StoreDictionaryRequest.Function.init(rawValue:)), type: type)
+            self.attribute = attribute
+        }
     }
 
-    /// Dictionary results: projection, grouping, aggregates, distinct, having, then the window.
-    /// Computed from the same objects an object fetch returns (pending changes included), so the
-    /// SQLite and in-memory stores give the same dictionaries.
+    /// Dictionary results: projection, grouping, aggregates, distinct, having, then the window,
+    /// computed by the store (in SQL where it can). As in Core Data they show what the stores
+    /// hold: unsaved changes of this context (or of a parent) do not count.
     func fetchDictionaries<T>(_ request: FetchRequest<T>) throws -> [NSDictionary] {
-        let entity = try plan(for: request).entity
+        let plan = try plan(for: request)
+        let entity = plan.entity
         let columns = try resultColumns(request, entity: entity)
         let groupSlots = try (request.propertiesToGroupBy ?? []).map { try slot(of: $0, in: entity, role: "propertiesToGroupBy") }
-        let aggregates = columns.contains { $0.function != nil }
+        let aggregates = columns.contains { $0.column.function != nil }
         if !groupSlots.isEmpty || aggregates {
-            for column in columns where column.function == nil && !groupSlots.contains(column.slot) {
+            for column in columns where column.column.function == nil && !groupSlots.contains(column.column.slot) {
                 throw CoreDataError(.coreData, "The dictionary fetch groups its results but also fetches '\(column.name)', which is not in propertiesToGroupBy. Add it there, or fetch it through an aggregate (count:, sum:, min:, max:, average:).", key: column.name)
             }
         }
-        let objects = try fetchObjects(request, ignoringWindow: true)
-        var rows: [[ManagedValue]]
-        if !groupSlots.isEmpty || aggregates {
-            var groups: [[ManagedValue]: [[ManagedValue]]] = [:]
-            var order: [[ManagedValue]] = []
-            for object in objects {
-                let key = groupSlots.map { object.values[$0] }
-                if groups[key] == nil { order.append(key) }
-                groups[key, default: []].append(object.values)
-            }
-            rows = order.map { key in columns.map { column in Self.aggregate(column, over: groups[key] ?? []) } }
-        } else {
-            rows = objects.map { object in columns.map { object.values[$0.slot] } }
-        }
-        if request.returnsDistinctResults {
-            var seen = Set<[ManagedValue]>()
-            rows = rows.filter { seen.insert($0).inserted }
-        }
-        if let having = request.havingPredicate {
-            let resultEntity = EntityDescription(name: entity.name, properties: columns.map { AttributeDescription(name: $0.name, type: $0.type) })
+        var having: BoundPredicate?
+        if let predicate = request.havingPredicate {
+            let resultEntity = EntityDescription(name: entity.name, properties: columns.map { AttributeDescription(name: $0.name, type: $0.column.type) })
             resultEntity.freeze()
-            let bound = try having.bind(to: resultEntity)
-            rows = rows.filter { bound.evaluate($0, primaryKey: nil) }
+            having = try predicate.bind(to: resultEntity)
         }
-        if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
-        if request.fetchLimit > 0 { rows = Array(rows.prefix(request.fetchLimit)) }
+        var storeRequest = plan.storeRequest
+        storeRequest.limit = request.fetchLimit
+        storeRequest.offset = request.fetchOffset
+        let dictionaryRequest = StoreDictionaryRequest(fetch: storeRequest, columns: columns.map(\.column), groupBy: groupSlots,
+                                                       distinct: request.returnsDistinctResults, having: having)
+        let rows: [[ManagedValue]]
+        do { rows = try reading { try plan.coordinator.fetchDictionaries(dictionaryRequest) } } catch { throw PersistentStoreCoordinator.wrap(error) }
         return rows.map { row in
             let dictionary = NSMutableDictionary()
             for (column, value) in zip(columns, row) {
-                if let any = column.attribute.map({ $0.appValue(value) }) ?? value.anyValue(for: column.type) { dictionary[column.name] = any }
+                if let any = column.attribute.map({ $0.appValue(value) }) ?? value.anyValue(for: column.column.type) { dictionary[column.name] = any }
             }
             return dictionary
         }
@@ -99,30 +91,5 @@ extension ManagedObjectContext {
             throw CoreDataError(.coreData, "\(role) names '\(name)', which the entity \(entity.name) does not have.", key: name)
         }
         return slot
-    }
-
-    private static func aggregate(_ column: ResultColumn, over rows: [[ManagedValue]]) -> ManagedValue {
-        let values = rows.map { $0[column.slot] }
-        guard let function = column.function else { return values.first ?? .null }
-        let present = values.filter { !$0.isNull }
-        switch function {
-        case "count:":
-            return .integer(Int64(present.count))
-        case "min:":
-            return present.min { ManagedValue.compare($0, $1) == .orderedAscending } ?? .null
-        case "max:":
-            return present.max { ManagedValue.compare($0, $1) == .orderedAscending } ?? .null
-        case "sum:":
-            switch column.type {
-            case .integer64: return .integer(present.reduce(0) { total, value in if case .integer(let v) = value { return total &+ v }; return total })
-            case .decimal: return .decimal(present.reduce(Decimal(0)) { total, value in if case .decimal(let v) = value { return total + v }; return total })
-            default: return .double(present.reduce(0) { $0 + ($1.numericValue ?? 0) })
-            }
-        case "average:":
-            guard !present.isEmpty else { return .null }
-            return .double(present.reduce(0) { $0 + ($1.numericValue ?? 0) } / Double(present.count))
-        default:
-            return .null
-        }
     }
 }

@@ -193,6 +193,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return request.limit > 0 ? min(total, request.limit) : total
     }
 
+    /// The results of a dictionary fetch: by the store that holds its entity, or computed over
+    /// the rows of every store that does.
+    package func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]] {
+        let stores = try self.stores(for: request.fetch)
+        if stores.count == 1 { return try stores[0].engine.fetchDictionaries(request) }
+        if stores.isEmpty { _ = try store(for: request.fetch.entity) }   // the usual "no store" error
+        return request.evaluate(try fetch(request.unwindowedFetch, across: stores).map(\.snapshot.values))
+    }
+
     /// The committed row of an object: from the row cache when no older than `maximumAge`
     /// (any age when nil), else from its store (then cached).
     /// A read in a query generation neither uses nor fills the cache: its rows may be older than

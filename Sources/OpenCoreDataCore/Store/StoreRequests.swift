@@ -171,6 +171,10 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// The primary keys of the rows a request selects, in its order (no values read).
     func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64]
     func count(_ request: StoreFetchRequest) throws -> Int
+    /// The results of a dictionary fetch, one array of values per result row (in the order of
+    /// `request.columns`). Stores without a query language of their own run
+    /// `request.evaluate` over their rows (the default).
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]]
     func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow?
     /// The destinations of a to-many relationship of the rows `primaryKeys` (one query), as
     /// (source key, destination) pairs in source then destination key order.

@@ -70,6 +70,33 @@ private func ids(_ context: ManagedObjectContext, _ format: String, _ arguments:
         }
     }
 
+    /// A window over rows a string operator selects, scattered through a table larger than the
+    /// chunks PostgreSQL reads them in: the same notes as the whole result, cut.
+    @Test(arguments: StoreKind.allCases)
+    func aWindowOverStringMatchesIsTheWholeResultCut(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = try stack.seededContext(ids: 1...1_500) { note, id in
+            note.text1 = id % 7 == 0 ? "Émile \(id)" : (id % 11 == 0 ? nil : "plain \(id)")
+            note.text2 = "\(id % 4)"
+        }
+        try context.performAndWait { () throws in
+            let matching = (1...1_500).filter { $0 % 7 == 0 }.map(Int32.init)
+            for (offset, limit, ascending) in [(0, 5, false), (3, 4, true), (150, 30, true), (200, 10, false), (0, 1_000, true)] {
+                let request = Note.fetchRequest()
+                request.predicate = NSPredicate(format: "text1 BEGINSWITH[cd] 'emile'")
+                request.sortDescriptors = [NSSortDescriptor(key: "text2", ascending: ascending), NSSortDescriptor(key: "id", ascending: ascending)]
+                request.fetchOffset = offset
+                request.fetchLimit = limit
+                let all = matching.sorted { a, b in
+                    let (x, y) = ("\(a % 4)", "\(b % 4)")
+                    return x != y ? (ascending ? x < y : x > y) : (ascending ? a < b : a > b)
+                }
+                let expected = Array(all.dropFirst(offset).prefix(limit))
+                #expect(try context.fetch(request).map(\.id) == expected, "offset \(offset), limit \(limit)")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func stringOperatorsOnOtherTypesAndBadPatternsAreErrors(kind: StoreKind) throws {
         let stack = try TestStack(kind)
