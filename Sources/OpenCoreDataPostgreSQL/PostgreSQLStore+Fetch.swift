@@ -129,7 +129,7 @@ extension PostgreSQLStore {
         if let predicate = request.predicate {
             let graph = PostgreSQLGraph(store: self)
             rows = rows.filter { row in
-                let id = ManagedObjectID.permanent(row.entity, store: identifier, primaryKey: row.primaryKey)
+                let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
                 return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
             }
             if let error = graph.error { throw error }
@@ -186,7 +186,7 @@ extension PostgreSQLStore {
                     throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of the destination's table says it is entity \(number), not one of \(allowed). Was the table changed by hand?")
                 }
                 let entity = target.subentities.isEmpty ? target : layout.entitiesByNumber[Int(number)] ?? target
-                result.append((source, .permanent(entity, store: identifier, primaryKey: key)))
+                result.append((source, .permanent(entity, storeNumber: storeNumber, primaryKey: key)))
             }
         }
         return result

@@ -40,7 +40,7 @@ extension PostgreSQLStore {
                let entity = layout.entitiesByNumber[Int(number)] {
                 destination = entity
             }
-            return .object(.permanent(destination, store: identifier, primaryKey: key))
+            return .object(.permanent(destination, storeNumber: storeNumber, primaryKey: key))
         }
     }
 

@@ -25,7 +25,7 @@ package final class PostgreSQLStore: StoreEngine {
     /// Set once by `load`, replaced by `setMetadata`. Owned by this lock.
     private let loaded = Locked<Loaded?>(nil)
     /// The store's UUID: a new one until `load` reads the schema's (or writes this one).
-    private let uuid = Locked(UUID().uuidString)
+    private let uuid = StoreIdentity(UUID().uuidString)
     /// The remote-change subscription, once asked for. Owned by this lock.
     private let watcher = Locked<PostgreSQLListener?>(nil)
     /// The session the subscription listens on (not one of the pool's).
@@ -69,7 +69,8 @@ package final class PostgreSQLStore: StoreEngine {
         return archive
     }
 
-    package var identifier: String { uuid.withLock { $0 } }
+    package var identifier: String { uuid.identifier }
+    package var storeNumber: UInt32 { uuid.number }
 
     // MARK: - Loading
 
@@ -97,7 +98,7 @@ package final class PostgreSQLStore: StoreEngine {
                 return (loaded, forceReadOnly)
             }
         }
-        if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.withLock { $0 = stored } }
+        if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.set(stored) }
         self.loaded.withLock { $0 = loaded }
         // Core Data: a store that records history, added without NSPersistentHistoryTrackingKey,
         // is forced read-only (writes there would leave changes no history records).
@@ -188,7 +189,7 @@ package final class PostgreSQLStore: StoreEngine {
             try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
             return try Self.readMetadata(session)
         }
-        uuid.withLock { $0 = identifier }
+        uuid.set(identifier)
         loaded.withLock { $0?.metadata = written }
     }
 

@@ -89,7 +89,7 @@ extension SQLiteStore {
                 while try statement.step() {
                     if checksEntity { try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: "the destination's table") }
                     let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
-                    result.append((statement.int64(at: 2), .permanent(entity, store: identifier, primaryKey: statement.int64(at: 0))))
+                    result.append((statement.int64(at: 2), .permanent(entity, storeNumber: storeNumber, primaryKey: statement.int64(at: 0))))
                 }
             }
         }

@@ -31,7 +31,7 @@ extension SQLiteStore {
                let entity = layout.entitiesByNumber[Int(statement.int64(at: offset + Int32(entityColumn.tableIndex)))] {
                 destination = entity
             }
-            values.append(.object(.permanent(destination, store: identifier, primaryKey: statement.int64(at: column))))
+            values.append(.object(.permanent(destination, storeNumber: storeNumber, primaryKey: statement.int64(at: column))))
         }
         return values
     }

@@ -12,7 +12,7 @@ package final class SQLiteStore: StoreEngine {
     package let url: URL
     /// The store's UUID: the one in the file, or a new one that `load` writes when it creates
     /// the store, unless another process created it first (then its UUID is adopted).
-    private let uuid: Locked<String>
+    private let uuid: StoreIdentity
     /// Opened read-only, or forced read-only by `load` (a history store opened without history).
     private let readOnlyState: Locked<Bool>
     private let options: SQLiteStoreOptions
@@ -52,13 +52,14 @@ package final class SQLiteStore: StoreEngine {
         } catch let error as CoreDataError where error.code == .persistentStoreInvalidType {
             throw CoreDataError(.persistentStoreInvalidType, "The file at \(url.path) is not an SQLite store. Point the store description at a Core Data SQLite file or a new path.", sqliteCode: error.sqliteCode)
         }
-        uuid = Locked(existingUUID ?? UUID().uuidString)
+        uuid = StoreIdentity(existingUUID ?? UUID().uuidString)
         writer = Locked(connection)
         readers = SQLiteReaderPool(path: url.path, size: 4, options: options)
     }
 
     /// The store's UUID (`Z_METADATA.Z_UUID`).
-    package var identifier: String { uuid.withLock { $0 } }
+    package var identifier: String { uuid.identifier }
+    package var storeNumber: UInt32 { uuid.number }
 
     package func adoptIdentifier(_ identifier: String) throws {
         try withWriter { db in
@@ -68,7 +69,7 @@ package final class SQLiteStore: StoreEngine {
                 try statement.bind([.string(identifier)])
                 try statement.run()
             }
-            uuid.withLock { $0 = identifier }
+            uuid.set(identifier)
             updateLoadedMetadata(try Self.readMetadata(db))
         }
     }
@@ -105,7 +106,7 @@ package final class SQLiteStore: StoreEngine {
             let forceReadOnly = try !readOnly && !tracksHistory && db.hasHistoryTables()
             if tracksHistory && !readOnly { try ensureHistoryTables(db, model: model) }
             try recordSchema(db, hashes: model.entityVersionHashesByName)
-            if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.withLock { $0 = stored } }
+            if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.set(stored) }
             self.loaded.withLock { $0 = loaded }
             return forceReadOnly
         }

@@ -24,6 +24,11 @@ final class GRDBPeer {
         try pool.read { db in try RawNote.filter(Column("ZID") == id).fetchAll(db) }
     }
 
+    /// `SUM(ZID)` per `ZTEXT2`: the first group's sum.
+    func groupSums() throws -> Int64 {
+        try pool.read { db in try Row.fetchAll(db, sql: "SELECT ZTEXT2, SUM(ZID) FROM ZNOTE GROUP BY ZTEXT2").first?[1] ?? -1 }
+    }
+
     func lookup(_ keys: [Int64]) throws -> Int {
         try pool.read { db in
             var found = 0

@@ -30,6 +30,19 @@ enum OurOperations {
     }
 
     /// Looks up each object by ID and reads an attribute (each a fault fulfilled from the store).
+    /// `sum:` of `id` grouped by `text2` as dictionary results; checks the first group's sum.
+    static func groupSums(expecting sum: Int64, in context: ManagedObjectContext) throws -> Double {
+        try context.performAndWait { () throws in
+            let request = FetchRequest<NSDictionary>(entityName: "Note")
+            request.propertiesToFetch = ["text2", ExpressionDescription(name: "total", function: "sum:", keyPath: "id")]
+            request.propertiesToGroupBy = ["text2"]
+            return try measure {
+                let found = try context.fetch(request).first?["total"] as? Int64
+                precondition(found == sum)
+            }
+        }
+    }
+
     static func lookups(_ ids: [ManagedObjectID], in context: ManagedObjectContext) throws -> Double {
         try context.performAndWait { () throws in
             try measure {

@@ -67,6 +67,16 @@ final class RawSQLitePeer {
         return checksum
     }
 
+    /// `SUM(ZID)` per `ZTEXT2` (the dictionary-results peer): the first group's sum.
+    func groupSums() -> Int64 {
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT ZTEXT2, SUM(ZID) FROM ZNOTE GROUP BY ZTEXT2", -1, &statement, nil)
+        var first: Int64 = -1
+        while sqlite3_step(statement) == SQLITE_ROW where first < 0 { first = sqlite3_column_int64(statement, 1) }
+        sqlite3_finalize(statement)
+        return first
+    }
+
     /// Rows whose unindexed `ZID` equals `id`.
     func select(id: Int32) -> [RawNote] {
         var statement: OpaquePointer?

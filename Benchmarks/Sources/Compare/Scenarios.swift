@@ -50,6 +50,8 @@ struct Scenarios {
             let rawFetch = measure { precondition(raw.fetchAll().count == n) }
             let rawSelect = measure { precondition(raw.select(id: middle).count == 1) }
             let rawLookup = measure { precondition(raw.lookup(lookups) == lookups.count) }
+            let sum = Int64(n) * Int64(n - 1) / 2
+            let rawGroup = measure { precondition(raw.groupSums() == sum) }
             let rawUpdate = measure { raw.update(keys, text: "updated") }
             let rawDelete = measure { raw.delete(keys) }
 
@@ -59,6 +61,7 @@ struct Scenarios {
             let grdbFetch = try measure { let count = try grdb.fetchAll().count; precondition(count == n) }
             let grdbSelect = try measure { let count = try grdb.select(id: middle).count; precondition(count == 1) }
             let grdbLookup = try measure { let found = try grdb.lookup(lookups); precondition(found == lookups.count) }
+            let grdbGroup = try measure { let found = try grdb.groupSums(); precondition(found == sum) }
             let grdbUpdate = try measure { try grdb.update(keys, text: "updated") }
             let grdbDelete = try measure { try grdb.delete(keys) }
 
@@ -78,6 +81,7 @@ struct Scenarios {
             }
             let ids = try writer.performAndWait { try writer.fetch(FetchRequest<ManagedObjectID>(entityName: "Note")) }
             let oursLookup = try OurOperations.lookups(Array(ids.shuffled().prefix(lookups.count)), in: container.newBackgroundContext())
+            let oursGroup = try OurOperations.groupSums(expecting: sum, in: container.newBackgroundContext())
             let oursUpdate = try OurOperations.updateAllAndSave(in: container.newBackgroundContext())
             let deleter = container.newBackgroundContext()
             let oursDelete = try deleter.performAndWait { () throws in
@@ -91,6 +95,7 @@ struct Scenarios {
             add("fetch N objects, read every attribute", ours: oursFetch, raw: rawFetch, grdb: grdbFetch)
             add("fetch 1 by an unindexed attribute", ours: oursSelect, raw: rawSelect, grdb: grdbSelect)
             add("\(lookups.count) lookups by object ID / key", ours: oursLookup, raw: rawLookup, grdb: grdbLookup)
+            add("sum N rows by group (dictionary results)", ours: oursGroup, raw: rawGroup, grdb: grdbGroup)
             add("update one attribute of N + save", ours: oursUpdate, raw: rawUpdate, grdb: grdbUpdate)
             add("delete N objects via a context", ours: oursDelete, raw: rawDelete, grdb: grdbDelete)
             add("merge a did-save of 10,000 updates", ours: try mergeScenario(), raw: nil, grdb: nil)
@@ -119,7 +124,7 @@ struct Scenarios {
             add("batch delete N rows", ours: oursBatchDelete, raw: rawBatchDelete, grdb: grdbBatchDelete)
         }
         for name in ["insert N objects + save", "fetch N objects, read every attribute", "fetch 1 by an unindexed attribute",
-                     "\(lookups.count) lookups by object ID / key", "update one attribute of N + save", "delete N objects via a context",
+                     "\(lookups.count) lookups by object ID / key", "sum N rows by group (dictionary results)", "update one attribute of N + save", "delete N objects via a context",
                      "merge a did-save of 10,000 updates", "batch insert N rows", "batch delete N rows"] {
             guard let entry = samples[name] else { continue }
             let count = name.hasPrefix("merge") ? Swift.min(10_000, n) : (name.contains("lookups") ? lookups.count : n)

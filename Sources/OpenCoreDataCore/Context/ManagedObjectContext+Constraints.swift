@@ -107,7 +107,7 @@ extension ManagedObjectContext {
             if objectWins, let database = conflict.databaseObject { delete(database) } else { refresh(survivor, mergeChanges: false) }
             return
         }
-        let rowID = ManagedObjectID.permanent(row.entity, store: store.identifier, primaryKey: row.primaryKey)
+        let rowID = ManagedObjectID.permanent(row.entity, storeNumber: store.number, primaryKey: row.primaryKey)
         // The survivor becomes the stored object: an update of that row.
         if let existing = graph.registry[rowID], existing !== survivor {
             graph.unregister(existing)

@@ -83,7 +83,7 @@ extension ManagedObjectContext {
     /// 0: status, 1: object IDs, 2: count (the three result kinds every batch request has).
     private static func result(_ code: UInt, _ outcomes: [(PersistentStore, BatchOutcome)], entity: EntityDescription) -> Any {
         switch code {
-        case 1: outcomes.flatMap { store, outcome in (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, store: store.identifier, primaryKey: $0) } }
+        case 1: outcomes.flatMap { store, outcome in let number = store.number; return (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, storeNumber: number, primaryKey: $0) } }
         case 2: outcomes.reduce(0) { $0 + $1.1.count }
         default: true
         }

@@ -24,7 +24,8 @@ extension ManagedObjectContext {
             if !plan.usesPendingChanges && parent == nil && plan.entity.subentities.isEmpty && !plan.spansStores {
                 // IDs straight from the keys: no values read, no objects made.
                 let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
-                return keys.compactMap { ManagedObjectID.permanent(plan.entity, store: store.identifier, primaryKey: $0) as? T }
+                let number = store.number
+                return keys.compactMap { ManagedObjectID.permanent(plan.entity, storeNumber: number, primaryKey: $0) as? T }
             }
             return try fetchObjects(request).compactMap { $0.objectID as? T }
         case .countResultType:
@@ -79,13 +80,14 @@ extension ManagedObjectContext {
         }
         if !request.includesPropertyValues && !plan.usesPendingChanges && plan.entity.subentities.isEmpty && !plan.spansStores {
             let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
-            return keys.map { object(with: .permanent(plan.entity, store: store.identifier, primaryKey: $0)) }
+            let number = store.number
+            return keys.map { object(with: .permanent(plan.entity, storeNumber: number, primaryKey: $0)) }
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         graph.registry.reserveCapacity(graph.registry.count + rows.count)
-        let identifier = store.identifier
+        let number = store.number
         let objects = try rows.map { row in
-            let object = registeredObject(for: row, storeIdentifier: row.storeIdentifier ?? identifier, refresh: refresh)
+            let object = registeredObject(for: row, storeNumber: row.storeIdentifier.map(StoreNumbers.number(for:)) ?? number, refresh: refresh)
             // The object registered under the row's key must be of the row's entity (or a
             // sub-entity): else the store named two entities for one row (a damaged file whose
             // index and table disagree; found by the store fuzzer), and the object would join
@@ -113,7 +115,7 @@ extension ManagedObjectContext {
             }
             if relationship.isToMany {
                 if let index = object.entity.toManyIndexByName[name], index < object.toMany.count, object.toMany[index].isLoaded { continue }
-                sourcesByEntity[RelationshipInStore(relationship: ObjectIdentifier(relationship), store: object.objectID.storeIdentifier ?? ""), default: (relationship, [])].1.append(object)
+                sourcesByEntity[RelationshipInStore(relationship: ObjectIdentifier(relationship), store: object.objectID.storeNumber), default: (relationship, [])].1.append(object)
             } else if let id = destination(of: object, relationship) {
                 destinations.append(id)
             }
@@ -144,16 +146,17 @@ extension ManagedObjectContext {
             let object = self.object(with: id)
             result.append(object)
             if object.isFaultFlag, let key = id.primaryKey {
-                missing[RootInStore(root: ObjectIdentifier(id.entity.rootEntity), store: id.storeIdentifier ?? ""), default: (id.entity.rootEntity, [])].1.append(key)
+                missing[RootInStore(root: ObjectIdentifier(id.entity.rootEntity), store: id.storeNumber), default: (id.entity.rootEntity, [])].1.append(key)
             }
         }
         for (place, (root, keys)) in missing {
-            let store = try coordinator.store(for: ManagedObjectID.permanent(root, store: place.store, primaryKey: keys[0]))
+            let store = try coordinator.store(for: ManagedObjectID.permanent(root, storeNumber: place.store, primaryKey: keys[0]))
             for start in stride(from: 0, to: keys.count, by: 500) {
                 let request = StoreFetchRequest(entity: root, predicate: .primaryKeyIn(Array(keys[start..<min(start + 500, keys.count)])))
                 let rows: [StoreRow]
                 do { rows = try reading { try coordinator.fetch(request, from: store) } } catch { throw PersistentStoreCoordinator.wrap(error) }
-                for row in rows { _ = registeredObject(for: row, storeIdentifier: store.identifier, refresh: false) }
+                let number = store.number
+                for row in rows { _ = registeredObject(for: row, storeNumber: number, refresh: false) }
             }
         }
         return result
@@ -228,8 +231,8 @@ extension ManagedObjectContext {
     }
 
     /// The registered object for a fetched row, made (and registered) when there is none.
-    private func registeredObject(for row: StoreRow, storeIdentifier: String, refresh: Bool) -> ManagedObject {
-        registeredObject(for: ManagedObjectID.permanent(row.entity, store: storeIdentifier, primaryKey: row.primaryKey), snapshot: row.snapshot, refresh: refresh)
+    private func registeredObject(for row: StoreRow, storeNumber: UInt32, refresh: Bool) -> ManagedObject {
+        registeredObject(for: ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey), snapshot: row.snapshot, refresh: refresh)
     }
 
     /// The registered object for an ID with a known committed state, made when there is none.
@@ -266,11 +269,11 @@ extension ManagedObjectContext {
 /// A relationship of the objects of one store (prefetching asks each store for its own).
 private struct RelationshipInStore: Hashable {
     var relationship: ObjectIdentifier
-    var store: String
+    var store: UInt32
 }
 
 /// A root entity's rows in one store.
 private struct RootInStore: Hashable {
     var root: ObjectIdentifier
-    var store: String
+    var store: UInt32
 }

@@ -46,10 +46,11 @@ extension ManagedObjectContext {
     }
 
     private func transaction(from record: HistoryTransactionRecord, store: PersistentStore, includeChanges: Bool) -> PersistentHistoryTransaction {
+        let number = store.number
         let changes = includeChanges ? record.changes.map { change in
             PersistentHistoryChange(
                 changeID: change.changeID, changeType: PersistentHistoryChange.ChangeType(rawValue: change.changeType) ?? .update,
-                changedObjectID: .permanent(modelEntity(for: change.entity), store: store.identifier, primaryKey: change.primaryKey),
+                changedObjectID: .permanent(modelEntity(for: change.entity), storeNumber: number, primaryKey: change.primaryKey),
                 updatedPropertyNames: change.updatedNames, tombstone: change.tombstone, transactionNumber: record.number)
         } : nil
         return PersistentHistoryTransaction(

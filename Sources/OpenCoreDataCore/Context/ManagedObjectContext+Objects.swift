@@ -210,7 +210,7 @@ extension ManagedObjectContext {
         guard try coordinator.stores(holding: object.entity).contains(where: { $0 === store }) else {
             throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) (configuration \(store.configurationName ?? "default")) does not hold the entity \(object.entity.name); assign the object to a store whose configuration includes it.")
         }
-        if object.objectID.storeIdentifier == store.identifier { return }
+        if object.objectID.storeNumber == store.number { return }
         guard object.objectID.isTemporaryID, object.isInsertedFlag else {
             throw CoreDataError(.persistentStoreOperation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) already belongs to a store; only objects inserted and not yet given a permanent ID can be assigned to one.")
         }
@@ -243,7 +243,7 @@ extension ManagedObjectContext {
     package func localize(_ id: ManagedObjectID) -> ManagedObjectID {
         if id.isTemporaryID, let permanent = graph.retiredTemporaryIDs[id] { return permanent }
         let entity = modelEntity(for: id.entity)
-        return entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier, key: id.key)
+        return entity === id.entity ? id : ManagedObjectID(entity: entity, storeNumber: id.storeNumber, key: id.key)
     }
 
     /// The context's model's entity matching `entity` (the same object, or the one with its name).

@@ -109,26 +109,26 @@ extension ManagedObjectContext {
         if stores.count == 1 {
             // Every object must be this store's: one of a store removed since is not written
             // into another under its key.
-            let identifier = stores[0].identifier
-            if let stray = inserted.first(where: { $0.objectID.storeIdentifier != identifier })
-                ?? changed.first(where: { $0.objectID.storeIdentifier != identifier && $0.objectID.primaryKey != nil }) {
+            let number = stores[0].number
+            if let stray = inserted.first(where: { $0.objectID.storeNumber != number })
+                ?? changed.first(where: { $0.objectID.storeNumber != number && $0.objectID.primaryKey != nil }) {
                 throw strayObject(stray)
             }
             let batch = makeSaveBatch(inserted: inserted, changed: changed)
             guard !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty else { return [] }
             return [(stores[0], batch)]
         }
-        var groups: [String: (inserted: [ManagedObject], changed: [ManagedObject])] = [:]
-        for object in inserted { groups[object.objectID.storeIdentifier ?? "", default: ([], [])].inserted.append(object) }
+        var groups: [UInt32: (inserted: [ManagedObject], changed: [ManagedObject])] = [:]
+        for object in inserted { groups[object.objectID.storeNumber, default: ([], [])].inserted.append(object) }
         for object in changed where object.objectID.primaryKey != nil {
-            groups[object.objectID.storeIdentifier ?? "", default: ([], [])].changed.append(object)
+            groups[object.objectID.storeNumber, default: ([], [])].changed.append(object)
         }
-        for (identifier, group) in groups where !stores.contains(where: { $0.identifier == identifier }) {
+        for (number, group) in groups where !stores.contains(where: { $0.number == number }) {
             if let stray = group.inserted.first ?? group.changed.first { throw strayObject(stray) }
         }
         var parts: [(store: PersistentStore, batch: SaveBatch)] = []
         for store in stores {
-            guard let group = groups[store.identifier] else { continue }
+            guard let group = groups[store.number] else { continue }
             try checkRelationshipsStay(in: store, group.inserted + group.changed.filter { !$0.isDeletedFlag })
             let batch = makeSaveBatch(inserted: group.inserted, changed: group.changed)
             if !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty { parts.append((store, batch)) }
@@ -144,11 +144,12 @@ extension ManagedObjectContext {
     /// Core Data keeps each relationship inside one store: an object may not point at an object
     /// of another store (no store could keep the key of a row it does not have).
     private func checkRelationshipsStay(in store: PersistentStore, _ objects: [ManagedObject]) throws {
+        let number = store.number
         for object in objects {
             var others: [ManagedObjectID] = []
             for value in object.values { if case .object(let id) = value { others.append(id) } }
             for state in object.toMany { others += state.added }
-            if let other = others.first(where: { $0.storeIdentifier != nil && $0.storeIdentifier != store.identifier }) {
+            if let other = others.first(where: { $0.storeNumber != 0 && $0.storeNumber != number }) {
                 throw CoreDataError(.managedObjectValidation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) is related to \(other.entity.name) \(other.uriRepresentation().absoluteString), which lives in another store; relationships cannot cross stores. Keep both objects in one store (assign(_:to:) before the first save) or refer to the other object by an attribute (its URI or a key) instead.")
             }
         }
@@ -198,8 +199,9 @@ extension ManagedObjectContext {
         // (Rows with derived attributes are not passed on: the store's triggers changed them after
         // the save wrote them, so merging contexts read them.)
         for (store, batch) in parts {
+            let number = store.number
             for update in batch.request.updates where !update.entity.hasDerivedAttributes {
-                let id = ManagedObjectID.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey)
+                let id = ManagedObjectID.permanent(update.entity, storeNumber: number, primaryKey: update.primaryKey)
                 event.snapshots[id] = RowSnapshot(values: update.values, version: update.expectedVersion + 1)
             }
         }
@@ -248,7 +250,7 @@ extension ManagedObjectContext {
     package func makeMergeConflicts(_ conflicts: [StoreConflict], store: PersistentStore) -> [MergeConflict] {
         var result: [MergeConflict] = []
         for conflict in conflicts {
-            let id = ManagedObjectID.permanent(conflict.entity, store: store.identifier, primaryKey: conflict.primaryKey)
+            let id = ManagedObjectID.permanent(conflict.entity, storeNumber: store.number, primaryKey: conflict.primaryKey)
             guard let object = graph.registry[id] else { continue }
             let cached = persistentStoreCoordinator?.rowCache.snapshot(for: id)
             result.append(MergeConflict(

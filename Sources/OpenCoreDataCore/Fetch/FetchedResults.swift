@@ -9,7 +9,7 @@ import Foundation
 public final class FetchedResults<Element: ManagedObject>: RandomAccessCollection {
     private let context: ManagedObjectContext
     private let entity: EntityDescription
-    private let storeIdentifier: String
+    private let storeNumber: UInt32
     private let keys: [Int64]
     private let batchSize: Int
     private var batchIndex = -1
@@ -21,10 +21,10 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     /// store may fail underneath (a removed store, a locked file). Nil when every batch loaded.
     public private(set) var loadError: CoreDataError?
 
-    init(context: ManagedObjectContext, entity: EntityDescription, storeIdentifier: String, keys: [Int64], batchSize: Int) {
+    init(context: ManagedObjectContext, entity: EntityDescription, storeNumber: UInt32, keys: [Int64], batchSize: Int) {
         self.context = context
         self.entity = entity
-        self.storeIdentifier = storeIdentifier
+        self.storeNumber = storeNumber
         self.keys = keys
         self.batchSize = Swift.max(1, batchSize)
         self.loaded = nil
@@ -33,7 +33,7 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     init(context: ManagedObjectContext, loaded: [Element]) {
         self.context = context
         self.entity = EntityDescription(name: "")
-        self.storeIdentifier = ""
+        self.storeNumber = 0
         self.keys = []
         self.batchSize = 1
         self.loaded = loaded
@@ -56,16 +56,16 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         let batchKeys = Array(keys[range])
         var rows: [Int64: StoreRow] = [:]
         do {
-            rows = try context.loadRows(entity: entity, keys: batchKeys, storeIdentifier: storeIdentifier)
+            rows = try context.loadRows(entity: entity, keys: batchKeys, storeNumber: storeNumber)
         } catch {
             loadError = error as? CoreDataError ?? CoreDataError(.persistentStoreOperation, "Loading a batch of \(entity.name) failed: \(error)")
         }
         batch = batchKeys.map { key in
             // Each row's own entity: a request for a super-entity selects sub-entity rows too.
             guard let row = rows[key] else {
-                return unsafeDowncast(context.object(with: .permanent(entity, store: storeIdentifier, primaryKey: key)), to: Element.self)
+                return unsafeDowncast(context.object(with: .permanent(entity, storeNumber: storeNumber, primaryKey: key)), to: Element.self)
             }
-            let object = context.registeredObject(for: .permanent(row.entity, store: storeIdentifier, primaryKey: key), snapshot: row.snapshot, refresh: false)
+            let object = context.registeredObject(for: .permanent(row.entity, storeNumber: storeNumber, primaryKey: key), snapshot: row.snapshot, refresh: false)
             return unsafeDowncast(object, to: Element.self)
         }
         batchIndex = number
@@ -85,15 +85,15 @@ extension ManagedObjectContext {
             return FetchedResults(context: self, loaded: try fetch(request))
         }
         let (store, keys) = try reading { try plan.coordinator.fetchKeys(plan.storeRequest) }
-        return FetchedResults(context: self, entity: plan.entity, storeIdentifier: store.identifier, keys: keys,
+        return FetchedResults(context: self, entity: plan.entity, storeNumber: store.number, keys: keys,
                               batchSize: request.fetchBatchSize > 0 ? request.fetchBatchSize : 500)
     }
 
     /// The committed rows of some objects of one entity (and its sub-entities) in one store, in
     /// one query.
-    func loadRows(entity: EntityDescription, keys: [Int64], storeIdentifier: String) throws -> [Int64: StoreRow] {
+    func loadRows(entity: EntityDescription, keys: [Int64], storeNumber: UInt32) throws -> [Int64: StoreRow] {
         let coordinator = try requireCoordinator()
-        let store = try coordinator.store(for: .permanent(entity, store: storeIdentifier, primaryKey: keys.first ?? 1))
+        let store = try coordinator.store(for: .permanent(entity, storeNumber: storeNumber, primaryKey: keys.first ?? 1))
         let rows = try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys)), from: store) }
         return Dictionary(rows.map { ($0.primaryKey, $0) }, uniquingKeysWith: { first, _ in first })
     }

@@ -22,35 +22,50 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// The entity of the object.
     public let entity: EntityDescription
+    /// The row's primary key, or the temporary counter's value (`storeNumber` 0).
+    private let rawKey: Int64
+    /// The store's number (`StoreNumbers`); 0 while temporary.
+    package let storeNumber: UInt32
+
     /// The identifier (UUID string) of the store the object lives in; `nil` while temporary.
-    public let storeIdentifier: String?
-    package let key: Key
+    public var storeIdentifier: String? { StoreNumbers.identifier(for: storeNumber) }
+
+    package var key: Key { storeNumber == 0 ? .temporary(UInt64(bitPattern: rawKey)) : .permanent(rawKey) }
+
+    package init(entity: EntityDescription, storeNumber: UInt32, key: Key) {
+        self.entity = entity
+        switch key {
+        case .permanent(let primaryKey):
+            rawKey = primaryKey
+            self.storeNumber = storeNumber
+        case .temporary(let number):
+            rawKey = Int64(bitPattern: number)
+            self.storeNumber = 0
+        }
+    }
 
     package init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
-        self.entity = entity
-        self.storeIdentifier = storeIdentifier
-        self.key = key
+        self.init(entity: entity, storeNumber: storeIdentifier.map(StoreNumbers.number(for:)) ?? 0, key: key)
     }
 
     package static func temporary(_ entity: EntityDescription) -> ManagedObjectID {
-        ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(temporaryCounter.add(1, ordering: .relaxed).newValue))
+        ManagedObjectID(entity: entity, storeNumber: 0, key: .temporary(temporaryCounter.add(1, ordering: .relaxed).newValue))
     }
 
     package static func permanent(_ entity: EntityDescription, store: String, primaryKey: Int64) -> ManagedObjectID {
-        ManagedObjectID(entity: entity, storeIdentifier: store, key: .permanent(primaryKey))
+        permanent(entity, storeNumber: StoreNumbers.number(for: store), primaryKey: primaryKey)
+    }
+
+    /// A permanent ID in the store numbered `storeNumber` (`StoreNumbers`; not 0).
+    package static func permanent(_ entity: EntityDescription, storeNumber: UInt32, primaryKey: Int64) -> ManagedObjectID {
+        ManagedObjectID(entity: entity, storeNumber: storeNumber, key: .permanent(primaryKey))
     }
 
     /// Whether the ID is temporary (the object was inserted and not saved yet).
-    public var isTemporaryID: Bool {
-        if case .temporary = key { return true }
-        return false
-    }
+    public var isTemporaryID: Bool { storeNumber == 0 }
 
     /// The row's primary key (`Z_PK`), for permanent IDs.
-    package var primaryKey: Int64? {
-        if case .permanent(let pk) = key { return pk }
-        return nil
-    }
+    package var primaryKey: Int64? { storeNumber == 0 ? nil : rawKey }
 
     /// The ID as a URI, in Core Data's form: `x-coredata://<store UUID>/<Entity>/p<Z_PK>`, or
     /// `x-coredata:///<Entity>/t<UUID>` for a temporary ID.
@@ -66,14 +81,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { uriRepresentation().absoluteString }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity) && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.rawKey == rhs.rawKey && lhs.storeNumber == rhs.storeNumber && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity)
     }
 
     // The key alone: IDs of different entities rarely share one, and one combine is cheaper.
     public func hash(into hasher: inout Hasher) {
-        switch key {
-        case .permanent(let pk): hasher.combine(pk)
-        case .temporary(let number): hasher.combine(~number)
-        }
+        hasher.combine(storeNumber == 0 ? ~rawKey : rawKey)
     }
 }

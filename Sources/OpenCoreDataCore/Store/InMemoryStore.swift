@@ -29,8 +29,9 @@ package final class InMemoryStore: StoreEngine {
     }
     // Its own lock (read inside `state`'s): set once more, before any object exists, by
     // ``adoptIdentifier(_:)``.
-    private let uuid = Locked(UUID().uuidString)
-    package var identifier: String { uuid.withLock { $0 } }
+    private let uuid = StoreIdentity(UUID().uuidString)
+    package var identifier: String { uuid.identifier }
+    package var storeNumber: UInt32 { uuid.number }
     /// An in-memory store is always writable.
     package var isReadOnly: Bool { false }
     let state = Locked(State())
@@ -56,7 +57,7 @@ package final class InMemoryStore: StoreEngine {
     }
 
     package func adoptIdentifier(_ identifier: String) throws {
-        uuid.withLock { $0 = identifier }
+        uuid.set(identifier)
     }
 
     package func setMetadata(_ metadata: [String: Any]) throws {
@@ -102,14 +103,14 @@ package final class InMemoryStore: StoreEngine {
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         try state.withLock { state in
             try Self.checkOpen(state)
-            return primaryKeys.sorted().flatMap { key in Self.related(relationship, of: key, in: state, store: identifier).map { (key, $0) } }
+            return primaryKeys.sorted().flatMap { key in Self.related(relationship, of: key, in: state, store: storeNumber).map { (key, $0) } }
         }
     }
 
-    private static func related(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State, store: String) -> [ManagedObjectID] {
+    private static func related(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State, store: UInt32) -> [ManagedObjectID] {
         guard let destination = relationship.destinationEntity else { return [] }
         let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
-        return relatedKeys(relationship, of: primaryKey, in: state).compactMap { key in table[key].map { .permanent($0.entity, store: store, primaryKey: key) } }
+        return relatedKeys(relationship, of: primaryKey, in: state).compactMap { key in table[key].map { .permanent($0.entity, storeNumber: store, primaryKey: key) } }
     }
 
     /// The keys of a to-many's destinations of a row, in member order.
@@ -137,7 +138,7 @@ package final class InMemoryStore: StoreEngine {
     /// The graph as stored, for predicates across relationships.
     private struct StoredGraph: GraphResolver {
         let state: State
-        let store: String
+        let store: UInt32
         func values(of id: ManagedObjectID) -> [ManagedValue]? {
             id.primaryKey.flatMap { state.tables[id.entity.rootEntity.name]?.rows[$0]?.snapshot.values }
         }
@@ -390,12 +391,12 @@ package final class InMemoryStore: StoreEngine {
             return state
         }
         let rows = snapshot.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
-        let graph = StoredGraph(state: snapshot, store: identifier)
+        let graph = StoredGraph(state: snapshot, store: storeNumber)
         return rows.filter { row in
             let entityMatches = row.entity === request.entity || (request.includesSubentities && row.entity.isKindOf(entity: request.entity))
             guard entityMatches else { return false }
             guard let predicate = request.predicate else { return true }
-            let id = ManagedObjectID.permanent(row.entity, store: identifier, primaryKey: row.primaryKey)
+            let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
             return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
         }
     }

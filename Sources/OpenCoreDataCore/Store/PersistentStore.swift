@@ -48,6 +48,8 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
 
     /// The store's UUID, also the host part of its objects' URIs.
     public var identifier: String { engine.identifier }
+    /// The number of `identifier` that object IDs hold (`StoreNumbers`).
+    package var number: UInt32 { engine.storeNumber }
 
     /// Whether the store refuses writes: opened with `NSReadOnlyPersistentStoreOption`, or (as
     /// Core Data does) a store that records persistent history added without

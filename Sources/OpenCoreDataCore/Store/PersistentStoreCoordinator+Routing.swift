@@ -112,6 +112,6 @@ extension PersistentStoreCoordinator {
 
     /// The ID of a fetched row (`store`: the store ``fetch(_:)`` returned).
     package func objectID(of row: StoreRow, in store: PersistentStore) -> ManagedObjectID {
-        .permanent(row.entity, store: row.storeIdentifier ?? store.identifier, primaryKey: row.primaryKey)
+        .permanent(row.entity, storeNumber: row.storeIdentifier.map(StoreNumbers.number(for:)) ?? store.number, primaryKey: row.primaryKey)
     }
 }

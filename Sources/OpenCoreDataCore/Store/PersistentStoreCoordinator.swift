@@ -153,10 +153,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The store an object lives in: the one its ID names (an error when that store was removed:
     /// another store's row under the same key is not this object).
     package func store(for id: ManagedObjectID) throws(CoreDataError) -> PersistentStore {
-        guard let identifier = id.storeIdentifier else { return try store(for: id.entity) }
-        if let store = persistentStore(withIdentifier: identifier) { return store }
+        guard id.storeNumber != 0 else { return try store(for: id.entity) }
+        if let store = persistentStores.first(where: { $0.number == id.storeNumber }) { return store }
         if persistentStores.isEmpty { return try store(for: id.entity) }   // the usual "no store" error
-        throw CoreDataError(.persistentStoreOperation, "The object \(id.uriRepresentation().absoluteString) belongs to the store \(identifier), which is not (or no longer) added to this coordinator. Add that store again to reach it.")
+        throw CoreDataError(.persistentStoreOperation, "The object \(id.uriRepresentation().absoluteString) belongs to the store \(id.storeIdentifier ?? ""), which is not (or no longer) added to this coordinator. Add that store again to reach it.")
     }
 
     /// The rows a request selects, from every store that holds its entity (in the request's
@@ -266,11 +266,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         for index in roots.indices {
             do { roots[index].next = try store.engine.allocatePrimaryKeys(root: roots[index].root, count: roots[index].count) } catch { throw Self.wrap(error) }
         }
-        let identifier = store.identifier
+        let number = store.number
         for entity in entities {
             let root = entity.rootEntity
             let index = roots.count == 1 ? 0 : roots.firstIndex { $0.root === root } ?? 0
-            result.append(.permanent(entity, store: identifier, primaryKey: roots[index].next))
+            result.append(.permanent(entity, storeNumber: number, primaryKey: roots[index].next))
             roots[index].next += 1
         }
         return result
@@ -346,18 +346,19 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
         var cached: [(ManagedObjectID, RowSnapshot)] = []
+        let number = store.number
         // Rows with derived attributes are changed by the store's triggers after the save wrote
         // them (a count follows its relationship's rows): they are read again, not cached.
         if managedObjectModel.entities.contains(where: \.hasDerivedAttributes) {
             rowCache.removeAll { $0.entity.hasDerivedAttributes }
         }
         for update in request.updates where !update.entity.hasDerivedAttributes {
-            cached.append((.permanent(update.entity, store: store.identifier, primaryKey: update.primaryKey),
+            cached.append((.permanent(update.entity, storeNumber: number, primaryKey: update.primaryKey),
                            RowSnapshot(values: update.values, version: update.expectedVersion + 1)))
         }
         // Inserted rows are not cached: the saving context holds them, and caching a large import
         // would only evict rows other contexts use.
-        rowCache.remove(request.deletes.map { .permanent($0.entity, store: store.identifier, primaryKey: $0.primaryKey) })
+        rowCache.remove(request.deletes.map { .permanent($0.entity, storeNumber: number, primaryKey: $0.primaryKey) })
         rowCache.store(cached)
     }
 
@@ -370,7 +371,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         for store in stores {
             let outcome = try saveOrder.withLock { try operation(store) }
             if let keys = outcome.keys {
-                rowCache.remove(keys.map { .permanent(entity, store: store.identifier, primaryKey: $0) })
+                let number = store.number
+                rowCache.remove(keys.map { .permanent(entity, storeNumber: number, primaryKey: $0) })
             } else {
                 rowCache.removeAll { $0.entity.rootEntity === entity.rootEntity }
             }

@@ -40,7 +40,7 @@ package enum StoreCopy {
                     StoreSaveRequest.Insert(entity: $0.entity, primaryKey: $0.primaryKey, values: $0.snapshot.values.map { value in
                         // To-ones name the destination store (the in-memory store keeps IDs as given).
                         guard case .object(let id) = value, let key = id.primaryKey else { return value }
-                        return .object(.permanent(id.entity, store: destination.identifier, primaryKey: key))
+                        return .object(.permanent(id.entity, storeNumber: destination.storeNumber, primaryKey: key))
                     })
                 }
                 try save(request, to: destination)

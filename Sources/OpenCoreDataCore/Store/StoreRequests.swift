@@ -149,6 +149,8 @@ package struct BatchOutcome: Sendable {
 package protocol StoreEngine: AnyObject, Sendable {
     /// The store's UUID (`Z_METADATA.Z_UUID` in SQLite).
     var identifier: String { get }
+    /// The number of `identifier` (`StoreNumbers`): what object IDs of this store hold.
+    var storeNumber: UInt32 { get }
     /// Whether the store refuses every write (known once loaded).
     var isReadOnly: Bool { get }
     /// Opens (creating when needed) the store for `model`; throws 134100 when the store was
