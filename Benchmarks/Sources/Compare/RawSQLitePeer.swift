@@ -72,7 +72,7 @@ final class RawSQLitePeer {
         var statement: OpaquePointer?
         sqlite3_prepare_v2(db, "SELECT ZTEXT2, SUM(ZID) FROM ZNOTE GROUP BY ZTEXT2", -1, &statement, nil)
         var first: Int64 = -1
-        while sqlite3_step(statement) == SQLITE_ROW where first < 0 { first = sqlite3_column_int64(statement, 1) }
+        while first < 0, sqlite3_step(statement) == SQLITE_ROW { first = sqlite3_column_int64(statement, 1) }
         sqlite3_finalize(statement)
         return first
     }
