@@ -2,7 +2,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 extension PostgreSQLStore {
-    /// A dictionary fetch as one `SELECT … GROUP BY …` (``DictionaryQuery``); over the rows in
+    /// A dictionary fetch as one `SELECT … GROUP BY …` (`DictionaryQuery`); over the rows in
     /// Swift when SQL cannot answer it exactly (string operators included: PostgreSQL selects only
     /// a superset of their rows).
     package func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]] {

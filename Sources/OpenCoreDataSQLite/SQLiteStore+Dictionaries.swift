@@ -2,7 +2,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 extension SQLiteStore {
-    /// A dictionary fetch as one `SELECT … GROUP BY …` (``DictionaryQuery``); over the rows in
+    /// A dictionary fetch as one `SELECT … GROUP BY …` (`DictionaryQuery`); over the rows in
     /// Swift when SQL cannot answer it exactly.
     package func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]] {
         let layout = try currentLayout()

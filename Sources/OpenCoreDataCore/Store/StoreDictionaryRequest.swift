@@ -5,7 +5,7 @@ import Foundation
 /// windowed. Like Core Data's dictionary results it reads what the store holds: a context's unsaved
 /// changes do not count.
 ///
-/// SQL stores run it as one `SELECT … GROUP BY …` where they can (``sqlPlan``); every store can
+/// SQL stores run it as one `SELECT … GROUP BY …` where they can (`DictionaryQuery`); every store can
 /// run it over its rows in Swift (``evaluate(_:)``), which defines the results both must give.
 package struct StoreDictionaryRequest: Sendable {
     /// An aggregate of a column over a group.
