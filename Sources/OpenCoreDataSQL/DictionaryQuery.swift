@@ -22,6 +22,7 @@ package struct DictionaryQuery {
     /// with its `arguments`, numbered from 1) selects; nil when SQL cannot answer it exactly.
     package init?(_ request: StoreDictionaryRequest, mapping: RelationalLayout.EntityMapping, condition: String, arguments: [ManagedValue], dialect: SQLDialect) {
         let types = mapping.types
+        guard !request.columns.isEmpty else { return nil }     // no column to select: Swift's empty rows
         for column in request.columns {
             guard Self.supports(column.function, on: types[column.slot]) else { return nil }
         }

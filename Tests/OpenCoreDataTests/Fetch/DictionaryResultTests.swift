@@ -59,6 +59,8 @@ import TestSupport
             request.propertiesToFetch = ["id", "text2"]
             #expect(try context.fetch(request).count == 6)
             #expect(try totals(context)?["n"] as? Int64 == 6)
+            request.propertiesToFetch = []
+            #expect(try context.fetch(request).map(\.count) == Array(repeating: 0, count: 6))
             #expect(context.registeredObjects.isEmpty)
         }
     }
