@@ -83,10 +83,11 @@ package final class PostgreSQLSession: Sendable {
         return false
     }
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Runs `body` in a transaction (begun by `begin`, e.g. with an isolation level): committed
+    /// when it returns, rolled back when it throws.
     @discardableResult
-    package func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    package func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")

@@ -34,10 +34,7 @@ extension PostgreSQLStore {
 
     /// ` ORDER BY …` for a request's sort keys (binary ones), ties by key.
     static func orderBy(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping) -> String {
-        // NULL first going up and last going down, as SQLite (and memory) order it.
-        " ORDER BY " + (request.sort.map { key in
-            "\(mapping.columns[key.slot]) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
-        } + ["Z_PK"]).joined(separator: ", ")
+        " ORDER BY " + (request.sort.map { SQLDialect.postgreSQL.order(mapping.columns[$0.slot], ascending: $0.ascending) } + ["Z_PK"]).joined(separator: ", ")
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "", and whether it

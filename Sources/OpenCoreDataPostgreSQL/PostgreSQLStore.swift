@@ -213,15 +213,7 @@ package final class PostgreSQLStore: StoreEngine {
         guard inOneSnapshot else { return try pool.withSession(body) }
         // Several statements that must see the same rows (a superset read chunk by chunk).
         return try pool.withSession { session in
-            try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            do {
-                let result = try body(session)
-                try session.execute("COMMIT")
-                return result
-            } catch {
-                _ = try? session.execute("ROLLBACK")
-                throw error
-            }
+            try session.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(session) }
         }
     }
 

@@ -55,10 +55,7 @@ package struct DictionaryQuery {
             var seen = Set<Int>()
             sql += " GROUP BY " + grouping.filter { seen.insert($0).inserted }.map { columns[$0] }.joined(separator: ", ")
         }
-        let order = sort.map { key in
-            // NULL first going up and last going down, as SQLite and `ManagedValue.compare` order it.
-            "\(columns[key.slot]) " + (dialect == .postgreSQL ? (key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST") : (key.ascending ? "ASC" : "DESC"))
-        }
+        let order = sort.map { dialect.order(columns[$0.slot], ascending: $0.ascending) }
         if grouped {
             // Ties (and groups without an order) by their first row, as `evaluate` meets them.
             if !grouping.isEmpty { sql += " ORDER BY " + (order + ["MIN(Z_PK)"]).joined(separator: ", ") }

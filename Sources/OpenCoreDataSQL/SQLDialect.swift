@@ -18,6 +18,15 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// An `ORDER BY` term: NULL first going up and last going down, as SQLite and
+    /// `ManagedValue.compare` order it (PostgreSQL's default is the other way).
+    package func order(_ column: String, ascending: Bool) -> String {
+        switch self {
+        case .sqlite: column + (ascending ? " ASC" : " DESC")
+        case .postgreSQL: column + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+        }
+    }
+
     /// A truth value as a condition.
     package func literal(_ value: Bool) -> String {
         switch self {

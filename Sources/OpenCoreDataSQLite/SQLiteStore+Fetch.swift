@@ -112,7 +112,7 @@ extension SQLiteStore {
         if !request.sort.isEmpty {
             sql += " ORDER BY " + request.sort.map { key in
                 let collation = key.comparator == .binary || mapping.types[key.slot] != .string ? "" : " COLLATE \(key.comparator.collationName)"
-                return "\(mapping.columns[key.slot])\(collation) \(key.ascending ? "ASC" : "DESC")"
+                return SQLDialect.sqlite.order(mapping.columns[key.slot] + collation, ascending: key.ascending)
             }.joined(separator: ", ") + ", Z_PK"
         }
         if request.limit > 0 || request.offset > 0 {

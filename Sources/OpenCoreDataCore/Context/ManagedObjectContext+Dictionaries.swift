@@ -8,9 +8,9 @@ extension ManagedObjectContext {
         /// The attribute a plain column shows (its values go through its transformer).
         var attribute: AttributeDescription? = nil
 
-        init(name: String, slot: Int, function: String?, type: AttributeType, attribute: AttributeDescription? = nil) {
+        init(name: String, slot: Int, function: StoreDictionaryRequest.Function?, type: AttributeType, attribute: AttributeDescription? = nil) {
             self.name = name
-            column = StoreDictionaryRequest.Column(slot: slot, function: function.flatMap(StoreDictionaryRequest.Function.init(rawValue:)), type: type)
+            column = StoreDictionaryRequest.Column(slot: slot, function: function, type: type)
             self.attribute = attribute
         }
     }
@@ -59,20 +59,21 @@ extension ManagedObjectContext {
             if let expression = property as? ExpressionDescription {
                 let slot = try slot(of: expression.keyPath, in: entity, role: "an expression")
                 let source = entity.storedAttributes[slot].attributeType
-                guard let function = expression.function else {
+                guard let name = expression.function else {
                     return ResultColumn(name: expression.name, slot: slot, function: nil, type: source, attribute: entity.storedAttributes[slot])
+                }
+                guard let function = StoreDictionaryRequest.Function(rawValue: name) else {
+                    throw CoreDataError(.coreData, "The expression '\(expression.name)' uses the function '\(name)'; use count:, sum:, min:, max: or average:.")
                 }
                 let type: AttributeType
                 switch function {
-                case "count:": type = .integer64
-                case "sum:": type = source.isInteger ? .integer64 : (source == .decimal ? .decimal : .double)
-                case "average:": type = .double
-                case "min:", "max:": type = source
-                default:
-                    throw CoreDataError(.coreData, "The expression '\(expression.name)' uses the function '\(function)'; use count:, sum:, min:, max: or average:.")
+                case .count: type = .integer64
+                case .sum: type = source.isInteger ? .integer64 : (source == .decimal ? .decimal : .double)
+                case .average: type = .double
+                case .minimum, .maximum: type = source
                 }
-                if function != "count:" && function != "min:" && function != "max:" && !source.isNumeric {
-                    throw CoreDataError(.coreData, "The expression '\(expression.name)' applies \(function) to '\(expression.keyPath)', which is of type \(source), not a number.", key: expression.keyPath)
+                if (function == .sum || function == .average) && !source.isNumeric {
+                    throw CoreDataError(.coreData, "The expression '\(expression.name)' applies \(name) to '\(expression.keyPath)', which is of type \(source), not a number.", key: expression.keyPath)
                 }
                 return ResultColumn(name: expression.name, slot: slot, function: function, type: type)
             }

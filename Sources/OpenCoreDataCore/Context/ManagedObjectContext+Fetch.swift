@@ -87,7 +87,7 @@ extension ManagedObjectContext {
         graph.registry.reserveCapacity(graph.registry.count + rows.count)
         let number = store.number
         let objects = try rows.map { row in
-            let object = registeredObject(for: row, storeNumber: row.storeIdentifier.map(StoreNumbers.number(for:)) ?? number, refresh: refresh)
+            let object = registeredObject(for: row, storeNumber: row.storeNumber ?? number, refresh: refresh)
             // The object registered under the row's key must be of the row's entity (or a
             // sub-entity): else the store named two entities for one row (a damaged file whose
             // index and table disagree; found by the store fuzzer), and the object would join

@@ -44,10 +44,6 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    package init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
-        self.init(entity: entity, storeNumber: storeIdentifier.map(StoreNumbers.number(for:)) ?? 0, key: key)
-    }
-
     package static func temporary(_ entity: EntityDescription) -> ManagedObjectID {
         ManagedObjectID(entity: entity, storeNumber: 0, key: .temporary(temporaryCounter.add(1, ordering: .relaxed).newValue))
     }

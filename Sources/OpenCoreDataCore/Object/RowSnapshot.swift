@@ -22,9 +22,9 @@ public struct StoreRow: Sendable {
     public var primaryKey: Int64
     /// Values and version.
     public var snapshot: RowSnapshot
-    /// The UUID of the store the row came from, when a fetch spanned several stores (`nil`: the
-    /// store the fetch names).
-    package var storeIdentifier: String?
+    /// The number (`StoreNumbers`) of the store the row came from, when a fetch spanned several
+    /// stores (`nil`: the store the fetch names).
+    package var storeNumber: UInt32?
 
     /// Makes a row.
     public init(entity: EntityDescription, primaryKey: Int64, snapshot: RowSnapshot) {

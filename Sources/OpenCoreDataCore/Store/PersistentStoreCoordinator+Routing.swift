@@ -91,8 +91,9 @@ extension PersistentStoreCoordinator {
         perStore.limit = request.limit > 0 ? request.limit.addingSaturated(request.offset) : 0
         var tagged: [(store: Int, row: StoreRow)] = []
         for (index, store) in stores.enumerated() {
+            let number = index > 0 ? store.number : nil
             for var row in try store.engine.fetch(perStore) {
-                if index > 0 { row.storeIdentifier = store.identifier }
+                row.storeNumber = number
                 tagged.append((index, row))
             }
         }
@@ -112,6 +113,6 @@ extension PersistentStoreCoordinator {
 
     /// The ID of a fetched row (`store`: the store ``fetch(_:)`` returned).
     package func objectID(of row: StoreRow, in store: PersistentStore) -> ManagedObjectID {
-        .permanent(row.entity, storeNumber: row.storeIdentifier.map(StoreNumbers.number(for:)) ?? store.number, primaryKey: row.primaryKey)
+        .permanent(row.entity, storeNumber: row.storeNumber ?? store.number, primaryKey: row.primaryKey)
     }
 }

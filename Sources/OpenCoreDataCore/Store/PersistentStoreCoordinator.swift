@@ -143,7 +143,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         let temporaryPrefix = "t" + ManagedObjectID.temporaryPrefix
         if key.hasPrefix(temporaryPrefix), host.isEmpty, let number = UInt64(key.dropFirst(temporaryPrefix.count)) {
-            return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(number))
+            return ManagedObjectID(entity: entity, storeNumber: 0, key: .temporary(number))
         }
         return nil
     }
