@@ -31,8 +31,9 @@ extension ManagedObjectContext {
 
         // Registry: keyed by each object's own ID, pointing back at this context; temporary IDs
         // are found through the pending inserts, not the registry.
-        for (id, object) in graph.registry {
-            if object.objectID != id { fail(object, "registered under another ID, \(id)") }
+        for object in graph.registry.misfiledObjects { fail(object, "registered under another ID") }
+        for object in graph.registry.objects {
+            if graph.registry[object.objectID] !== object { fail(object, "registered twice, or not found under its own ID") }
             if object.managedObjectContext !== self { fail(object, "registered in a context it does not point at") }
         }
         let inserted = graph.pending.liveInserted(in: self)
@@ -53,7 +54,7 @@ extension ManagedObjectContext {
         }
 
         // Each object's state.
-        let objects = inserted + changed + graph.registry.values.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
+        let objects = inserted + changed + graph.registry.objects.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
         for object in objects {
             let identity = ObjectIdentifier(object)
             if object.isFaultFlag {

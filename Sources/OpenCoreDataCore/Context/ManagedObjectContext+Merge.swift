@@ -79,7 +79,7 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         checkQueue("refreshAllObjects()")
         graph.purgeUnreferencedObjects()
-        let refreshed = graph.registry.values.filter { !$0.isFaultFlag && !$0.isInsertedFlag && $0.managedObjectContext === self }
+        let refreshed = graph.registry.objects.filter { !$0.isFaultFlag && !$0.isInsertedFlag && $0.managedObjectContext === self }
         for object in refreshed { reload(object, mergeChanges: object.hasChanges) }
         tellGraphObservers(GraphChange(objects: refreshed))
     }

@@ -275,7 +275,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var registeredObjects: Set<ManagedObject> {
         checkQueue("registeredObjects")
         graph.purgeUnreferencedObjects()
-        return Set(graph.pending.liveInserted(in: self)).union(graph.pending.changed.values).union(graph.registry.values)
+        return Set(graph.pending.liveInserted(in: self)).union(graph.pending.changed.values).union(graph.registry.objects)
     }
 
     /// Objects inserted and not saved yet.

@@ -13,7 +13,7 @@ import Foundation
 package struct ObjectGraph {
     /// Registered objects by ID. Objects with temporary IDs are found through `pending` instead;
     /// they join the registry when they get permanent IDs.
-    package var registry: [ManagedObjectID: ManagedObject] = [:]
+    package var registry = ObjectRegistry()
     private var purgeThreshold = 4096
     /// Objects with unsaved changes, held strongly.
     package var pending = PendingChanges()
@@ -53,28 +53,19 @@ package struct ObjectGraph {
     /// references: what a weak reference would have dropped.
     package mutating func purgeUnreferencedObjects() {
         guard !retainsObjects else { return }
-        var doomed: [ManagedObjectID] = []
-        var index = registry.startIndex
-        while index != registry.endIndex {
-            if isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
-                doomed.append(registry.keys[index])
-            }
-            registry.formIndex(after: &index)
-        }
-        for id in doomed {
-            registry.removeValue(forKey: id)?.managedObjectContext = nil
-        }
+        let doomed = registry.removeAll { object in isKnownUniquelyReferenced(&object) && !object.isPendingFlag }
+        for object in doomed { object.managedObjectContext = nil }
         purgeThreshold = max(4096, registry.count * 2)
     }
 
     /// The registered object for an ID, unless only the registry still references it.
     package mutating func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
-        guard let index = registry.index(forKey: id) else { return nil }
-        if !retainsObjects, isKnownUniquelyReferenced(&registry.values[index]), !registry.values[index].isPendingFlag {
-            registry.remove(at: index).value.managedObjectContext = nil
+        guard let index = registry.index(for: id) else { return nil }
+        if !retainsObjects, registry.isUniquelyReferenced(at: index), !registry.object(at: index).isPendingFlag {
+            registry.remove(at: index).managedObjectContext = nil
             return nil
         }
-        return registry.values[index]
+        return registry.object(at: index)
     }
 
     package mutating func unregister(_ object: ManagedObject) {
@@ -84,9 +75,9 @@ package struct ObjectGraph {
     }
 
     /// Drops the object from the registry (when it is the one registered under its ID), with one
-    /// hash of the ID.
+    /// probe.
     package mutating func removeFromRegistry(_ object: ManagedObject) {
-        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+        if let index = registry.index(for: object.objectID), registry.object(at: index) === object { registry.remove(at: index) }
     }
 
     /// An object's values or state changed: it is held strongly until saved, and its change

@@ -23,7 +23,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the object.
     public let entity: EntityDescription
     /// The row's primary key, or the temporary counter's value (`storeNumber` 0).
-    private let rawKey: Int64
+    package let rawKey: Int64
     /// The store's number (`StoreNumbers`); 0 while temporary.
     package let storeNumber: UInt32
 
