@@ -53,7 +53,7 @@ package struct ObjectGraph {
     /// references: what a weak reference would have dropped.
     package mutating func purgeUnreferencedObjects() {
         guard !retainsObjects else { return }
-        let doomed = registry.removeAll { object in isKnownUniquelyReferenced(&object) && !object.isPendingFlag }
+        let doomed = registry.removeAll { object in isKnownUniquelyReferenced(&object) && object?.isPendingFlag == false }
         for object in doomed { object.managedObjectContext = nil }
         purgeThreshold = max(4096, registry.count * 2)
     }

@@ -41,9 +41,18 @@ package struct DirtySlots: Sendable, Equatable {
     /// The slots in ascending order.
     package var slots: [Int] {
         var result: [Int] = []
-        for (index, word) in ([low] + high).enumerated() where word != 0 {
-            for bit in 0..<64 where word & (1 << UInt64(bit)) != 0 { result.append(index * 64 + bit) }
-        }
+        result.reserveCapacity(low.nonzeroBitCount)
+        Self.append(low, base: 0, to: &result)
+        for (index, word) in high.enumerated() where word != 0 { Self.append(word, base: (index + 1) * 64, to: &result) }
         return result
+    }
+
+    /// Appends the set bits of one word, lowest first (one step per set bit, not per bit).
+    private static func append(_ word: UInt64, base: Int, to result: inout [Int]) {
+        var rest = word
+        while rest != 0 {
+            result.append(base + rest.trailingZeroBitCount)
+            rest &= rest - 1
+        }
     }
 }

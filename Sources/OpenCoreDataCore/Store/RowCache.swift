@@ -4,17 +4,29 @@ import Foundation
 /// that firing a fault or re-reading an unchanged row does not go to the store.
 ///
 /// Filled by saves and by single-row loads; entries are replaced when a save changes a row and
-/// removed when it deletes one. Bounded: past `capacity` entries the oldest half is dropped
-/// (entries are only a shortcut; the store stays the truth).
+/// removed when it deletes one. Bounded: past `capacity` entries the older half (by when each
+/// was stored) is dropped (entries are only a shortcut; the store stays the truth).
+///
+/// An ``IDTable`` keyed by the rows' IDs: each entry carries the order in which it was stored, so
+/// eviction needs no separate list of IDs (which had to be compacted as rows came and went).
 package final class RowCache: Sendable {
-    private struct Entry {
+    struct Entry: IDTableEntry, Sendable {
+        var tag: UInt64
+        var id: ManagedObjectID?
         var row: RowSnapshot
         var cachedAt: TimeInterval
+        /// When the entry was stored, counting stores: the oldest go first.
+        var sequence: UInt64
+
+        static var empty: Entry { Entry(tag: 0, id: nil, row: RowSnapshot(values: [], version: 0), cachedAt: 0, sequence: 0) }
+
+        func holds(_ id: ManagedObjectID) -> Bool { self.id == id }
     }
     private struct State {
-        var rows: [ManagedObjectID: Entry] = [:]
-        var order: [ManagedObjectID] = []
+        var rows = IDTable<Entry>()
+        var nextSequence: UInt64 = 0
     }
+    /// Guarded by the lock: contexts on any queue read and fill the cache.
     private let state = Locked(State())
     package let capacity: Int
 
@@ -23,7 +35,8 @@ package final class RowCache: Sendable {
     /// The cached row, when there is one no older than `maximumAge` seconds (any age when nil).
     package func snapshot(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) -> RowSnapshot? {
         state.withLock { state in
-            guard let entry = state.rows[id] else { return nil }
+            guard let index = state.rows.index(for: id) else { return nil }
+            let entry = state.rows[index]
             if let maximumAge, ProcessInfo.processInfo.systemUptime - entry.cachedAt > maximumAge { return nil }
             return entry.row
         }
@@ -33,46 +46,37 @@ package final class RowCache: Sendable {
         guard !rows.isEmpty else { return }
         let now = ProcessInfo.processInfo.systemUptime
         state.withLock { state in
+            state.rows.reserveCapacity(min(state.rows.count + rows.count, capacity + rows.count))
             for (id, row) in rows {
                 // Never replace a row with an older version of itself.
-                if let existing = state.rows[id], existing.row.version > row.version { continue }
-                if state.rows.updateValue(Entry(row: row, cachedAt: now), forKey: id) == nil { state.order.append(id) }
+                if let index = state.rows.index(for: id), state.rows[index].row.version > row.version { continue }
+                state.rows.insert(Entry(tag: IDTable<Entry>.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id)
+                state.nextSequence += 1
             }
-            // `order` also keeps IDs removed since (and again when re-added): compacted once it
-            // is twice as long as it needs to be, so that it never grows past the cache itself.
-            if state.order.count > 2 * max(state.rows.count, 1024) { Self.compact(&state) }
-            if state.rows.count > capacity {
-                Self.compact(&state)
-                let drop = state.order.count / 2
-                for id in state.order[..<drop] { state.rows[id] = nil }
-                state.order.removeFirst(drop)
-            }
+            if state.rows.count > capacity { Self.evictOlderHalf(&state) }
         }
     }
 
-    /// Keeps in `order` only the IDs still cached, each once (at its latest insertion).
-    private static func compact(_ state: inout State) {
-        var seen = Set<ManagedObjectID>(minimumCapacity: state.rows.count)
-        var kept: [ManagedObjectID] = []
-        kept.reserveCapacity(state.rows.count)
-        for id in state.order.reversed() where state.rows[id] != nil && seen.insert(id).inserted { kept.append(id) }
-        state.order = kept.reversed()
+    /// Drops the entries stored before the median one.
+    private static func evictOlderHalf(_ state: inout State) {
+        let sequences = state.rows.all.map(\.sequence).sorted()
+        let cut = sequences[sequences.count / 2]
+        _ = state.rows.removeAll { $0.sequence < cut }
     }
 
-    /// How many IDs the eviction order holds (at most about twice the cached rows).
-    package var orderCount: Int { state.withLock { $0.order.count } }
+    /// The number of buckets the cache's table has (what it costs, however many rows it holds).
+    package var tableCapacity: Int { state.withLock { $0.rows.capacity } }
 
     package func remove(_ ids: [ManagedObjectID]) {
         guard !ids.isEmpty else { return }
-        state.withLock { state in for id in ids { state.rows[id] = nil } }
+        state.withLock { state in
+            for id in ids { if let index = state.rows.index(for: id) { state.rows.remove(at: index) } }
+        }
     }
 
     /// Drops every row whose ID matches.
     package func removeAll(where matches: (ManagedObjectID) -> Bool) {
-        state.withLock { state in
-            state.rows = state.rows.filter { !matches($0.key) }
-            Self.compact(&state)
-        }
+        state.withLock { state in _ = state.rows.removeAll { entry in entry.id.map(matches) ?? false } }
     }
 
     package var count: Int { state.withLock { $0.rows.count } }
