@@ -3,10 +3,13 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete [N]`. The setup is included in the profile;
-/// callgrind's per-function counts separate it.
+/// `Compare --profile insert|fetch|update|delete [N]`; the peers doing the same work are
+/// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
+/// the scenario before (insert before fetch, fetch before update and delete), each setup being
+/// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
+        if name.hasPrefix("raw-") || name.hasPrefix("grdb-") { return try runPeer(name, n: n) }
         let url = scratchFile("profile.sqlite")
         let container = PersistentContainer(name: "Profile", managedObjectModel: ManagedObjectModel(Note.self))
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
@@ -35,6 +38,35 @@ enum ProfileScenario {
             default:
                 throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update or delete.")
             }
+        }
+    }
+
+    /// A peer's steps, cumulative as ours are: insert N rows; then fetch them all and read every
+    /// column; then update one column of each, or delete each, by key in one transaction.
+    private static func runPeer(_ name: String, n: Int) throws {
+        let steps = ["insert", "fetch", "update", "delete"]
+        let (peer, step) = name.hasPrefix("raw-") ? ("raw", String(name.dropFirst(4))) : ("grdb", String(name.dropFirst(5)))
+        guard steps.contains(step) else {
+            throw CoreDataError(.coreData, "Unknown scenario '\(name)': use raw- or grdb- followed by insert, fetch, update or delete.")
+        }
+        let rows = RawNote.rows(n)
+        let keys = rows.map(\.pk)
+        let path = scratchFile("profile-\(peer).sqlite").path
+        if peer == "raw" {
+            let raw = RawSQLitePeer(path: path)
+            raw.insert(rows)
+            guard step != "insert" else { return }
+            precondition(raw.fetchAll().count == n)
+            if step == "update" { raw.update(keys, text: "updated") }
+            if step == "delete" { raw.delete(keys) }
+        } else {
+            let grdb = try GRDBPeer(path: path)
+            try grdb.insert(rows)
+            guard step != "insert" else { return }
+            let count = try grdb.fetchAll().count
+            precondition(count == n)
+            if step == "update" { try grdb.update(keys, text: "updated") }
+            if step == "delete" { try grdb.delete(keys) }
         }
     }
 }

@@ -1,8 +1,11 @@
+import CSQLitePeer
 import Foundation
 
 // `Compare [--quick] [--memory | --history | --migration | --scale | --results | --postgres] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
+// Before any thread starts: the heap figures read the main arena only (MemoryScenario).
+peer_use_one_arena()
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
     // One scenario of ours alone, for a profiler.
     let n = index + 2 < arguments.count ? Int(arguments[index + 2]) ?? 10_000 : 10_000
