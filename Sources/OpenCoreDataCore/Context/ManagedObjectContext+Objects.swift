@@ -128,7 +128,7 @@ extension ManagedObjectContext {
     public func reset() {
         checkQueue("reset()")
         for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
-        for object in graph.registry.objects { object.managedObjectContext = nil }
+        graph.registry.forEachObject { $0.managedObjectContext = nil }
         graph.removeAll()
         advanceQueryGeneration()
         relationshipReadFailure = nil

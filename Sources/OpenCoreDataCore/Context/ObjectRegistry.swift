@@ -65,7 +65,17 @@ package struct ObjectRegistry {
     package mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
 
     /// Every registered object, in no particular order.
-    package var objects: [ManagedObject] { table.all.compactMap(\.object) }
+    package var objects: [ManagedObject] {
+        var result: [ManagedObject] = []
+        result.reserveCapacity(count)
+        table.forEach { if let object = $0.object { result.append(object) } }
+        return result
+    }
+
+    /// Calls `body` with every registered object, in no particular order (no array made).
+    package func forEachObject(_ body: (ManagedObject) throws -> Void) rethrows {
+        try table.forEach { if let object = $0.object { try body(object) } }
+    }
 
     /// Objects stored under a tag that is not their own ID's: registered under another ID, and
     /// missed by lookups under their own (the graph's invariants report them).

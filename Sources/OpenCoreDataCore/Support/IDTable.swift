@@ -118,6 +118,11 @@ package struct IDTable<Entry: IDTableEntry> {
     /// Every entry held, in no particular order.
     package var all: [Entry] { entries.filter { $0.tag != 0 } }
 
+    /// Calls `body` with every entry held, in no particular order (no array made).
+    package func forEach(_ body: (Entry) throws -> Void) rethrows {
+        for entry in entries where entry.tag != 0 { try body(entry) }
+    }
+
     /// Removes the entries `shouldRemove` picks (given each bucket's entry in place, so that it
     /// can ask `isKnownUniquelyReferenced` of what it holds) and returns them. The table keeps
     /// its size and is laid out again only when some went.
