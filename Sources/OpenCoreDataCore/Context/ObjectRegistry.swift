@@ -35,7 +35,7 @@ package struct ObjectRegistry {
         get { table.index(for: id).flatMap { table[$0].object } }
         set {
             if let newValue {
-                table.insert(Entry(tag: IDTable<Entry>.tag(id), object: newValue), for: id)
+                table.insert(Entry(tag: table.tag(id), object: newValue), for: id)
             } else if let index = table.index(for: id) {
                 table.remove(at: index)
             }
@@ -80,7 +80,7 @@ package struct ObjectRegistry {
     /// Objects stored under a tag that is not their own ID's: registered under another ID, and
     /// missed by lookups under their own (the graph's invariants report them).
     package var misfiledObjects: [ManagedObject] {
-        table.all.compactMap { entry in entry.object.flatMap { IDTable<Entry>.tag($0.objectID) == entry.tag ? nil : $0 } }
+        table.all.compactMap { entry in entry.object.flatMap { table.tag($0.objectID) == entry.tag ? nil : $0 } }
     }
 
     /// Removes the objects `shouldRemove` picks (given each one in place, so that it can ask

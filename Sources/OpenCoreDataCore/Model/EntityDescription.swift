@@ -174,8 +174,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     // cycle), and checked: an object ID kept after its model is gone traps with a clear message
     // instead of reading freed memory.
     @exclusivity(unchecked) private unowned(safe) var frozenRoot: EntityDescription?
-    /// The values a new object starts with, in slot order (shared by every new object).
-    package private(set) var defaultValues: [ManagedValue] = []
+    /// The values a new object starts with, in slot order (shared by every new object). Built when
+    /// the model freezes, like the block above (unchecked exclusivity for the same reason: read
+    /// for every object made).
+    @exclusivity(unchecked) package private(set) var defaultValues: [ManagedValue] = []
 
     /// Core Data's entity version hash (SHA-256): name, abstract flag, superentity hash, the
     /// hashes of the stored properties in name order, modifier, uniqueness constraints.

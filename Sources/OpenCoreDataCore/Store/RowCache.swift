@@ -50,7 +50,7 @@ package final class RowCache: Sendable {
             for (id, row) in rows {
                 // Never replace a row with an older version of itself.
                 if let index = state.rows.index(for: id), state.rows[index].row.version > row.version { continue }
-                state.rows.insert(Entry(tag: IDTable<Entry>.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id)
+                state.rows.insert(Entry(tag: state.rows.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id)
                 state.nextSequence += 1
             }
             if state.rows.count > capacity { Self.evictOlderHalf(&state) }

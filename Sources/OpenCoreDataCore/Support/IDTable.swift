@@ -1,7 +1,7 @@
 /// What an ``IDTable`` stores in a bucket: an entry that knows its ID's tag and can say whether it
 /// is the entry of an ID.
 package protocol IDTableEntry {
-    /// ``IDTable/tag(_:)`` of the entry's ID; 0 only for the empty entry.
+    /// The table's ``IDTable/tag(_:)`` of the entry's ID; 0 only for the empty entry.
     var tag: UInt64 { get }
     /// The entry of an empty bucket.
     static var empty: Self { get }
@@ -28,8 +28,9 @@ package struct IDTable<Entry: IDTableEntry> {
     package private(set) var count = 0
 
     /// Mixes the tags, per process: store keys cannot be chosen to collide (a crafted store
-    /// would otherwise make every probe of a fetch walk the whole table).
-    private static var seed: UInt64 { IDTableSeed.value }
+    /// would otherwise make every probe of a fetch walk the whole table). Kept in the table so
+    /// that a tag does not pass the global's once-check.
+    private let seed = IDTableSeed.value
 
     package init() {}
 
@@ -41,7 +42,7 @@ package struct IDTable<Entry: IDTableEntry> {
     /// A nonzero 64-bit mix of the ID's integers; IDs that are equal (`==`: the same root entity,
     /// store and key) have the same tag.
     @inline(__always)
-    package static func tag(_ id: ManagedObjectID) -> UInt64 {
+    package func tag(_ id: ManagedObjectID) -> UInt64 {
         var mixed = UInt64(bitPattern: id.rawKey) ^ (UInt64(id.storeNumber) << 48) ^ seed
         mixed ^= UInt64(UInt(bitPattern: ObjectIdentifier(id.entity.rootEntity))) &* 0x9E37_79B9_7F4A_7C15
         // The finalizer of MurmurHash3: every input bit reaches every bit of the index.
@@ -56,7 +57,7 @@ package struct IDTable<Entry: IDTableEntry> {
     /// The bucket of the entry holding `id`, if any.
     package func index(for id: ManagedObjectID) -> Int? {
         guard count > 0 else { return nil }
-        let tag = Self.tag(id)
+        let tag = self.tag(id)
         var index = Int(truncatingIfNeeded: tag) & mask
         while true {
             let bucketTag = entries[index].tag
