@@ -24,7 +24,6 @@ package struct ObjectRegistry {
 
     /// The number of registered objects.
     package var count: Int { table.count }
-    package var isEmpty: Bool { table.isEmpty }
 
     /// The bucket holding the object registered under `id`, if any.
     package func index(for id: ManagedObjectID) -> Int? { table.index(for: id) }

@@ -34,8 +34,6 @@ package struct IDTable<Entry: IDTableEntry> {
 
     package init() {}
 
-    package var isEmpty: Bool { count == 0 }
-
     /// The number of buckets (what the table costs, whatever it holds).
     package var capacity: Int { entries.count }
 
