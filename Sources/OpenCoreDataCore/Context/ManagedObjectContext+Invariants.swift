@@ -40,6 +40,9 @@ extension ManagedObjectContext {
         let changed = graph.pending.liveChanged(in: self)
         let heldInserted = Set(inserted.map(ObjectIdentifier.init))
         let heldChanged = Set(changed.map(ObjectIdentifier.init))
+        if heldChanged.count != changed.count {
+            for object in changed where changed.count(where: { $0 === object }) > 1 { fail(object, "listed twice among the pending changes") }
+        }
         var temporaryIDs = Set<ManagedObjectID>()
         for object in inserted {
             if object.objectID.isTemporaryID {

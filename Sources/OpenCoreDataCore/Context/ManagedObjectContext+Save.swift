@@ -83,9 +83,7 @@ extension ManagedObjectContext {
     package var historyAuthor: HistoryAuthor { HistoryAuthor(author: transactionAuthor, contextName: name) }
 
     /// Whether anything waits to be saved.
-    private var hasPendingWork: Bool {
-        !graph.pending.liveInserted(in: self).isEmpty || !graph.pending.liveChanged(in: self).isEmpty
-    }
+    private var hasPendingWork: Bool { graph.pending.hasLiveChanges(in: self) }
 
     func clearPending() {
         for object in graph.pending.all { object.isPendingFlag = false }

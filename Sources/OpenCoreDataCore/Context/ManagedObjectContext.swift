@@ -275,7 +275,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var registeredObjects: Set<ManagedObject> {
         checkQueue("registeredObjects")
         graph.purgeUnreferencedObjects()
-        return Set(graph.pending.liveInserted(in: self)).union(graph.pending.changed.values).union(graph.registry.objects)
+        return Set(graph.pending.liveInserted(in: self)).union(graph.pending.changed).union(graph.registry.objects)
     }
 
     /// Objects inserted and not saved yet.
@@ -287,19 +287,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Registered objects with unsaved changes to their values.
     public var updatedObjects: Set<ManagedObject> {
         checkQueue("updatedObjects")
-        return Set(graph.pending.changed.values.filter { $0.isUpdated })
+        return Set(graph.pending.changed.filter { $0.isUpdated })
     }
 
     /// Objects that will be deleted at the next save.
     public var deletedObjects: Set<ManagedObject> {
         checkQueue("deletedObjects")
-        return Set(graph.pending.changed.values.filter { $0.isDeleted })
+        return Set(graph.pending.changed.filter { $0.isDeleted })
     }
 
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         checkQueue("hasChanges")
-        return graph.pending.inserted.contains { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === self }
-            || graph.pending.changed.values.contains { $0.hasChanges }
+        return graph.pending.hasLiveChanges(in: self)
     }
 }

@@ -65,6 +65,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     #else
     @exclusivity(unchecked) package var isUnprocessedFlag = false
     #endif
+    /// Whether the object is in its context's list of changed objects (see `PendingChanges`).
+    /// Queue-owned.
+    #if DEBUG
+    package var changedListing = ChangedListing.none
+    #else
+    @exclusivity(unchecked) package var changedListing = ChangedListing.none
+    #endif
 
     /// Current values, in the entity's slot order; meaningless while `isFaultFlag` is set.
     package var values: [ManagedValue] { state.values }

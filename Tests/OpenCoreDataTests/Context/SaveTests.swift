@@ -140,4 +140,49 @@ import TestSupport
         }
         #expect(counts.values == [[3, 0, 0], [0, 1, 1]])
     }
+
+    /// Objects whose changes are dropped (a refresh without merging) leave the context's changes,
+    /// and come back once when changed again: many of them at once (the list of changes is
+    /// compacted on the way), some changed twice, one deleted after its refresh.
+    @Test(arguments: StoreKind.allCases)
+    func refreshedObjectsLeaveTheChangesAndComeBackOnceWhenChangedAgain(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        let ids = try context.performAndWait { () throws in
+            let notes = (0..<200).map { index in
+                let note = Note(context: context)
+                note.text1 = "saved \(index)"
+                return note
+            }
+            try context.save()
+            return notes.map(\.objectID)
+        }
+        try context.performAndWait { () throws in
+            let notes = try ids.map { try #require(try context.existingObject(with: $0) as? Note) }
+            for (index, note) in notes.enumerated() { note.text1 = "changed \(index)" }
+            #expect(context.updatedObjects.count == 200)
+            for note in notes[50...] { context.refresh(note, mergeChanges: false) }
+            #expect(context.updatedObjects.count == 50)
+            for note in notes[100..<110] + notes[160..<165] {
+                note.text1 = "again \(note.objectID.hashValue)"
+                note.text1 = "changed again"
+            }
+            context.delete(notes[150])
+            #expect(context.updatedObjects.count == 65)
+            #expect(context.deletedObjects == [notes[150]])
+            try context.save()
+            #expect(!context.hasChanges)
+        }
+        let check = stack.container.newBackgroundContext()
+        try check.performAndWait { () throws in
+            let request = FetchRequest<Note>(entityName: "Note")
+            let texts = Dictionary(uniqueKeysWithValues: try check.fetch(request).map { ($0.objectID, $0.text1 ?? "") })
+            #expect(texts.count == 199)
+            #expect(texts[ids[150]] == nil)
+            for (index, id) in ids.enumerated() where index != 150 {
+                let expected = index < 50 ? "changed \(index)" : (100..<110).contains(index) || (160..<165).contains(index) ? "changed again" : "saved \(index)"
+                #expect(texts[id] == expected)
+            }
+        }
+    }
 }
