@@ -164,7 +164,9 @@ extension ManagedObjectContext {
         }
         var forgotInserted = false
         defer { if forgotInserted { graph.pending.compactInserted(in: self) } }
-        var inserted = Set<ManagedObject>(), updated = Set<ManagedObject>(), deleted = Set<ManagedObject>()
+        // Lists first, then sets made at their final size (a set grown one insert at a time
+        // rehashes every object at each doubling).
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         for object in changed {
             if object.isInsertedFlag && object.isDeletedFlag {
                 if object.managedObjectContext === self {
@@ -174,14 +176,14 @@ extension ManagedObjectContext {
                 }
                 continue
             }
-            if object.isDeletedFlag { deleted.insert(object) }
-            else if object.isInsertedFlag { inserted.insert(object) }
-            else { updated.insert(object) }
+            if object.isDeletedFlag { deleted.append(object) }
+            else if object.isInsertedFlag { inserted.append(object) }
+            else { updated.append(object) }
         }
         if !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) {
             // Built on the context's queue and delivered synchronously on it.
             let info = UncheckedSendable([
-                NSInsertedObjectsKey: inserted, NSUpdatedObjectsKey: updated, NSDeletedObjectsKey: deleted,
+                NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
             ])
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
         }

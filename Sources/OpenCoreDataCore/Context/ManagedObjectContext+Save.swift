@@ -163,6 +163,10 @@ extension ManagedObjectContext {
             batch.request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
             batch.inserted.append(object)
         }
+        // Objects changed in the same slots (a bulk update) share one list of slots: the key is
+        // the changed slots and the entity's column count (which splits off to-many slots).
+        var lastKey: (dirty: DirtySlots, columns: Int)?
+        var lastSlots: (written: [Int], changed: [Int]) = ([], [])
         for object in changed {
             guard let pk = object.objectID.primaryKey else { continue }
             if object.isDeletedFlag {
@@ -173,10 +177,13 @@ extension ManagedObjectContext {
             } else if !object.dirty.isEmpty {
                 // To-many changes bump the version but have no column of their own.
                 let columns = object.entity.valueSlotCount
-                let changed = object.dirty.slots        // ascending: only to-many slots pass `columns`
-                let written = (changed.last ?? 0) < columns ? changed : changed.filter { $0 < columns }
+                if lastKey?.dirty != object.dirty || lastKey?.columns != columns {
+                    let changed = object.dirty.slots        // ascending: only to-many slots pass `columns`
+                    lastSlots = ((changed.last ?? 0) < columns ? changed : changed.filter { $0 < columns }, changed)
+                    lastKey = (object.dirty, columns)
+                }
                 batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                                   slots: written, values: object.values, changedSlots: changed))
+                                                   slots: lastSlots.written, values: object.values, changedSlots: lastSlots.changed))
                 batch.updated.append(object)
             }
         }

@@ -49,8 +49,8 @@ package final class RowCache: Sendable {
             state.rows.reserveCapacity(min(state.rows.count + rows.count, capacity + rows.count))
             for (id, row) in rows {
                 // Never replace a row with an older version of itself.
-                if let index = state.rows.index(for: id), state.rows[index].row.version > row.version { continue }
-                state.rows.insert(Entry(tag: state.rows.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id)
+                state.rows.insert(Entry(tag: state.rows.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id,
+                                  keepingExisting: { $0.row.version > row.version })
                 state.nextSequence += 1
             }
             if state.rows.count > capacity { Self.evictOlderHalf(&state) }

@@ -73,11 +73,17 @@ package struct IDTable<Entry: IDTableEntry> {
 
     /// Stores `entry` as the entry of `id` (whose tag it carries), replacing the one there.
     package mutating func insert(_ entry: Entry, for id: ManagedObjectID) {
+        insert(entry, for: id, keepingExisting: { _ in false })
+    }
+
+    /// Stores `entry` under `id` with one probe: an entry already there is replaced unless
+    /// `keepsExisting` says to keep it.
+    package mutating func insert(_ entry: Entry, for id: ManagedObjectID, keepingExisting keepsExisting: (Entry) -> Bool) {
         if (count + 1) * 4 > entries.count * 3 { resize(toFit: count + 1) }
         var index = Int(truncatingIfNeeded: entry.tag) & mask
         while entries[index].tag != 0 {
             if entries[index].tag == entry.tag, entries[index].holds(id) {
-                entries[index] = entry
+                if !keepsExisting(entries[index]) { entries[index] = entry }
                 return
             }
             index = (index + 1) & mask

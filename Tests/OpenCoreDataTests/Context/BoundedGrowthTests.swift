@@ -27,6 +27,19 @@ import TestSupport
         #expect(cache.snapshot(for: many.last!) != nil)
     }
 
+    @Test func theRowCacheKeepsTheNewestVersionOfARow() {
+        let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
+        let cache = RowCache(capacity: 100)
+        let id = ManagedObjectID.permanent(entity, store: "S", primaryKey: 1)
+        cache.store([(id, RowSnapshot(values: [.string("two")], version: 2))])
+        // A save that read the row earlier finishes later: its older version does not win.
+        cache.store([(id, RowSnapshot(values: [.string("one")], version: 1))])
+        #expect(cache.snapshot(for: id) == RowSnapshot(values: [.string("two")], version: 2))
+        cache.store([(id, RowSnapshot(values: [.string("three")], version: 3))])
+        #expect(cache.snapshot(for: id) == RowSnapshot(values: [.string("three")], version: 3))
+        #expect(cache.count == 1)
+    }
+
     @Test func aParentForgetsRetiredTemporaryIDsOnceItsChildrenAreGone() throws {
         let stack = try TestStack(.sqlite)
         let parent = stack.container.newBackgroundContext()
