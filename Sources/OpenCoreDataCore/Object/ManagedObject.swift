@@ -19,37 +19,14 @@ import Foundation
 ///
 /// Equality and hashing are by identity, as for `NSObject`.
 open class ManagedObject: Hashable, CustomStringConvertible {
-    /// The entity of the object.
-    public let entity: EntityDescription
+    /// The entity of the object (the one its ID names: an object is one allocation without a
+    /// second reference to it).
+    public var entity: EntityDescription { storedObjectID.entity }
     // Unchecked exclusivity (here and for `contextHandle`): only ever assigned whole, on the
     // object's queue, never passed inout; the checks were a large part of every save's cost.
-    /// The object's ID: temporary until the object is saved, then permanent.
-    @exclusivity(unchecked) public package(set) var objectID: ManagedObjectID
-    /// The context the object is registered in, or `nil` once it is removed or the context is gone.
-    public package(set) var managedObjectContext: ManagedObjectContext? {
-        get { contextHandle?.context }
-        set { contextHandle = newValue?.handle }
-    }
-    /// Shared by every object of a context; the context clears it when it goes away (one write,
-    /// instead of a weak reference per object, which would give every context a side table).
-    @exclusivity(unchecked) package var contextHandle: ContextHandle?
-    /// The object's Observation registrar, made on the first observable read (see
-    /// `ObjectObservation`). Queue-owned, assigned once.
-    @exclusivity(unchecked) package var observation: ObjectObservation?
-
-    /// The object's values, committed row, changes and lifecycle, changed only through the named
-    /// transitions of ``ObjectState``. Owned by the object's context queue (or by the thread that
-    /// made an object that has no context).
-    ///
-    /// Release builds skip the run-time exclusivity check of this property (and of the context's
-    /// `graph`): it cost 17 % of the instructions of "update one attribute of N + save" (a check
-    /// per read of any flag). One queue owns the object and no method holds an access to it
-    /// across a call that could reach it again; debug builds, which run the tests, keep checking.
-    #if DEBUG
-    package var state: ObjectState
-    #else
-    @exclusivity(unchecked) package var state: ObjectState
-    #endif
+    @exclusivity(unchecked) private var storedObjectID: ManagedObjectID
+    // The three one-byte fields below follow the ID: they fill the 4 bytes its 20 leave before
+    // the next 8-byte field (Swift lays out a class's stored properties in declaration order).
     /// Whether the context holds this object strongly because it has pending changes (the
     /// context's bookkeeping, beside the registry). Queue-owned.
     #if DEBUG
@@ -71,6 +48,41 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var changedListing = ChangedListing.none
     #else
     @exclusivity(unchecked) package var changedListing = ChangedListing.none
+    #endif
+    /// The context the object is registered in, or `nil` once it is removed or the context is gone.
+    public package(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextHandle?.context }
+        set { contextHandle = newValue?.handle }
+    }
+    /// Shared by every object of a context; the context clears it when it goes away (one write,
+    /// instead of a weak reference per object, which would give every context a side table).
+    @exclusivity(unchecked) package var contextHandle: ContextHandle?
+
+    /// The object's ID: temporary until the object is saved, then permanent. An ID assigned
+    /// keeps naming the object's own entity (an ID made with its root entity is equal to it).
+    public package(set) var objectID: ManagedObjectID {
+        get { storedObjectID }
+        set { storedObjectID = newValue.entity === entity ? newValue : newValue.naming(entity) }
+    }
+    /// The object's Observation registrar, made on the first observable read (see
+    /// `ObjectObservation`). Queue-owned, assigned once.
+    package var observation: ObjectObservation? {
+        get { state.observation }
+        set { state.observation = newValue }
+    }
+
+    /// The object's values, committed row, changes and lifecycle, changed only through the named
+    /// transitions of ``ObjectState``. Owned by the object's context queue (or by the thread that
+    /// made an object that has no context).
+    ///
+    /// Release builds skip the run-time exclusivity check of this property (and of the context's
+    /// `graph`): it cost 17 % of the instructions of "update one attribute of N + save" (a check
+    /// per read of any flag). One queue owns the object and no method holds an access to it
+    /// across a call that could reach it again; debug builds, which run the tests, keep checking.
+    #if DEBUG
+    package var state: ObjectState
+    #else
+    @exclusivity(unchecked) package var state: ObjectState
     #endif
 
     /// Current values, in the entity's slot order; meaningless while `isFaultFlag` is set.
@@ -98,8 +110,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if context != nil {
             precondition(!entity.isAbstract, "The entity \(entity.name) is abstract: insert objects of one of its sub-entities (\(entity.subentities.map(\.name).sorted().joined(separator: ", "))) instead.")
         }
-        self.entity = entity
-        self.objectID = .temporary(entity)
+        self.storedObjectID = .temporary(entity)
         self.state = ObjectState(defaults: entity.defaultValues)
         if let context { context.insert(self) }
     }

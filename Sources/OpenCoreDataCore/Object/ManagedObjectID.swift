@@ -44,6 +44,17 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    private init(entity: EntityDescription, rawKey: Int64, storeNumber: UInt32) {
+        self.entity = entity
+        self.rawKey = rawKey
+        self.storeNumber = storeNumber
+    }
+
+    /// The same ID naming `entity` (equal to this one when both share a root entity).
+    package func naming(_ entity: EntityDescription) -> ManagedObjectID {
+        ManagedObjectID(entity: entity, rawKey: rawKey, storeNumber: storeNumber)
+    }
+
     package static func temporary(_ entity: EntityDescription) -> ManagedObjectID {
         ManagedObjectID(entity: entity, storeNumber: 0, key: .temporary(temporaryCounter.add(1, ordering: .relaxed).newValue))
     }

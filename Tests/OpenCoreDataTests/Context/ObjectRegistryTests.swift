@@ -63,5 +63,13 @@ import TestSupport
         #expect(registry[.permanent(frozenRoot, storeNumber: 1, primaryKey: 7)] === object)
         #expect(registry[.permanent(frozenRoot, storeNumber: 2, primaryKey: 7)] == nil)
         #expect(registry[.permanent(frozenRoot, storeNumber: 1, primaryKey: 8)] == nil)
+        // An object's entity is its own, whatever entity the ID assigned to it names: the ID
+        // keeps naming the leaf and stays equal to the one assigned.
+        let rootID = ManagedObjectID.permanent(frozenRoot, storeNumber: 1, primaryKey: 9)
+        object.objectID = rootID
+        #expect(object.entity === frozenLeaf)
+        #expect(object.objectID.entity === frozenLeaf)
+        #expect(object.objectID == rootID)
+        #expect(object.objectID.primaryKey == 9)
     }
 }
