@@ -18,7 +18,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The name of the class that represents objects of this entity.
     public var managedObjectClassName: String { didSet { checkMutable() } }
     /// Whether the entity has no instances of its own (only sub-entities do).
-    public var isAbstract: Bool = false { didSet { checkMutable() } }
+    // Unchecked exclusivity (here and for `managedObjectClass`): set while the model is built, by
+    // one thread, and only read once it is frozen (a change then traps); every object made paid
+    // a run-time access record to read them.
+    @exclusivity(unchecked) public var isAbstract: Bool = false { didSet { checkMutable() } }
     /// Changes the version hash without changing the entity, as in Core Data.
     public var versionHashModifier: String? { didSet { checkMutable() } }
     /// The name of the entity in an earlier model version (for migration).
@@ -39,7 +42,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     }
 
     /// The class instantiated for objects of this entity.
-    public var managedObjectClass: ManagedObject.Type { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type { didSet { checkMutable() } }
 
     /// The model this entity belongs to.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
