@@ -89,6 +89,10 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     private var updateStatements: [UpdateShape: SQLiteStatement] = [:]
     private var previous: (shape: UpdateShape, statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping)?
 
+    /// The previous delete's statement and entity: deleting many rows of one entity builds the
+    /// statement's text and looks it up once, not once per row.
+    private var previousDelete: (entity: ObjectIdentifier, statement: SQLiteStatement)?
+
     private struct UpdateShape: Hashable {
         var entity: ObjectIdentifier
         var slots: [Int]
@@ -140,8 +144,14 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
-        let mapping = try layout.mapping(for: delete.entity)
-        let statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
+        let statement: SQLiteStatement
+        if let previousDelete, previousDelete.entity == ObjectIdentifier(delete.entity) {
+            statement = previousDelete.statement
+        } else {
+            let mapping = try layout.mapping(for: delete.entity)
+            statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
+            previousDelete = (ObjectIdentifier(delete.entity), statement)
+        }
         statement.bind(delete.primaryKey, at: 1)
         statement.bind(delete.expectedVersion, at: 2)
         try statement.run()
