@@ -170,17 +170,23 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
 
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
         var statements: [ObjectIdentifier: (SQLiteStatement, Int64, RelationalLayout.EntityMapping)] = [:]
+        // The previous row's entity is tried first, without hashing (inserts come in runs).
+        var previous: (key: ObjectIdentifier, statement: SQLiteStatement, entityNumber: Int64, mapping: RelationalLayout.EntityMapping)?
         for insert in inserts {
             let key = ObjectIdentifier(insert.entity)
             let (statement, entityNumber, mapping): (SQLiteStatement, Int64, RelationalLayout.EntityMapping)
-            if let cached = statements[key] {
+            if let previous, previous.key == key {
+                (statement, entityNumber, mapping) = (previous.statement, previous.entityNumber, previous.mapping)
+            } else if let cached = statements[key] {
                 (statement, entityNumber, mapping) = cached
+                previous = (key, statement, entityNumber, mapping)
             } else {
                 mapping = try layout.mapping(for: insert.entity)
                 let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
                 let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.insertColumns.count)))"
                 (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
                 statements[key] = (statement, entityNumber, mapping)
+                previous = (key, statement, entityNumber, mapping)
             }
             statement.bind(insert.primaryKey, at: 1)
             statement.bind(entityNumber, at: 2)

@@ -2,9 +2,12 @@ import Foundation
 
 /// A value guarded by a lock: the one owner of state shared between threads.
 package final class Locked<Value>: @unchecked Sendable {
-    // Safe: `value` is only read or written inside `withLock`, under `lock`.
+    // Safe: `value` is only read or written inside `withLock`, under `lock`. The lock is what
+    // makes each access exclusive, so the run-time exclusivity check is skipped: it cost a
+    // record per access (about 80 instructions), paid by every row-cache lookup and
+    // coordinator read.
     private let lock = NSLock()
-    private var value: Value
+    @exclusivity(unchecked) private var value: Value
 
     package init(_ value: Value) { self.value = value }
 
