@@ -3,9 +3,10 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete [N]`; the peers doing the same work are
+/// `Compare --profile insert|fetch|update|delete|iterate [N]` (`iterate`: batches of 500, as
+/// the memory scenario reads); the peers doing the same work are
 /// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
-/// the scenario before (insert before fetch, fetch before update and delete), each setup being
+/// the scenario before (insert before fetch and iterate, fetch before update and delete), each setup being
 /// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
@@ -23,6 +24,15 @@ enum ProfileScenario {
             try context.save()
             guard name != "insert" else { return }
             context.reset()
+            if name == "iterate" {
+                // As the memory scenario iterates: batches of 500, two attributes read.
+                let request = Note.fetchRequest()
+                request.fetchBatchSize = 500
+                var checksum = 0
+                for note in try context.fetchBatched(request) { checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) }
+                precondition(checksum != 0)
+                return
+            }
             let notes = try context.fetch(Note.fetchRequest())
             switch name {
             case "fetch":
@@ -36,7 +46,7 @@ enum ProfileScenario {
                 for note in notes { context.delete(note) }
                 try context.save()
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update or delete.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete or iterate.")
             }
         }
     }
