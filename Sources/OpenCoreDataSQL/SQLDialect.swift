@@ -18,6 +18,23 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// Appends ``placeholder(_:)`` as UTF-8 (for long lists of placeholders, built as bytes).
+    package func appendPlaceholder(_ number: Int, to text: inout [UInt8]) {
+        switch self {
+        case .sqlite:
+            text.append(UInt8(ascii: "?"))
+        case .postgreSQL:
+            text.append(UInt8(ascii: "$"))
+            let start = text.count
+            var rest = number
+            repeat {
+                text.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest > 0
+            text[start...].reverse()
+        }
+    }
+
     /// An `ORDER BY` term: NULL first going up and last going down, as SQLite and
     /// `ManagedValue.compare` order it (PostgreSQL's default is the other way).
     package func order(_ column: String, ascending: Bool) -> String {
