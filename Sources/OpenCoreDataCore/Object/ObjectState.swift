@@ -83,37 +83,32 @@ package struct ObjectState {
         return extras!
     }
 
-    private func flag(_ bit: UInt8) -> Bool { flags & bit != 0 }
-    private mutating func setFlag(_ bit: UInt8, _ on: Bool) { if on { flags |= bit } else { flags &= ~bit } }
+    /// One bit per lifecycle flag, in `flags`.
+    private struct Flag: OptionSet {
+        let rawValue: UInt8
+        static let fault = Flag(rawValue: 1 << 0)
+        static let inserted = Flag(rawValue: 1 << 1)
+        static let deleted = Flag(rawValue: 1 << 2)
+        static let inaccessible = Flag(rawValue: 1 << 3)
+        static let wasInserted = Flag(rawValue: 1 << 4)
+        static let deletionPrepared = Flag(rawValue: 1 << 5)
+    }
 
-    package fileprivate(set) var isFault: Bool {
-        get { flag(1) }
-        set { setFlag(1, newValue) }
+    private subscript(flag: Flag) -> Bool {
+        get { Flag(rawValue: flags).contains(flag) }
+        set { flags = newValue ? flags | flag.rawValue : flags & ~flag.rawValue }
     }
-    package fileprivate(set) var isInserted: Bool {
-        get { flag(2) }
-        set { setFlag(2, newValue) }
-    }
-    package fileprivate(set) var isDeleted: Bool {
-        get { flag(4) }
-        set { setFlag(4, newValue) }
-    }
+
+    package fileprivate(set) var isFault: Bool { get { self[.fault] } set { self[.fault] = newValue } }
+    package fileprivate(set) var isInserted: Bool { get { self[.inserted] } set { self[.inserted] = newValue } }
+    package fileprivate(set) var isDeleted: Bool { get { self[.deleted] } set { self[.deleted] = newValue } }
     /// Set when a fault could not be fulfilled and the object now reads as deleted; its values are
     /// not the store's.
-    package fileprivate(set) var isInaccessible: Bool {
-        get { flag(8) }
-        set { setFlag(8, newValue) }
-    }
+    package fileprivate(set) var isInaccessible: Bool { get { self[.inaccessible] } set { self[.inaccessible] = newValue } }
     /// Whether the object was ever inserted into a context (`awakeFromInsert` runs once).
-    package fileprivate(set) var wasInserted: Bool {
-        get { flag(16) }
-        set { setFlag(16, newValue) }
-    }
+    package fileprivate(set) var wasInserted: Bool { get { self[.wasInserted] } set { self[.wasInserted] = newValue } }
     /// Whether `prepareForDeletion` ran for the current deletion.
-    package fileprivate(set) var deletionPrepared: Bool {
-        get { flag(32) }
-        set { setFlag(32, newValue) }
-    }
+    package fileprivate(set) var deletionPrepared: Bool { get { self[.deletionPrepared] } set { self[.deletionPrepared] = newValue } }
 
     /// A new object's state: the entity's default values, not inserted anywhere yet.
     package init(defaults: [ManagedValue]) {

@@ -147,24 +147,18 @@ import TestSupport
     @Test(arguments: StoreKind.allCases)
     func refreshedObjectsLeaveTheChangesAndComeBackOnceWhenChangedAgain(kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let context = stack.container.newBackgroundContext()
-        let ids = try context.performAndWait { () throws in
-            let notes = (0..<200).map { index in
-                let note = Note(context: context)
-                note.text1 = "saved \(index)"
-                return note
-            }
-            try context.save()
-            return notes.map(\.objectID)
-        }
+        let context = try stack.seededContext(ids: 0...199) { note, id in note.text1 = "saved \(id)" }
+        let again = Set(100..<110).union(160..<165)
         try context.performAndWait { () throws in
-            let notes = try ids.map { try #require(try context.existingObject(with: $0) as? Note) }
-            for (index, note) in notes.enumerated() { note.text1 = "changed \(index)" }
+            let request = Note.fetchRequest()
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            let notes = try context.fetch(request)
+            for note in notes { note.text1 = "changed \(note.id)" }
             #expect(context.updatedObjects.count == 200)
             for note in notes[50...] { context.refresh(note, mergeChanges: false) }
             #expect(context.updatedObjects.count == 50)
-            for note in notes[100..<110] + notes[160..<165] {
-                note.text1 = "again \(note.objectID.hashValue)"
+            for note in notes where again.contains(Int(note.id)) {
+                note.text1 = "changed first"
                 note.text1 = "changed again"
             }
             context.delete(notes[150])
@@ -175,13 +169,11 @@ import TestSupport
         }
         let check = stack.container.newBackgroundContext()
         try check.performAndWait { () throws in
-            let request = FetchRequest<Note>(entityName: "Note")
-            let texts = Dictionary(uniqueKeysWithValues: try check.fetch(request).map { ($0.objectID, $0.text1 ?? "") })
+            let texts = Dictionary(uniqueKeysWithValues: try check.fetch(Note.fetchRequest()).map { (Int($0.id), $0.text1 ?? "") })
             #expect(texts.count == 199)
-            #expect(texts[ids[150]] == nil)
-            for (index, id) in ids.enumerated() where index != 150 {
-                let expected = index < 50 ? "changed \(index)" : (100..<110).contains(index) || (160..<165).contains(index) ? "changed again" : "saved \(index)"
-                #expect(texts[id] == expected)
+            #expect(texts[150] == nil)
+            for id in 0..<200 where id != 150 {
+                #expect(texts[id] == (id < 50 ? "changed \(id)" : again.contains(id) ? "changed again" : "saved \(id)"))
             }
         }
     }
