@@ -9,7 +9,7 @@ extension PostgreSQLStore {
         // which keeps its key (read back).
         let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
-        var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.columns.isEmpty ? "" : ", " + Self.placeholders(mapping.columns.count, from: 3)))"
+        var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.columns.isEmpty ? "" : ", " + SQLDialect.postgreSQL.placeholders(from: 3, count: mapping.columns.count)))"
         if !conflictColumns.isEmpty {
             let updates = mapping.columns.map { "\($0) = EXCLUDED.\($0)" } + ["Z_OPT = \(mapping.table).Z_OPT + 1"]
             sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
@@ -103,7 +103,7 @@ extension PostgreSQLStore {
         var results: [T] = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = keys[start..<min(start + 1000, keys.count)]
-            results.append(try body(placeholders(chunk.count, from: offset + 1), chunk.map { .integer($0) }))
+            results.append(try body(SQLDialect.postgreSQL.placeholders(from: offset + 1, count: chunk.count), chunk.map { .integer($0) }))
         }
         return results
     }

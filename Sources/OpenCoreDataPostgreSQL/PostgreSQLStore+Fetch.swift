@@ -175,7 +175,7 @@ extension PostgreSQLStore {
         var result: [(source: Int64, member: ManagedObjectID)] = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = keys[start..<min(start + 1000, keys.count)]
-            let sql = select + "(" + Self.placeholders(chunk.count, from: 1) + ") ORDER BY " + order
+            let sql = select + "(" + SQLDialect.postgreSQL.placeholders(from: 1, count: chunk.count) + ") ORDER BY " + order
             let rows = try read { try $0.execute(sql, chunk.map { .integer($0) }).rows }
             for row in rows {
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }

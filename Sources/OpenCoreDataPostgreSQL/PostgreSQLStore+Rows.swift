@@ -56,7 +56,7 @@ extension PostgreSQLStore {
             let tuples = chunk.map { row in
                 let first = arguments.count + 1
                 arguments += [.integer(row.key), .integer(entityNumber)] + row.values
-                return "(" + placeholders(2, from: first) + ", 1" + (columns.isEmpty ? "" : ", " + placeholders(columns.count, from: first + 2)) + ")"
+                return "(" + SQLDialect.postgreSQL.placeholders(from: first, count: 2) + ", 1" + (columns.isEmpty ? "" : ", " + SQLDialect.postgreSQL.placeholders(from: first + 2, count: columns.count)) + ")"
             }
             try session.execute("INSERT INTO \(table) (\(names)) VALUES " + tuples.joined(separator: ", "), arguments)
         }
@@ -81,10 +81,5 @@ extension PostgreSQLStore {
         for start in stride(from: items.startIndex, to: items.endIndex, by: size) {
             try body(items[start..<min(start + size, items.endIndex)])
         }
-    }
-
-    /// `$from, $from+1, …` for `count` values.
-    static func placeholders(_ count: Int, from first: Int) -> String {
-        (0..<count).map { SQLDialect.postgreSQL.placeholder(first + $0) }.joined(separator: ", ")
     }
 }

@@ -230,7 +230,7 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         for group in PostgreSQLStore.grouped(pairs, by: \.target) {
             let target = group[0].target
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
-                let list = chunk.indices.map { "(" + PostgreSQLStore.placeholders(2, from: 2 * ($0 - chunk.startIndex) + 1) + ")" }.joined(separator: ", ")
+                let list = chunk.indices.map { "(" + SQLDialect.postgreSQL.placeholders(from: 2 * ($0 - chunk.startIndex) + 1, count: 2) + ")" }.joined(separator: ", ")
                 let arguments = chunk.flatMap { [ManagedValue.integer($0.join.source), .integer($0.join.destination)] }
                 let sql = target.isInsert
                     ? "INSERT INTO \(target.table) (\(target.own), \(target.other)) VALUES \(list) ON CONFLICT DO NOTHING"

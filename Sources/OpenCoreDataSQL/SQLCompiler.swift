@@ -77,18 +77,9 @@ package struct SQLCompiler {
 
     /// Appends `values` and returns their placeholders, comma-separated.
     private func bind(_ values: [ManagedValue], into arguments: inout [ManagedValue]) -> String {
-        // Written as UTF-8 bytes, then one string: a batch of rows by key binds 500 values per
-        // query, and appending to a String (or joining an array of them) cost ~600 instructions
-        // per placeholder.
-        arguments.reserveCapacity(arguments.count + values.count)
-        var text: [UInt8] = []
-        text.reserveCapacity(values.count * 8)
-        for value in values {
-            if !text.isEmpty { text += [UInt8(ascii: ","), UInt8(ascii: " ")] }
-            arguments.append(value)
-            dialect.appendPlaceholder(arguments.count, to: &text)
-        }
-        return String(decoding: text, as: UTF8.self)
+        let first = arguments.count + 1
+        arguments.append(contentsOf: values)
+        return dialect.placeholders(from: first, count: values.count)
     }
 
     /// `widening`: whether a string test the dialect cannot run becomes true (the condition may

@@ -78,25 +78,34 @@ package struct PendingChanges {
             insertedByID[inserted[indexedCount].objectID] = inserted[indexedCount]
             indexedCount += 1
         }
-        guard let object = insertedByID[id], object.objectID == id, object.isInsertedFlag, !object.isDeletedFlag, object.managedObjectContext === context else { return nil }
+        guard let object = insertedByID[id], object.objectID == id, Self.isLiveInsert(object, in: context) else { return nil }
         return object
+    }
+
+    /// Whether an entry of `inserted` is still inserted in `context`.
+    private static func isLiveInsert(_ object: ManagedObject, in context: ManagedObjectContext) -> Bool {
+        object.isInsertedFlag && !object.isDeletedFlag && object.managedObjectContext === context
+    }
+
+    /// Whether an entry of `changedList` is listed and still has changes in `context`.
+    private static func isLiveChange(_ object: ManagedObject, in context: ManagedObjectContext) -> Bool {
+        object.changedListing == .listed && object.hasChanges && object.managedObjectContext === context
     }
 
     /// Inserted objects still inserted in `context`, in insertion order.
     package func liveInserted(in context: ManagedObjectContext) -> [ManagedObject] {
-        inserted.filter { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === context }
+        inserted.filter { Self.isLiveInsert($0, in: context) }
     }
 
     /// Whether anything waits to be saved in `context`: a live insert or a listed object with
     /// changes (without building either list).
     package func hasLiveChanges(in context: ManagedObjectContext) -> Bool {
-        inserted.contains { $0.isInsertedFlag && !$0.isDeletedFlag && $0.managedObjectContext === context }
-            || changedList.contains { $0.changedListing == .listed && $0.hasChanges && $0.managedObjectContext === context }
+        inserted.contains { Self.isLiveInsert($0, in: context) } || changedList.contains { Self.isLiveChange($0, in: context) }
     }
 
     /// Saved objects with changes still registered in `context`.
     package func liveChanged(in context: ManagedObjectContext) -> [ManagedObject] {
-        changedList.filter { $0.changedListing == .listed && $0.hasChanges && $0.managedObjectContext === context }
+        changedList.filter { Self.isLiveChange($0, in: context) }
     }
 
     /// Every object held: inserted (live or stale) and changed.

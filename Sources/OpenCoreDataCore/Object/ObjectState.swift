@@ -40,7 +40,7 @@ package struct ObjectState {
     /// `ObjectStateExtras`).
     private var extras: ObjectStateExtras?
     /// The lifecycle flags below, one bit each.
-    private var flags: UInt8 = 0
+    private var flags: Flag = []
 
     /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
     /// Changed through `ToManyState`'s own operations; reset only by the transitions here.
@@ -83,7 +83,7 @@ package struct ObjectState {
         return extras!
     }
 
-    /// One bit per lifecycle flag, in `flags`.
+    /// One bit per lifecycle flag (one byte in all).
     private struct Flag: OptionSet {
         let rawValue: UInt8
         static let fault = Flag(rawValue: 1 << 0)
@@ -95,8 +95,8 @@ package struct ObjectState {
     }
 
     private subscript(flag: Flag) -> Bool {
-        get { Flag(rawValue: flags).contains(flag) }
-        set { flags = newValue ? flags | flag.rawValue : flags & ~flag.rawValue }
+        get { flags.contains(flag) }
+        set { if newValue { flags.insert(flag) } else { flags.remove(flag) } }
     }
 
     package fileprivate(set) var isFault: Bool { get { self[.fault] } set { self[.fault] = newValue } }
