@@ -36,6 +36,38 @@ import TestSupport
         _ = stack
     }
 
+    /// Rows deleted by another context after the keys were read leave faults at their positions;
+    /// every other position holds its own row, whichever way the keys run.
+    @Test(arguments: StoreKind.allCases, [true, false])
+    func rowsDeletedAfterTheKeysWereReadLeaveFaultsInTheirPlaces(kind: StoreKind, ascending: Bool) throws {
+        let (stack, context) = try seeded(kind, count: 60)
+        let gone: Set<Int32> = [1, 7, 8, 30, 49, 60]
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: ascending)]
+            request.fetchBatchSize = 25
+            let results = try context.fetchBatched(request)
+            let other = stack.container.newBackgroundContext()
+            try other.performAndWait { () throws in
+                let doomed = Note.fetchRequest()
+                doomed.predicate = NSPredicate(format: "id IN %@", Array(gone))
+                for note in try other.fetch(doomed) { other.delete(note) }
+                try other.save()
+            }
+            #expect(results.count == 60)
+            for position in 0..<60 {
+                let id = Int32(ascending ? position + 1 : 60 - position)
+                let note = results[position]
+                if gone.contains(id) {
+                    #expect(note.isFault, "position \(position)")
+                } else {
+                    #expect(!note.isFault && note.id == id && note.text1 == "note \(id)", "position \(position)")
+                }
+            }
+            #expect(results.loadError == nil)
+        }
+    }
+
     @Test func aBatchThatCannotBeReadIsReportedNotSwallowed() throws {
         let (stack, context) = try seeded(.sqlite, count: 300)
         let coordinator = stack.container.persistentStoreCoordinator
