@@ -18,11 +18,11 @@ extension DerivedAttributeTrigger {
     func postgreSQLTriggers(schema: String) -> [PostgreSQLTriggers] {
         let table = { (name: String) in PostgreSQLSQL.quoted(schema) + "." + name }
         func function(_ name: String, _ body: String) -> (name: String, sql: String) {
-            let name = PostgreSQLSQL.identifier(name)
+            let name = SQLDialect.postgreSQL.identifier(name)
             return (name, "CREATE OR REPLACE FUNCTION \(PostgreSQLSQL.quoted(schema)).\(name)() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN \(body) RETURN NULL; END $body$")
         }
         func trigger(_ name: String, _ event: String, on target: String, when condition: String? = nil, runs function: String) -> (name: String, sql: String) {
-            let name = PostgreSQLSQL.identifier(name)
+            let name = SQLDialect.postgreSQL.identifier(name)
             return (name, "CREATE OR REPLACE TRIGGER \(name) AFTER \(event) ON \(table(target)) FOR EACH ROW" + (condition.map { " WHEN (\($0))" } ?? "")
                         + " EXECUTE FUNCTION \(PostgreSQLSQL.quoted(schema)).\(function)()")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
 /// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode`.
@@ -86,7 +87,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
 
     /// A short name for the database and schema (hexadecimal FNV-1a), from which the store's
     /// notification channel and migration scratch schema are named within PostgreSQL's 63 bytes.
-    package var digest: String { PostgreSQLSQL.digest(database + "/" + schema) }
+    package var digest: String { SQLDialect.digest(database + "/" + schema) }
 
     /// Whether `name` is a plain SQL identifier (it is quoted wherever SQL is made all the same).
     package static func isIdentifier(_ name: String) -> Bool {

@@ -41,6 +41,12 @@ package final class RelationalLayout: @unchecked Sendable {
         /// Whether the columns carry Core Data's explicit `COLLATE BINARY ASC|DESC` (fetch indexes
         /// and constraints) or are listed bare (the indexes the layout itself needs).
         package var collated = false
+
+        /// Whether `other` indexes the same columns of the same table the same way.
+        func sameDefinition(as other: Index) -> Bool {
+            table == other.table && isUnique == other.isUnique && collated == other.collated
+                && columns.map(\.name) == other.columns.map(\.name) && columns.map(\.ascending) == other.columns.map(\.ascending)
+        }
     }
 
     /// Per entity: its table and, per value slot (attributes, then to-ones), its column.
@@ -240,6 +246,32 @@ package final class RelationalLayout: @unchecked Sendable {
             }
         }
         addToManyStorage(model: model, number: number)
+        indexes = Self.distinctlyNamed(indexes)
+    }
+
+    /// The indexes with one name each: an index made twice (a sub-entity sharing its parent's
+    /// table repeats the parent's foreign-key indexes) is kept once, and an index whose name is
+    /// another one's — compared without case, as both databases compare names — is renamed with
+    /// a hash of what it indexes. Core Data's names join property names with `_`, so the
+    /// constraints `[a_b, c]` and `[a, b_c]` are both `Z_E_UNIQUE_a_b_c`; the second was created
+    /// with `IF NOT EXISTS`, that is never, and its duplicates were accepted. The first index of a
+    /// name keeps Core Data's name.
+    static func distinctlyNamed(_ indexes: [Index]) -> [Index] {
+        var taken: [String: Index] = [:]
+        var result: [Index] = []
+        for var index in indexes {
+            let name = index.name
+            let definition = index.table + "(" + index.columns.map(\.name).joined(separator: ",") + ")"
+            var attempt = 0
+            while let holder = taken[index.name.lowercased()], !holder.sameDefinition(as: index) {
+                attempt += 1
+                index.name = name + "_" + SQLDialect.digest(attempt == 1 ? definition : definition + "#\(attempt)")
+            }
+            guard taken[index.name.lowercased()] == nil else { continue }   // made twice
+            taken[index.name.lowercased()] = index
+            result.append(index)
+        }
+        return result
     }
 
     /// To-many relationships: through the inverse's foreign key, or (both sides to-many) a join

@@ -140,6 +140,30 @@ package enum SQLDialect: Sendable {
         return "CREATE TABLE \(table.name) ( \(own) \(integer), \(other) \(integer)\(orders), PRIMARY KEY (\(own), \(other)) )"
     }
 
+    /// `name` as the database keeps an unquoted identifier. SQLite keeps it as written.
+    /// PostgreSQL folds ASCII letters to lower case and keeps 63 bytes: longer names are cut to
+    /// 46 and end in a hash of the whole, so that two long names never become one (the server
+    /// would cut both to the same 63 bytes, and `IF NOT EXISTS` would skip the second).
+    package func identifier(_ name: String) -> String {
+        guard self == .postgreSQL else { return name }
+        let lowered = String(name.map { $0.isASCII ? Character($0.lowercased()) : $0 })
+        guard lowered.utf8.count > 63 else { return lowered }
+        var cut = ""
+        for character in lowered {
+            guard cut.utf8.count + character.utf8.count <= 46 else { break }
+            cut.append(character)
+        }
+        return cut + "_" + Self.digest(name)
+    }
+
+    /// A hexadecimal FNV-1a hash of `text` (16 digits at most), for names: the same in every
+    /// process and on every machine.
+    package static func digest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+
     /// `CREATE [UNIQUE] INDEX IF NOT EXISTS` for an index of the layout.
     package func createIndex(_ index: RelationalLayout.Index) -> String {
         let columns = index.columns.map { column in
@@ -147,7 +171,7 @@ package enum SQLDialect: Sendable {
             let order = column.ascending ? "ASC" : "DESC"
             return self == .sqlite ? "\(column.name) COLLATE BINARY \(order)" : "\(column.name) \(order)"
         }
-        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(index.name) ON \(index.table) (\(columns.joined(separator: ", ")))"
+        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(identifier(index.name)) ON \(index.table) (\(columns.joined(separator: ", ")))"
     }
 
     /// Every `CREATE TABLE` of the layout: entity tables, then join tables.

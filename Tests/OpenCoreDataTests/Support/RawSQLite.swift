@@ -42,6 +42,11 @@ final class RawSQLite {
 
     /// Runs one statement with `values` (Data, String, Int64, Double or nil) bound in order.
     func execute(_ sql: String, _ values: Any?...) throws {
+        try execute(sql, values: values)
+    }
+
+    /// Runs one statement with `values` bound in order (see the variadic form).
+    func execute(_ sql: String, values: [Any?]) throws {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
             throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))

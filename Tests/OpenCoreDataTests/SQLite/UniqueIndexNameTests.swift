@@ -1,0 +1,94 @@
+import Foundation
+import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
+import OpenCoreDataSQL
+import Testing
+import TestSupport
+
+/// Every uniqueness constraint of a model is a unique index in the store, whatever its
+/// properties are called: Core Data's index names join property names with `_`, so two
+/// constraints can share a name, and PostgreSQL keeps only 63 bytes of one. A constraint left
+/// without its index lets another writer (a second service, a tool, a race) store duplicates.
+@Suite(.dedicatedThread) struct UniqueIndexNameTests {
+    /// The SQL stores: SQLite, and PostgreSQL when a server is configured.
+    static var sqlStores: [StoreKind] { StoreKind.allCases.filter { $0 != .inMemory } }
+
+    /// `Pair` with the constraints `[a_b, c]` and `[a, b_c]` (one Core Data name,
+    /// `Z_Pair_UNIQUE_a_b_c`), and `Long…` with two constraints whose names share their first
+    /// 63 bytes.
+    private static func model() -> ManagedObjectModel {
+        let pair = EntityDescription(name: "Pair", properties: ["a_b", "c", "a", "b_c"].map { AttributeDescription(name: $0, type: .string) })
+        pair.uniquenessConstraints = [["a_b", "c"], ["a", "b_c"]]
+        let first = "aPropertyNameLongEnoughToFillMostOfTheBytesAName", second = first + "Two"
+        let long = EntityDescription(name: "LongNamedEntity", properties: [first + "One", second].map { AttributeDescription(name: $0, type: .string) })
+        long.uniquenessConstraints = [[first + "One"], [second]]
+        return ManagedObjectModel(entities: [pair, long])
+    }
+
+    @Test(arguments: sqlStores)
+    func eachConstraintRefusesItsOwnDuplicates(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: Self.model())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let pair = ManagedObject(entity: stack.container.managedObjectModel.entitiesByName["Pair"]!, insertInto: context)
+            for (key, value) in ["a_b": "1", "c": "2", "a": "3", "b_c": "4"] { pair.setValue(value, forKey: key) }
+            try context.save()
+        }
+        let insert = try RawInsert(stack)
+        // The same (a, b_c), another (a_b, c): only the second constraint's index refuses it.
+        #expect(throws: (any Error).self) { try insert.run("ZPAIR", ["ZA_B": "9", "ZC": "9", "ZA": "3", "ZB_C": "4"]) }
+        // The same (a_b, c), another (a, b_c): the first constraint's index refuses it.
+        #expect(throws: (any Error).self) { try insert.run("ZPAIR", ["ZA_B": "1", "ZC": "2", "ZA": "8", "ZB_C": "8"]) }
+        try insert.run("ZPAIR", ["ZA_B": "5", "ZC": "5", "ZA": "5", "ZB_C": "5"])
+        // Both long-named constraints hold.
+        let columns = ["ZAPROPERTYNAMELONGENOUGHTOFILLMOSTOFTHEBYTESANAMEONE", "ZAPROPERTYNAMELONGENOUGHTOFILLMOSTOFTHEBYTESANAMETWO"]
+        try insert.run("ZLONGNAMEDENTITY", [columns[0]: "x", columns[1]: "y"])
+        #expect(throws: (any Error).self) { try insert.run("ZLONGNAMEDENTITY", [columns[0]: "x", columns[1]: "z"]) }
+        #expect(throws: (any Error).self) { try insert.run("ZLONGNAMEDENTITY", [columns[0]: "w", columns[1]: "y"]) }
+        _ = stack
+    }
+
+    /// SQLite stores keep Core Data's index names: the first constraint of a name keeps it.
+    @Test func theFirstConstraintOfANameKeepsCoreDatasName() throws {
+        let stack = try TestStack(.sqlite, model: Self.model())
+        let db = try RawSQLite(stack.storeURL)
+        #expect(try db.schema("Z_Pair_UNIQUE_a_b_c") == "CREATE UNIQUE INDEX Z_Pair_UNIQUE_a_b_c ON ZPAIR (ZA_B COLLATE BINARY ASC, ZC COLLATE BINARY ASC)")
+        let unique = try db.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE 'CREATE UNIQUE%' AND tbl_name = 'ZPAIR'")
+        #expect(unique.count == 2)
+    }
+
+    @Test func postgreSQLIndexNamesFitTheServersLimitAndStayDistinct() {
+        let long = String(repeating: "x", count: 70)
+        let first = SQLDialect.postgreSQL.identifier("Z_E_UNIQUE_" + long + "One")
+        let second = SQLDialect.postgreSQL.identifier("Z_E_UNIQUE_" + long + "Two")
+        #expect(first.utf8.count <= 63 && second.utf8.count <= 63 && first != second)
+        #expect(SQLDialect.sqlite.identifier("Z_E_UNIQUE_" + long + "One") == "Z_E_UNIQUE_" + long + "One", "SQLite keeps Core Data's names")
+    }
+}
+
+/// An `INSERT` of one row written straight into a store's table, past the library.
+private final class RawInsert {
+    let stack: TestStack
+    /// The next row's `Z_PK`: above the library's, and new for every row.
+    private var key: Int64 = 1_000
+
+    init(_ stack: TestStack) throws { self.stack = stack }
+
+    func run(_ table: String, _ values: [String: String]) throws {
+        let columns = values.keys.sorted()
+        key += 1
+        switch stack.kind {
+        case .postgreSQL:
+            let url = try PostgreSQLStoreURL(try stack.directory.postgreSQLSchema())
+            let session = try PostgreSQLSession.connect(url)
+            defer { session.close() }
+            let placeholders = (1...(columns.count + 1)).map { "$\($0)" }.joined(separator: ", ")
+            let arguments: [ManagedValue] = [.integer(key)] + columns.map { .string(values[$0]!) }
+            _ = try session.execute("INSERT INTO \(PostgreSQLSQL.qualified(url.schema, table.lowercased())) (z_pk, \(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments)
+        default:
+            let db = try RawSQLite(stack.storeURL, writable: true)
+            let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+            try db.execute("INSERT INTO \(table) (Z_PK, \(columns.joined(separator: ", "))) VALUES (\(placeholders))", values: [key as Any?] + columns.map { values[$0]! as Any? })
+        }
+    }
+}
