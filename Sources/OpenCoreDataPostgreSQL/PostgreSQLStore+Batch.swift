@@ -54,9 +54,9 @@ extension PostgreSQLStore {
         let update = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))"
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
         let slots = values.map(\.slot)
-        // String operators are tested in Swift: the rows that match, then those rows by key.
-        let matching = exact ? nil : try fetchKeys(request)
         let rows = try batchTransaction { session in
+            // String operators are tested in Swift: the rows that match, locked, then those rows by key.
+            let matching = exact ? nil : try lockedKeys(request, mapping: mapping, layout: layout, session: session)
             let rows = if let matching {
                 try Self.eachChunk(of: matching, after: values.count) { list, keyArguments in
                     try session.execute(update + " WHERE Z_PK IN (\(list)) RETURNING Z_PK, Z_ENT", Self.columnValues(values.map(\.value)) + keyArguments).rows
@@ -86,15 +86,31 @@ extension PostgreSQLStore {
             return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
         }
         // Row by row through the rules (which also read what history keeps of each row).
-        let selected = exact ? nil : try fetchKeys(request)
         let keys = try batchTransaction { session in
-            let keys = try selected ?? session.integers("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK", arguments)
+            let keys = try exact
+                ? session.integers("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments)
+                : lockedKeys(request, mapping: mapping, layout: layout, session: session)
             var rows = PostgreSQLDeleteRows(store: self, session: session, layout: layout)
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
             try recordHistory(session, layout: layout, author: author, changes: rows.history)
             return keys
         }
         return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
+    }
+
+    /// The keys of the rows a batch update or delete with string operators changes, chosen inside
+    /// its transaction: the superset SQL selects, locked (`FOR UPDATE`, in key order) so that no
+    /// writer changes them before the batch does, then tested in Swift on the values read under
+    /// the lock. (Chosen before the transaction, a row renamed in between from "Draft 1" to
+    /// "Final 1" was deleted by a batch deleting drafts.) Under `READ COMMITTED` a row locked after
+    /// waiting for another writer is read as that writer left it.
+    private func lockedKeys(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout,
+                            session: PostgreSQLSession) throws -> [Int64] {
+        var arguments: [ManagedValue] = []
+        let (condition, _) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        let columns = "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined()
+        let cells = try session.execute("SELECT \(columns) FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments).rows
+        return try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), request).map(\.primaryKey)
     }
 
     /// Calls `body` once per chunk of `keys` with the chunk's placeholder list (numbered after

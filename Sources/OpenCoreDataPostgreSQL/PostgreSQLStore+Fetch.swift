@@ -100,7 +100,7 @@ extension PostgreSQLStore {
     }
 
     /// Fetched rows (`Z_PK, Z_ENT, Z_OPT` and the table's columns) as store rows.
-    private func storeRows(_ cells: [[ManagedValue]], request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping,
+    func storeRows(_ cells: [[ManagedValue]], request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping,
                            layout: RelationalLayout) throws -> [StoreRow] {
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         var rows: [StoreRow] = []
@@ -121,7 +121,7 @@ extension PostgreSQLStore {
     }
 
     /// The rows of a superset that match the request, in its order and window.
-    private func finishInSwift(_ candidates: [StoreRow], _ request: StoreFetchRequest) throws -> [StoreRow] {
+    func finishInSwift(_ candidates: [StoreRow], _ request: StoreFetchRequest) throws -> [StoreRow] {
         var rows = candidates
         if let predicate = request.predicate {
             let graph = PostgreSQLGraph(store: self)

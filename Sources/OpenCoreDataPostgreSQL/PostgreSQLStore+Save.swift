@@ -87,12 +87,26 @@ extension PostgreSQLStore {
         try checkWritable()
         var result: T?
         _ = try writeTransaction { session in
-            result = try body(session)
+            result = try TransactionSession.$current.withValue(TransactionSession(store: ObjectIdentifier(self), session: session)) {
+                try body(session)
+            }
             return .committed
         }
         guard let result else { throw CoreDataError(.persistentStoreOperation, "A batch request on the PostgreSQL store ended without a result.") }
         return result
     }
+}
+
+/// The session of the batch transaction running on this task, if any: reads the batch makes of
+/// its own store (a predicate following a relationship, tested in Swift on locked rows) go
+/// through it, so that they see the transaction's rows and a caller never holds two sessions of
+/// one pool (see `PostgreSQLSessionPool`).
+struct TransactionSession: Sendable {
+    /// The store whose transaction it is.
+    let store: ObjectIdentifier
+    let session: PostgreSQLSession
+
+    @TaskLocal static var current: TransactionSession?
 }
 
 /// A save's steps in the PostgreSQL store, inside one transaction on one session. Optimistic

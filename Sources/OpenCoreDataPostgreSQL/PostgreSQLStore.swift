@@ -206,6 +206,11 @@ package final class PostgreSQLStore: StoreEngine {
     /// on the generation's snapshot of this store, taken by its first read. `inOneSnapshot`:
     /// every statement of `body` sees the same rows (a read-only transaction of its own).
     func read<T>(inOneSnapshot: Bool = false, _ body: (PostgreSQLSession) throws -> T) throws -> T {
+        // Inside this store's batch transaction: its session, which sees the rows it locked and
+        // what it wrote (and is the one session the caller holds).
+        if let transaction = TransactionSession.current, transaction.store == ObjectIdentifier(self) {
+            return try body(transaction.session)
+        }
         if let generation = QueryGeneration.current,
            let snapshot = try generation.snapshot(for: "postgreSQL " + url.description, open: { try PostgreSQLReadSnapshot.open(pool) }) {
             return try snapshot.read(body)
