@@ -23,8 +23,11 @@ final class PostgreSQLReadSnapshot: @unchecked Sendable {
         let session = try pool.connect()
         do {
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            // The snapshot is taken by the transaction's first statement.
+            // The snapshot is taken by the transaction's first statement (not by a SAVEPOINT,
+            // which controls the transaction). A read that fails rolls back to the savepoint
+            // (see `read`).
             try session.execute("SELECT 1")
+            try session.execute("SAVEPOINT ocd_read")
         } catch {
             session.close()
             throw error
@@ -32,11 +35,19 @@ final class PostgreSQLReadSnapshot: @unchecked Sendable {
         return PostgreSQLReadSnapshot(session: session)
     }
 
-    /// Runs a read on the snapshot.
-    func read<T>(_ body: (PostgreSQLSession) throws -> T) rethrows -> T {
+    /// Runs a read on the snapshot. A statement that fails aborts PostgreSQL's transaction, and
+    /// every later read of every context pinned to the generation would fail with 25P02: the
+    /// transaction goes back to the savepoint taken when it began (a read changes nothing, and
+    /// the savepoint stays for the next failure), keeping its snapshot.
+    func read<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        return try body(session)
+        do {
+            return try body(session)
+        } catch {
+            _ = try? session.execute("ROLLBACK TO SAVEPOINT ocd_read")
+            throw error
+        }
     }
 
     deinit {

@@ -87,6 +87,26 @@ import TestSupport
         #expect(now == (try snapshot(unpinned)))
     }
 
+    /// A read the server refuses (PostgreSQL aborts the snapshot's transaction on any error) leaves
+    /// the generation readable, still at its moment.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aFailedReadDoesNotEndAPinnedGeneration() throws {
+        let stack = try TestStack(.postgreSQL)
+        _ = try seed(stack)
+        let pinned = stack.container.newBackgroundContext()
+        try pinned.performAndWait { () throws in
+            try pinned.setQueryGenerationFrom(.current)
+            #expect(try pinned.count(for: Note.fetchRequest()) == 3)
+        }
+        try changeElsewhere(stack)
+        try pinned.performAndWait { () throws in
+            let refused = Note.fetchRequest()
+            refused.predicate = NSPredicate(format: "text1 == %@", "a\u{0}b")   // PostgreSQL text cannot hold U+0000
+            #expect(throws: CoreDataError.self) { try pinned.fetch(refused) }
+        }
+        #expect(try snapshot(pinned) == ["1:v1-1", "2:v1-2", "3:v1-3"])
+    }
+
     @Test(arguments: pinnedKinds)
     func aFaultOfAPinnedContextDoesNotTakeNewerRowsFromTheCache(kind: StoreKind) throws {
         let stack = try TestStack(kind)
