@@ -249,8 +249,8 @@ package final class RelationalLayout: @unchecked Sendable {
         indexes = Self.distinctlyNamed(indexes)
     }
 
-    /// The indexes with one name each: an index made twice (a sub-entity sharing its parent's
-    /// table repeats the parent's foreign-key indexes) is kept once, and an index whose name is
+    /// The indexes with one name each: an index made twice (one name, one definition) is kept
+    /// once, and an index whose name is
     /// another one's — compared without case, as both databases compare names — is renamed with
     /// a hash of what it indexes. Core Data's names join property names with `_`, so the
     /// constraints `[a_b, c]` and `[a, b_c]` are both `Z_E_UNIQUE_a_b_c`; the second was created
