@@ -108,8 +108,7 @@ extension PostgreSQLStore {
                             session: PostgreSQLSession) throws -> [Int64] {
         var arguments: [ManagedValue] = []
         let (condition, _) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        let columns = "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined()
-        let cells = try session.execute("SELECT \(columns) FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments).rows
+        let cells = try session.execute("SELECT \(Self.rowColumns(mapping)) FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments).rows
         return try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), request).map(\.primaryKey)
     }
 

@@ -60,7 +60,7 @@ extension PostgreSQLStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined())
+        let selection = try select(request, mapping: mapping, layout: layout, columns: Self.rowColumns(mapping))
         if selection.inSwift, request.limit > 0, !request.sort.contains(where: { $0.comparator != .binary && mapping.types[$0.slot] == .string }) {
             return try fetchWindowInChunks(request, superset: selection, mapping: mapping, layout: layout)
         }
@@ -99,7 +99,12 @@ extension PostgreSQLStore {
         }
     }
 
-    /// Fetched rows (`Z_PK, Z_ENT, Z_OPT` and the table's columns) as store rows.
+    /// The columns `storeRows` reads: `Z_PK, Z_ENT, Z_OPT` and the table's columns.
+    static func rowColumns(_ mapping: RelationalLayout.EntityMapping) -> String {
+        "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined()
+    }
+
+    /// Fetched rows (`rowColumns`) as store rows.
     func storeRows(_ cells: [[ManagedValue]], request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping,
                            layout: RelationalLayout) throws -> [StoreRow] {
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
