@@ -18,6 +18,11 @@ import PostgresNIO
 /// queues), threads, and the cooperative pool (whose waits are short, bounded by the statement)
 /// are fine.
 ///
+/// **No call waits for ever.** The server cancels a statement after the URL's
+/// `statement_timeout`; a server that has not answered ``answerGrace`` after that (stopped without
+/// a word, partitioned away) has the connection closed under the waiting call, which throws
+/// 134090. A closed connection stays closed: the pool drops it and connects anew.
+///
 /// A session is used by one thread at a time (the pool lends it); it keeps no other state than
 /// its connection, which postgres-nio makes safe to share.
 package final class PostgreSQLSession: Sendable {
@@ -25,18 +30,31 @@ package final class PostgreSQLSession: Sendable {
     private let logger: Logger
     /// Where the session is connected (without the password), for messages.
     package let target: String
+    /// How long a call waits for the server's answer before closing the connection; nil for ever
+    /// (`statement_timeout=0`).
+    private let deadline: TimeAmount?
+    /// Set when this side starts closing the connection (a deadline passed, `closeWithoutWaiting`):
+    /// the connection reports itself closed only once the close completed on its event loop, and
+    /// until then the session must not be lent again.
+    private let abandoned = Locked(false)
 
-    private init(connection: PostgresConnection, logger: Logger, target: String) {
+    /// How long after the server's own statement timeout an answer may still come (the
+    /// cancellation's round trip, a busy server) before the path is taken for dead.
+    package static let answerGrace: TimeAmount = .seconds(5)
+
+    private init(connection: PostgresConnection, logger: Logger, target: String, deadline: TimeAmount?) {
         self.connection = connection
         self.logger = logger
         self.target = target
+        self.deadline = deadline
     }
 
     /// The event loops every session runs on.
     static var eventLoops: any EventLoopGroup { MultiThreadedEventLoopGroup.singleton }
 
-    /// Connects to the server and database of `url`; throws 134080 when it cannot.
-    package static func connect(_ url: PostgreSQLStoreURL, timeout: TimeAmount = .seconds(10)) throws -> PostgreSQLSession {
+    /// Connects to the server and database of `url`, with the URL's statement timeout; throws
+    /// 134080 when it cannot.
+    package static func connect(_ url: PostgreSQLStoreURL) throws -> PostgreSQLSession {
         let tls: PostgresConnection.Configuration.TLS
         do {
             switch url.tls {
@@ -48,11 +66,14 @@ package final class PostgreSQLSession: Sendable {
             throw CoreDataError(.persistentStoreOpen, "TLS for the PostgreSQL store \(url.description) could not be set up: \(error). Pass tls=disable for a server on a trusted network.")
         }
         var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: tls)
-        configuration.options.connectTimeout = timeout
+        configuration.options.connectTimeout = .seconds(Int64(url.connectTimeout))
+        // In the startup message: in force from the first statement, without a round trip.
+        configuration.options.additionalStartupParameters = [("statement_timeout", String(url.statementTimeout * 1000))]
         let logger = Logger(label: "OpenCoreData.PostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
         let connection = try wait(for: PostgresConnection.connect(on: eventLoops.next(), configuration: configuration, id: 0, logger: logger),
                                   doing: "connect to \(url.description)", code: .persistentStoreOpen)
-        return PostgreSQLSession(connection: connection, logger: logger, target: url.description)
+        let deadline = url.statementTimeout == 0 ? nil : .seconds(Int64(url.statementTimeout)) + answerGrace
+        return PostgreSQLSession(connection: connection, logger: logger, target: url.description, deadline: deadline)
     }
 
     /// Runs one statement with `arguments` bound to `$1`, `$2`, …; returns its rows (values as
@@ -61,8 +82,8 @@ package final class PostgreSQLSession: Sendable {
     package func execute(_ sql: String, _ arguments: [ManagedValue] = []) throws -> (rows: [[ManagedValue]], changed: Int) {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgreSQLValues.bind(argument, into: &bindings) }
-        let result = try Self.wait(for: connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger),
-                                   doing: "run \(Self.excerpt(sql)) on \(target)", code: .persistentStoreOperation)
+        let result = try answer(to: connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger),
+                                doing: "run \(Self.excerpt(sql)) on \(target)")
         let rows = try result.rows.map { row in try row.map { try PostgreSQLValues.value(of: $0) } }
         return (rows, result.metadata.rows ?? 0)
     }
@@ -109,7 +130,7 @@ package final class PostgreSQLSession: Sendable {
             context.stop()
             throw error
         }
-        return PostgreSQLListener(context: context, session: self, channel: channel)
+        return PostgreSQLListener(context: context)
     }
 
     /// Sends `payload` to every listener of `channel` (delivered when the caller's transaction,
@@ -120,24 +141,73 @@ package final class PostgreSQLSession: Sendable {
 
     /// Closes the connection; the session is unusable afterwards.
     package func close() {
-        guard !connection.isClosed else { return }
         if MultiThreadedEventLoopGroup.currentEventLoop != nil {
             // Cannot wait here (see `wait`): the close goes out and completes on its own.
-            let closing: EventLoopFuture<Void> = connection.close()
-            _ = closing
-        } else {
+            closeWithoutWaiting()
+        } else if !connection.isClosed {
             _ = try? Self.wait(for: connection.close(), doing: "close the connection to \(target)", code: .persistentStoreOperation)
         }
+    }
+
+    /// Starts closing the connection and returns at once: a server that no longer answers cannot
+    /// hold the caller up.
+    package func closeWithoutWaiting() {
+        abandoned.withLock { $0 = true }
+        guard !connection.isClosed else { return }
+        let closing: EventLoopFuture<Void> = connection.close()
+        _ = closing
+    }
+
+    /// Calls `callback` (on an event loop: it must return quickly) once the connection has
+    /// closed, whoever closed it.
+    package func whenClosed(_ callback: @escaping @Sendable () -> Void) {
+        connection.closeFuture.whenComplete { _ in callback() }
     }
 
     /// A session nobody closed (a coordinator released without removing its store) closes its
     /// connection as it goes: postgres-nio requires every connection to be closed.
     deinit { close() }
 
-    /// Whether the connection is closed (by `close()`, the server, or the network).
-    package var isClosed: Bool { connection.isClosed }
+    /// Whether the connection is closed (by `close()`, the server, or the network) or closing.
+    package var isClosed: Bool { connection.isClosed || abandoned.withLock { $0 } }
 
     // MARK: - Waiting
+
+    /// The server's answer to the request `start` sends, waited for until the session's deadline:
+    /// past it the connection is closed and the call throws 134090, whether or not the request
+    /// itself ever ends (postgres-nio leaves a request sent on a connection that closed under it
+    /// unanswered: it would be waited for for ever).
+    private func answer<T: Sendable>(to start: @autoclosure () -> EventLoopFuture<T>, doing what: String) throws -> T {
+        guard !isClosed else {
+            throw CoreDataError(.persistentStoreOperation, "Could not \(what): the connection was closed (a server restart, a network failure); nothing was sent. Try again: the next attempt connects anew.")
+        }
+        guard let deadline else { return try Self.wait(for: start(), doing: what, code: .persistentStoreOperation) }
+        // Whichever of the answer and the deadline comes first settles the call; both run on the
+        // connection's event loop. `expired` is read after the wait ended.
+        let settled = Locked(false)
+        let expired = Locked(false)
+        do {
+            return try Self.wait(for: {
+                let request = start()
+                let outcome = request.eventLoop.makePromise(of: T.self)
+                let timer = request.eventLoop.scheduleTask(in: deadline) { [self] in
+                    guard settled.withLock({ settled in defer { settled = true }; return !settled }) else { return }
+                    expired.withLock { $0 = true }
+                    closeWithoutWaiting()
+                    outcome.fail(CoreDataError(.persistentStoreTimeout, "no answer"))
+                }
+                request.whenComplete { result in
+                    guard settled.withLock({ settled in defer { settled = true }; return !settled }) else { return }
+                    timer.cancel()
+                    outcome.completeWith(result)
+                }
+                return outcome.futureResult
+            }(), doing: what, code: .persistentStoreOperation)
+        } catch where expired.withLock({ $0 }) {
+            throw CoreDataError(.persistentStoreTimeout,
+                                "Could not \(what): the server did not answer within \(deadline.nanoseconds / 1_000_000_000) s (statement_timeout plus \(Self.answerGrace.nanoseconds / 1_000_000_000) s), so the connection was closed (the server rolls back a transaction left open; one whose COMMIT was on its way may have committed). Check that the server is up and reachable; a longer statement needs a larger statement_timeout= in the store URL.")
+        }
+    }
 
     /// The result of the future `start` makes, waited for on the calling thread. Refused on an
     /// event loop thread before any work is sent.
@@ -149,8 +219,12 @@ package final class PostgreSQLSession: Sendable {
         do {
             return try start().wait()
         } catch let error as PSQLError {
-            var failure = CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
-            failure.sqlState = error.serverInfo?[.sqlState]
+            let sqlState = error.serverInfo?[.sqlState]
+            // 57014: the server's statement_timeout cancelled it.
+            var failure = sqlState == "57014"
+                ? CoreDataError(.persistentStoreTimeout, "Could not \(what): the server cancelled it (it ran longer than the store URL's statement_timeout, or an administrator cancelled it). Raise statement_timeout= for longer statements.")
+                : CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
+            failure.sqlState = sqlState
             throw failure
         } catch {
             throw CoreDataError(code, "Could not \(what): \(error)")
@@ -165,18 +239,14 @@ package final class PostgreSQLSession: Sendable {
 /// A subscription to a notification channel (``PostgreSQLSession/listen(_:handler:)``).
 package final class PostgreSQLListener: Sendable {
     private let context: PostgresListenContext
-    private let session: PostgreSQLSession
-    private let channel: String
 
-    init(context: PostgresListenContext, session: PostgreSQLSession, channel: String) {
+    init(context: PostgresListenContext) {
         self.context = context
-        self.session = session
-        self.channel = channel
     }
 
-    /// Stops the handler and tells the server to stop sending.
+    /// Stops the handler. The server keeps sending until the session is closed (which
+    /// ``PostgreSQLChangeWatcher`` does next) or `UNLISTEN` is sent: nothing waits on the network here.
     package func stop() {
         context.stop()
-        _ = try? session.execute("UNLISTEN " + PostgreSQLSQL.quoted(channel))
     }
 }

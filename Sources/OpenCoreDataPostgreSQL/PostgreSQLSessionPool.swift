@@ -30,7 +30,12 @@ final class PostgreSQLSessionPool: Sendable {
         defer { free.signal() }
         let idle = try state.withLock { state -> PostgreSQLSession? in
             if state.closed { throw Self.closedError(url) }
-            return state.idle.popLast()
+            // A session the server or the network closed while it was idle (a restart, a killed
+            // backend) is dropped here rather than failing its next caller's statement.
+            while let session = state.idle.popLast() {
+                if !session.isClosed { return session }
+            }
+            return nil
         }
         let session = try idle ?? connect()
         do {

@@ -27,9 +27,7 @@ package final class PostgreSQLStore: StoreEngine {
     /// The store's UUID: a new one until `load` reads the schema's (or writes this one).
     private let uuid = StoreIdentity(UUID().uuidString)
     /// The remote-change subscription, once asked for. Owned by this lock.
-    private let watcher = Locked<PostgreSQLListener?>(nil)
-    /// The session the subscription listens on (not one of the pool's).
-    private let listenerSession = Locked<PostgreSQLSession?>(nil)
+    private let watcher = Locked<PostgreSQLChangeWatcher?>(nil)
 
     /// `NSStoreType` of these stores.
     static let typeName = "PostgreSQL"
@@ -233,21 +231,20 @@ package final class PostgreSQLStore: StoreEngine {
     var channel: String { "ocd_" + url.digest }
 
     package func watchChanges(_ handler: @escaping @Sendable () -> Void) {
-        // A dedicated session: a listening connection must stay open, outside the pool's turns.
-        guard let session = try? pool.connect() else { return }
-        // postgres-nio calls back on an event loop: the handler (which may read the store) runs
-        // on a Dispatch queue instead.
-        guard let listener = try? session.listen(channel, handler: { _ in DispatchQueue.global().async { handler() } }) else {
-            session.close()
-            return
-        }
-        watcher.withLock { $0?.stop(); $0 = listener }
-        listenerSession.withLock { $0?.close(); $0 = session }
+        // A dedicated session (a listening connection must stay open, outside the pool's turns),
+        // connected again whenever it is lost.
+        let pool = pool
+        let subscription = PostgreSQLChangeWatcher(channel: channel, connect: { try pool.connect() }, handler: handler)
+        watcher.withLock { $0 }?.stop()
+        watcher.withLock { $0 = subscription }
+        subscription.start()
     }
 
     package func close() {
-        watcher.withLock { $0?.stop(); $0 = nil }
-        listenerSession.withLock { $0?.close(); $0 = nil }
+        watcher.withLock { watcher in
+            defer { watcher = nil }
+            return watcher
+        }?.stop()
         pool.close()
     }
 

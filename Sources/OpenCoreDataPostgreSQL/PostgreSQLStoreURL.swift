@@ -3,13 +3,19 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode&statement_timeout=s&connect_timeout=s`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
 ///   several schemas. Letters, digits and `_`, not starting with a digit, at most 63 bytes.
 /// - `pool` is how many connections the store keeps (1–64, default 4).
 /// - `tls` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`.
+/// - `statement_timeout` bounds every call, in seconds (default 30; 0 for none): the server
+///   cancels a statement that runs longer, and a server that has not answered 5 s after that —
+///   stopped, partitioned away, behind a dead network path — has its connection closed, so the
+///   call throws 134090 instead of waiting for ever. A save or batch that must run longer needs a
+///   larger value.
+/// - `connect_timeout` bounds opening a connection, in seconds (default 10).
 ///
 /// Anything else in the URL — another scheme, a missing user or database, an unknown parameter —
 /// is refused with a ``/OpenCoreDataCore/CoreDataError`` (134000) naming it: a typo must not
@@ -28,10 +34,17 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var schema: String
     package var poolSize: Int
     package var tls: TLSMode
+    /// The server's limit on one statement, in seconds; 0 for none.
+    package var statementTimeout: Int
+    /// How long opening a connection may take, in seconds.
+    package var connectTimeout: Int
 
     package static let defaultPort = 5432
     package static let defaultPoolSize = 4
     package static let poolSizes = 1...64
+    package static let defaultStatementTimeout = 30
+    package static let defaultConnectTimeout = 10
+    package static let timeouts = 0...86_400
 
     package init(_ url: URL) throws(CoreDataError) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
@@ -56,6 +69,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         schema = "public"
         poolSize = Self.defaultPoolSize
         tls = .prefer
+        statementTimeout = Self.defaultStatementTimeout
+        connectTimeout = Self.defaultConnectTimeout
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -74,8 +89,13 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                     throw Self.invalid(url, "tls is '\(value)', not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 tls = mode
+            case "statement_timeout", "connect_timeout":
+                guard let seconds = Int(value), Self.timeouts.contains(seconds), seconds > 0 || item.name == "statement_timeout" else {
+                    throw Self.invalid(url, "\(item.name) is '\(value)', not a whole number of seconds from \(item.name == "statement_timeout" ? 0 : 1) to \(Self.timeouts.upperBound)")
+                }
+                if item.name == "statement_timeout" { statementTimeout = seconds } else { connectTimeout = seconds }
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool and tls are known)")
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, tls, statement_timeout and connect_timeout are known)")
             }
         }
     }
@@ -101,6 +121,6 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require.")
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require&statement_timeout=seconds&connect_timeout=seconds.")
     }
 }

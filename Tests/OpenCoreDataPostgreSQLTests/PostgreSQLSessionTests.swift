@@ -108,8 +108,9 @@ struct PostgreSQLSessionTests {
     @Test func aServerThatIsNotThereIsAnOpenError() throws {
         var url = try TestServer.url()
         url.port = try Self.closedPort()
+        url.connectTimeout = 5
         var failure: CoreDataError?
-        do { _ = try PostgreSQLSession.connect(url, timeout: .seconds(5)) } catch { failure = error as? CoreDataError }
+        do { _ = try PostgreSQLSession.connect(url) } catch { failure = error as? CoreDataError }
         #expect(failure?.code == .persistentStoreOpen)
         #expect(failure?.message.contains("127.0.0.1:\(url.port)") == true || failure?.message.contains(url.host) == true)
     }

@@ -19,15 +19,17 @@ import TestSupport
     }
 
     @Test func everyPartIsRead() throws {
-        let url = try parse("postgresql://app:s%40cret@db.example.com:6543/notes?schema=tenant_7&pool=12&tls=require")
+        let url = try parse("postgresql://app:s%40cret@db.example.com:6543/notes?schema=tenant_7&pool=12&tls=require&statement_timeout=0&connect_timeout=3")
         #expect(url.host == "db.example.com" && url.port == 6543 && url.user == "app" && url.password == "s@cret" && url.database == "notes")
         #expect(url.schema == "tenant_7" && url.poolSize == 12 && url.tls == .require)
+        #expect(url.statementTimeout == 0 && url.connectTimeout == 3)
         #expect(url.description == "postgres://app@db.example.com:6543/notes?schema=tenant_7")
     }
 
     @Test func defaultsAreLocalhostPublicAndAPoolOfFour() throws {
         let url = try parse("postgres://app@/notes")
         #expect(url.host == "localhost" && url.port == 5432 && url.schema == "public" && url.poolSize == 4 && url.tls == .prefer && url.password == nil)
+        #expect(url.statementTimeout == 30 && url.connectTimeout == 10)
     }
 
     @Test(arguments: [
@@ -40,6 +42,9 @@ import TestSupport
         ("postgres://app@host/db?pool=0", "the pool size '0'"),
         ("postgres://app@host/db?pool=65", "the pool size '65'"),
         ("postgres://app@host/db?tls=maybe", "tls is 'maybe'"),
+        ("postgres://app@host/db?statement_timeout=-1", "statement_timeout is '-1'"),
+        ("postgres://app@host/db?statement_timeout=5s", "statement_timeout is '5s'"),
+        ("postgres://app@host/db?connect_timeout=0", "connect_timeout is '0'"),
         ("postgres://app@host/db?shema=x", "the parameter 'shema' is unknown"),
     ])
     func aURLThatCannotBeUsedIsRefusedSayingWhy(text: String, reason: String) {
