@@ -176,48 +176,49 @@ package final class PostgreSQLSession: Sendable {
     /// The server's answer to the request `start` sends, waited for until the session's deadline:
     /// past it the connection is closed and the call throws 134090, whether or not the request
     /// itself ever ends (postgres-nio leaves a request sent on a connection that closed under it
-    /// unanswered: it would be waited for for ever).
+    /// unanswered: it would be waited for for ever). The wait is a semaphore's, with a timeout:
+    /// no timer on the event loop, so a statement costs no more than an unbounded wait.
     private func answer<T: Sendable>(to start: @autoclosure () -> EventLoopFuture<T>, doing what: String) throws -> T {
         guard !isClosed else {
             throw CoreDataError(.persistentStoreOperation, "Could not \(what): the connection was closed (a server restart, a network failure); nothing was sent. Try again: the next attempt connects anew.")
         }
         guard let deadline else { return try Self.wait(for: start(), doing: what, code: .persistentStoreOperation) }
-        // Whichever of the answer and the deadline comes first settles the call; both run on the
-        // connection's event loop. `expired` is read after the wait ended.
-        let settled = Locked(false)
-        let expired = Locked(false)
-        do {
-            return try Self.wait(for: {
-                let request = start()
-                let outcome = request.eventLoop.makePromise(of: T.self)
-                let timer = request.eventLoop.scheduleTask(in: deadline) { [self] in
-                    guard settled.withLock({ settled in defer { settled = true }; return !settled }) else { return }
-                    expired.withLock { $0 = true }
-                    closeWithoutWaiting()
-                    outcome.fail(CoreDataError(.persistentStoreTimeout, "no answer"))
-                }
-                request.whenComplete { result in
-                    guard settled.withLock({ settled in defer { settled = true }; return !settled }) else { return }
-                    timer.cancel()
-                    outcome.completeWith(result)
-                }
-                return outcome.futureResult
-            }(), doing: what, code: .persistentStoreOperation)
-        } catch where expired.withLock({ $0 }) {
+        try Self.refuseOnEventLoop()
+        let answered = DispatchSemaphore(value: 0)
+        // Written on the event loop before `answered` is signalled, read after.
+        let outcome = Locked<Result<T, any Error>?>(nil)
+        start().whenComplete { result in
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        guard answered.wait(timeout: .now() + .nanoseconds(Int(deadline.nanoseconds))) == .success,
+              let result = outcome.withLock({ $0 }) else {
+            closeWithoutWaiting()
             throw CoreDataError(.persistentStoreTimeout,
                                 "Could not \(what): the server did not answer within \(deadline.nanoseconds / 1_000_000_000) s (statement_timeout plus \(Self.answerGrace.nanoseconds / 1_000_000_000) s), so the connection was closed (the server rolls back a transaction left open; one whose COMMIT was on its way may have committed). Check that the server is up and reachable; a longer statement needs a larger statement_timeout= in the store URL.")
         }
+        return try Self.translatingErrors(doing: what, code: .persistentStoreOperation) { try result.get() }
     }
 
     /// The result of the future `start` makes, waited for on the calling thread. Refused on an
     /// event loop thread before any work is sent.
     static func wait<T: Sendable>(for start: @autoclosure () -> EventLoopFuture<T>, doing what: String, code: CoreDataError.Code) throws -> T {
+        try refuseOnEventLoop()
+        return try translatingErrors(doing: what, code: code) { try start().wait() }
+    }
+
+    /// Waiting on an event loop thread would block the loop (or deadlock): refused.
+    private static func refuseOnEventLoop() throws {
         guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
             throw CoreDataError(.persistentStoreOperation,
                                 "A PostgreSQL store was called on a SwiftNIO event loop thread, where waiting for its answer would block the loop (or deadlock): call it from a context's queue (perform) or another thread.")
         }
+    }
+
+    /// `body`'s result, its postgres-nio errors turned into ``CoreDataError``s with `code`.
+    private static func translatingErrors<T>(doing what: String, code: CoreDataError.Code, _ body: () throws -> T) throws -> T {
         do {
-            return try start().wait()
+            return try body()
         } catch let error as PSQLError {
             let sqlState = error.serverInfo?[.sqlState]
             // 57014: the server's statement_timeout cancelled it.
