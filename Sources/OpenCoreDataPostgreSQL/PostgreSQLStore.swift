@@ -83,6 +83,7 @@ package final class PostgreSQLStore: StoreEngine {
                 let loaded: Loaded
                 if try session.tableExists("z_metadata", inSchema: schema) {
                     loaded = try openExisting(session, model: model)
+                    if !readOnly { try ensureUniqueIndexes(session, layout: loaded.layout) }
                 } else {
                     guard !readOnly else {
                         throw CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) has no tables yet, and it was added read-only.")
@@ -125,6 +126,30 @@ package final class PostgreSQLStore: StoreEngine {
         let plist = try StoreMetadataPlist.make(model: model, storeType: Self.typeName)
         try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, $1, $2)", [.string(identifier), .data(plist)])
         return Loaded(layout: layout, metadata: try Self.readMetadata(session))
+    }
+
+    /// Makes every uniqueness constraint's unique index the schema lacks (inside `load`'s
+    /// transaction, under the schema's lock): schemas made before index names were kept distinct
+    /// lost one of two constraints whose names met (`CREATE INDEX IF NOT EXISTS` skipped it with
+    /// a notice), and a constraint without its index lets other writers store duplicates. A
+    /// schema whose rows already break the constraint cannot get its index: the store does not
+    /// open, and the error names the constraint.
+    private func ensureUniqueIndexes(_ session: PostgreSQLSession, layout: RelationalLayout) throws {
+        let dialect = SQLDialect.postgreSQL
+        let unique = layout.indexes.filter(\.isUnique)
+        guard !unique.isEmpty else { return }
+        let existing = Set(try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = $1", [.string(url.schema)]).rows.compactMap { row -> String? in
+            if case .string(let name)? = row.first { name } else { nil }
+        })
+        for index in unique where !existing.contains(dialect.identifier(index.name)) {
+            do {
+                try session.execute(dialect.createIndex(index))
+            } catch let error as CoreDataError where error.sqlState == "23505" {
+                // `load`'s transaction rolls back: nothing of this open stays.
+                throw CoreDataError(.persistentStoreOpen,
+                                    "The PostgreSQL store \(url.description) lacks the unique index of the uniqueness constraint on \(index.table) (\(index.columns.map(\.name).joined(separator: ", "))), and its rows already hold duplicates of those values, so the index cannot be made (the schema was made by an earlier version, which skipped the index when another one had the same name). Remove the duplicate rows, then add the store again.")
+            }
+        }
     }
 
     private func openExisting(_ session: PostgreSQLSession, model: ManagedObjectModel) throws -> Loaded {

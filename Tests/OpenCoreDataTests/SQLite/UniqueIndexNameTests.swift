@@ -57,6 +57,55 @@ import TestSupport
         #expect(unique.count == 2)
     }
 
+    /// A schema made before the names were kept distinct lacks one of the two indexes (made
+    /// here by dropping it): opening it makes the index again.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aPostgreSQLSchemaMissingAUniqueIndexGetsItWhenOpened() throws {
+        let directory = TemporaryDirectory()
+        let name = try dropSecondPairIndex(directory)
+        let stack = try TestStack(.postgreSQL, model: Self.model(), directory: directory)
+        let insert = try RawInsert(stack)
+        try insert.run("ZPAIR", ["ZA_B": "1", "ZC": "1", "ZA": "3", "ZB_C": "4"])
+        #expect(throws: (any Error).self, "the index \(name) was made again") {
+            try insert.run("ZPAIR", ["ZA_B": "2", "ZC": "2", "ZA": "3", "ZB_C": "4"])
+        }
+    }
+
+    /// The same, with duplicates stored while the index was missing: the store does not open,
+    /// and says which constraint its rows break.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aPostgreSQLSchemaWhoseRowsBreakAConstraintWithoutItsIndexDoesNotOpen() throws {
+        let directory = TemporaryDirectory()
+        _ = try dropSecondPairIndex(directory) { insert in
+            try insert.run("ZPAIR", ["ZA_B": "1", "ZC": "1", "ZA": "3", "ZB_C": "4"])
+            try insert.run("ZPAIR", ["ZA_B": "2", "ZC": "2", "ZA": "3", "ZB_C": "4"])
+        }
+        var failure: CoreDataError?
+        do { _ = try TestStack(.postgreSQL, model: Self.model(), directory: directory) } catch { failure = error as? CoreDataError }
+        #expect(failure?.code == .persistentStoreOpen)
+        #expect(failure?.message.contains("ZPAIR (ZA, ZB_C)") == true, "\(String(describing: failure))")
+    }
+
+    /// Makes a PostgreSQL store of `model()` in `directory`'s schema, drops the unique index of
+    /// the `[a, b_c]` constraint, runs `writing` with a raw writer, and closes it; returns the
+    /// dropped index's name.
+    private func dropSecondPairIndex(_ directory: TemporaryDirectory, writing: (RawInsert) throws -> Void = { _ in }) throws -> String {
+        let stack = try TestStack(.postgreSQL, model: Self.model(), directory: directory)
+        let url = try PostgreSQLStoreURL(try directory.postgreSQLSchema())
+        let session = try PostgreSQLSession.connect(url)
+        defer { session.close() }
+        let rows = try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexdef LIKE '%UNIQUE%(za, zb_c)%'", [.string(url.schema)]).rows
+        guard case .string(let name)? = rows.first?.first else {
+            throw CoreDataError(.persistentStoreOpen, "The index of [a, b_c] was not found.")
+        }
+        try session.execute("DROP INDEX " + PostgreSQLSQL.qualified(url.schema, name))
+        try writing(try RawInsert(stack))
+        for store in stack.container.persistentStoreCoordinator.persistentStores {
+            try stack.container.persistentStoreCoordinator.remove(store)
+        }
+        return name
+    }
+
     @Test func postgreSQLIndexNamesFitTheServersLimitAndStayDistinct() {
         let long = String(repeating: "x", count: 70)
         let first = SQLDialect.postgreSQL.identifier("Z_E_UNIQUE_" + long + "One")
