@@ -67,8 +67,17 @@ package final class PostgreSQLSession: Sendable {
         }
         var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: tls)
         configuration.options.connectTimeout = .seconds(Int64(url.connectTimeout))
-        // In the startup message: in force from the first statement, without a round trip.
-        configuration.options.additionalStartupParameters = [("statement_timeout", String(url.statementTimeout * 1000))]
+        // In the startup message: in force from the first statement, without a round trip, and
+        // over the role's or database's defaults. A save's rules assume READ COMMITTED (each
+        // statement sees the rows committed before it; a conflict is a row whose Z_OPT moved, not
+        // a serialisation failure at COMMIT after another store's part was written), and writes
+        // must not be refused by a server that makes transactions read-only by default; reads
+        // that need a snapshot say so in their BEGIN.
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", String(url.statementTimeout * 1000)),
+            ("default_transaction_isolation", "read committed"),
+            ("default_transaction_read_only", "off"),
+        ]
         let logger = Logger(label: "OpenCoreData.PostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
         let connection = try wait(for: PostgresConnection.connect(on: eventLoops.next(), configuration: configuration, id: 0, logger: logger),
                                   doing: "connect to \(url.description)", code: .persistentStoreOpen)
