@@ -57,13 +57,15 @@ package final class PostgreSQLSession: Sendable {
     package static func connect(_ url: PostgreSQLStoreURL) throws -> PostgreSQLSession {
         let tls: PostgresConnection.Configuration.TLS
         do {
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            if let authorities = url.tlsCAFile { tlsConfiguration.trustRoots = .file(authorities) }
             switch url.tls {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .prefer: tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            case .require: tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
             }
         } catch {
-            throw CoreDataError(.persistentStoreOpen, "TLS for the PostgreSQL store \(url.description) could not be set up: \(error). Pass tls=disable for a server on a trusted network.")
+            throw CoreDataError(.persistentStoreOpen, "TLS for the PostgreSQL store \(url.description) could not be set up\(url.tlsCAFile.map { " with the authorities in \($0)" } ?? ""): \(error). For a server whose certificate a private authority signed, name its PEM file with tls_ca=.")
         }
         var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: tls)
         configuration.options.connectTimeout = .seconds(Int64(url.connectTimeout))

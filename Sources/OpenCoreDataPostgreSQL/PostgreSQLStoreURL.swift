@@ -3,13 +3,18 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode&statement_timeout=s&connect_timeout=s`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
 ///   several schemas. Letters, digits and `_`, not starting with a digit, at most 63 bytes.
 /// - `pool` is how many connections the store keeps (1–64, default 4).
-/// - `tls` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`.
+/// - `tls` is `disable`, `prefer` (TLS when the server offers it) or `require` (TLS, with the
+///   server's certificate verified against the system's trusted authorities or `tls_ca`, and its
+///   name against `host`). The default is `require`, except for a loopback host (`localhost`,
+///   `127.x.x.x`, `::1`), where it is `prefer`: on a network, `prefer` lets whoever sits on the
+///   path answer "no TLS" and read the password.
+/// - `tls_ca` is a PEM file of the authorities to trust instead (a private CA).
 /// - `statement_timeout` bounds every call, in seconds (default 30; 0 for none): the server
 ///   cancels a statement that runs longer, and a server that has not answered 5 s after that —
 ///   stopped, partitioned away, behind a dead network path — has its connection closed, so the
@@ -34,6 +39,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var schema: String
     package var poolSize: Int
     package var tls: TLSMode
+    /// A PEM file of the certificate authorities that sign the server's certificate.
+    package var tlsCAFile: String?
     /// The server's limit on one statement, in seconds; 0 for none.
     package var statementTimeout: Int
     /// How long opening a connection may take, in seconds.
@@ -68,7 +75,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         database = String(path[0])
         schema = "public"
         poolSize = Self.defaultPoolSize
-        tls = .prefer
+        tls = Self.isLoopback(host) ? .prefer : .require
+        tlsCAFile = nil
         statementTimeout = Self.defaultStatementTimeout
         connectTimeout = Self.defaultConnectTimeout
         for item in components.queryItems ?? [] {
@@ -89,14 +97,20 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                     throw Self.invalid(url, "tls is '\(value)', not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 tls = mode
+            case "tls_ca":
+                guard !value.isEmpty else { throw Self.invalid(url, "tls_ca names no file") }
+                tlsCAFile = value
             case "statement_timeout", "connect_timeout":
                 guard let seconds = Int(value), Self.timeouts.contains(seconds), seconds > 0 || item.name == "statement_timeout" else {
                     throw Self.invalid(url, "\(item.name) is '\(value)', not a whole number of seconds from \(item.name == "statement_timeout" ? 0 : 1) to \(Self.timeouts.upperBound)")
                 }
                 if item.name == "statement_timeout" { statementTimeout = seconds } else { connectTimeout = seconds }
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, tls, statement_timeout and connect_timeout are known)")
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, tls, tls_ca, statement_timeout and connect_timeout are known)")
             }
+        }
+        if tlsCAFile != nil && tls == .disable {
+            throw Self.invalid(url, "tls_ca is given with tls=disable: say tls=require to verify the server with it")
         }
     }
 
@@ -108,6 +122,12 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     /// A short name for the database and schema (hexadecimal FNV-1a), from which the store's
     /// notification channel and migration scratch schema are named within PostgreSQL's 63 bytes.
     package var digest: String { SQLDialect.digest(database + "/" + schema) }
+
+    /// Whether `host` is this machine, where no one sits between the store and the server.
+    package static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
 
     /// Whether `name` is a plain SQL identifier (it is quoted wherever SQL is made all the same).
     package static func isIdentifier(_ name: String) -> Bool {
@@ -121,6 +141,6 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require&statement_timeout=seconds&connect_timeout=seconds.")
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds.")
     }
 }

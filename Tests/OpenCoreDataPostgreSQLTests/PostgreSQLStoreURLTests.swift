@@ -32,6 +32,30 @@ import TestSupport
         #expect(url.statementTimeout == 30 && url.connectTimeout == 10)
     }
 
+    /// On a network, `prefer` would let whoever sits on the path answer "no TLS" and read the
+    /// password: TLS is required unless the server is on this machine.
+    @Test func tlsIsRequiredByDefaultExceptOnThisMachine() throws {
+        #expect(try parse("postgres://app@db.example.com/notes").tls == .require)
+        #expect(try parse("postgres://app@10.0.0.7/notes").tls == .require)
+        for host in ["localhost", "127.0.0.1", "127.8.9.1", "[::1]"] {
+            #expect(try parse("postgres://app@\(host)/notes").tls == .prefer, "\(host)")
+        }
+        #expect(try parse("postgres://app@db.example.com/notes?tls=disable").tls == .disable)
+        let privateCA = try parse("postgres://app@db.example.com/notes?tls_ca=/etc/ssl/private-ca.pem")
+        #expect(privateCA.tls == .require && privateCA.tlsCAFile == "/etc/ssl/private-ca.pem")
+    }
+
+    @Test func aCertificateAuthorityFileThatCannotBeReadIsAnOpenErrorNamingIt() throws {
+        var failure: CoreDataError?
+        do {
+            _ = try PostgreSQLSession.connect(try parse("postgres://app@db.example.com/notes?tls_ca=/nonexistent/ocd-ca.pem&connect_timeout=2"))
+        } catch {
+            failure = error as? CoreDataError
+        }
+        #expect(failure?.code == .persistentStoreOpen)
+        #expect(failure?.message.contains("/nonexistent/ocd-ca.pem") == true, "\(String(describing: failure))")
+    }
+
     @Test(arguments: [
         ("mysql://app@host/db", "its scheme is not postgres://"),
         ("postgres://host/db", "it names no user"),
@@ -45,6 +69,8 @@ import TestSupport
         ("postgres://app@host/db?statement_timeout=-1", "statement_timeout is '-1'"),
         ("postgres://app@host/db?statement_timeout=5s", "statement_timeout is '5s'"),
         ("postgres://app@host/db?connect_timeout=0", "connect_timeout is '0'"),
+        ("postgres://app@host/db?tls_ca=", "tls_ca names no file"),
+        ("postgres://app@host/db?tls=disable&tls_ca=/ca.pem", "tls_ca is given with tls=disable"),
         ("postgres://app@host/db?shema=x", "the parameter 'shema' is unknown"),
     ])
     func aURLThatCannotBeUsedIsRefusedSayingWhy(text: String, reason: String) {
