@@ -58,22 +58,13 @@ extension PostgreSQLStore {
             do {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
-                    do {
+                    return try StoreSaveOutcome.settling(commit: { try session.execute("COMMIT") }, rollback: { try session.execute("ROLLBACK") }) {
                         // The notification is sent first (delivered only if the transaction
                         // commits), so that it adds no round trip while the history number is
                         // held; with the check that the schema was not migrated, which must come
                         // before any write.
                         try checkModelUnchanged(session, notifying: true)
-                        let outcome = try body(session)
-                        if case .committed = outcome {
-                            try session.execute("COMMIT")
-                        } else {
-                            try session.execute("ROLLBACK")
-                        }
-                        return outcome
-                    } catch {
-                        _ = try? session.execute("ROLLBACK")
-                        throw error
+                        return try body(session)
                     }
                 }
             } catch let error as CoreDataError where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5 {

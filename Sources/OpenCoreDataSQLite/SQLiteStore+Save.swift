@@ -57,19 +57,10 @@ extension SQLiteStore {
         let layout = try currentLayout()
         return try withWriter { db in
             try db.execute("BEGIN IMMEDIATE")
-            do {
+            return try StoreSaveOutcome.settling(commit: { try db.execute("COMMIT") }, rollback: { try db.execute("ROLLBACK") }) {
                 try checkModelUnchanged(db)
                 var transaction = SQLiteSaveTransaction(store: self, db: db, layout: layout)
-                let outcome = try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
-                if case .committed = outcome {
-                    try db.execute("COMMIT")
-                } else {
-                    try db.execute("ROLLBACK")
-                }
-                return outcome
-            } catch {
-                try? db.execute("ROLLBACK")
-                throw error
+                return try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
             }
         }
     }

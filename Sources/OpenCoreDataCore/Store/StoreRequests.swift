@@ -131,6 +131,21 @@ package enum StoreSaveOutcome: Sendable {
     case conflicts([StoreConflict])
     /// `beforeCommit` said no; nothing was written.
     case withdrawn
+
+    /// The outcome of `body`, run inside a transaction the caller began: committed when the
+    /// outcome is ``committed``, rolled back when it is not or when `body` (or the commit) throws
+    /// — a failed rollback then leaves the first error to the caller. The one way a store's
+    /// save transaction ends.
+    package static func settling(commit: () throws -> Void, rollback: () throws -> Void, _ body: () throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
+        do {
+            let outcome = try body()
+            if case .committed = outcome { try commit() } else { try rollback() }
+            return outcome
+        } catch {
+            try? rollback()
+            throw error
+        }
+    }
 }
 
 /// How many rows a batch operation touched, and which when asked.
