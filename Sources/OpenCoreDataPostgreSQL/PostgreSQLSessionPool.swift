@@ -28,15 +28,19 @@ final class PostgreSQLSessionPool: Sendable {
             throw CoreDataError(.persistentStoreTimeout, "Every one of the \(url.poolSize) connections of the PostgreSQL store \(url.description) stayed busy for 60 s. Raise pool= in the store URL, or look for a transaction that does not end.")
         }
         defer { free.signal() }
-        let idle = try state.withLock { state -> PostgreSQLSession? in
+        // A session the server or the network closed while it was idle (a restart, a killed
+        // backend) is dropped rather than failing its next caller's statement — released out of
+        // the lock, since a session's last release waits for its connection's close.
+        let (idle, dropped) = try state.withLock { state -> (PostgreSQLSession?, [PostgreSQLSession]) in
             if state.closed { throw Self.closedError(url) }
-            // A session the server or the network closed while it was idle (a restart, a killed
-            // backend) is dropped here rather than failing its next caller's statement.
+            var dropped: [PostgreSQLSession] = []
             while let session = state.idle.popLast() {
-                if !session.isClosed { return session }
+                if !session.isClosed { return (session, dropped) }
+                dropped.append(session)
             }
-            return nil
+            return (nil, dropped)
         }
+        withExtendedLifetime(dropped) {}
         let session = try idle ?? connect()
         do {
             let result = try body(session)
