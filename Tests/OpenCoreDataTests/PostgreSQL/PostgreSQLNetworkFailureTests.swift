@@ -47,7 +47,9 @@ import TestSupport
         let directory = TemporaryDirectory()
         let proxy = try proxy()
         defer { proxy.stop() }
-        let stack = try container(url(through: proxy, schema: directory.schemaName, [URLQueryItem(name: "statement_timeout", value: "1")]))
+        // A short limit (the call then ends after 5 + 5 s), yet long enough for every statement
+        // of a loaded machine before the partition.
+        let stack = try container(url(through: proxy, schema: directory.schemaName, [URLQueryItem(name: "statement_timeout", value: "5")]))
         let context = stack.newBackgroundContext()
         try context.performAndWait { () throws in
             Entry(context: context).code = "before"
