@@ -260,17 +260,22 @@ package final class PostgreSQLStore: StoreEngine {
         // connected again whenever it is lost.
         let pool = pool
         let subscription = PostgreSQLChangeWatcher(channel: channel, connect: { try pool.connect() }, handler: handler)
-        watcher.withLock { $0 }?.stop()
-        watcher.withLock { $0 = subscription }
+        replaceWatcher(with: subscription)
         subscription.start()
     }
 
     package func close() {
-        watcher.withLock { watcher in
-            defer { watcher = nil }
-            return watcher
-        }?.stop()
+        replaceWatcher(with: nil)
         pool.close()
+    }
+
+    /// Puts `new` in the old subscription's place in one step, then stops the old one outside the
+    /// lock (two callers at once each stop the one they replaced; none is left running).
+    private func replaceWatcher(with new: PostgreSQLChangeWatcher?) {
+        watcher.withLock { current in
+            defer { current = new }
+            return current
+        }?.stop()
     }
 
 }

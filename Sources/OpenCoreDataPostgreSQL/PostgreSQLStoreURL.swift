@@ -51,7 +51,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package static let poolSizes = 1...64
     package static let defaultStatementTimeout = 30
     package static let defaultConnectTimeout = 10
-    package static let timeouts = 0...86_400
+    /// The longest `statement_timeout` or `connect_timeout`: a day.
+    package static let longestTimeout = 86_400
 
     package init(_ url: URL) throws(CoreDataError) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
@@ -79,6 +80,13 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         tlsCAFile = nil
         statementTimeout = Self.defaultStatementTimeout
         connectTimeout = Self.defaultConnectTimeout
+        /// A parameter's value as whole seconds from `lowest` to a day.
+        func seconds(_ name: String, _ value: String, from lowest: Int) throws(CoreDataError) -> Int {
+            guard let seconds = Int(value), (lowest...Self.longestTimeout).contains(seconds) else {
+                throw Self.invalid(url, "\(name) is '\(value)', not a whole number of seconds from \(lowest) to \(Self.longestTimeout)")
+            }
+            return seconds
+        }
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -100,11 +108,10 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
             case "tls_ca":
                 guard !value.isEmpty else { throw Self.invalid(url, "tls_ca names no file") }
                 tlsCAFile = value
-            case "statement_timeout", "connect_timeout":
-                guard let seconds = Int(value), Self.timeouts.contains(seconds), seconds > 0 || item.name == "statement_timeout" else {
-                    throw Self.invalid(url, "\(item.name) is '\(value)', not a whole number of seconds from \(item.name == "statement_timeout" ? 0 : 1) to \(Self.timeouts.upperBound)")
-                }
-                if item.name == "statement_timeout" { statementTimeout = seconds } else { connectTimeout = seconds }
+            case "statement_timeout":
+                statementTimeout = try seconds(item.name, value, from: 0)
+            case "connect_timeout":
+                connectTimeout = try seconds(item.name, value, from: 1)
             default:
                 throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, tls, tls_ca, statement_timeout and connect_timeout are known)")
             }
