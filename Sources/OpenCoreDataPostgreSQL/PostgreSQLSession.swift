@@ -37,6 +37,9 @@ package final class PostgreSQLSession: Sendable {
     /// the connection reports itself closed only once the close completed on its event loop, and
     /// until then the session must not be lent again.
     private let abandoned = Locked(false)
+    /// Whether a statement was answered since the pool last lent the session (`lend()`): a
+    /// session whose connection turns out dead before any answer cost its borrower nothing.
+    private let answeredSinceLent = Locked(false)
 
     /// How long after the server's own statement timeout an answer may still come (the
     /// cancellation's round trip, a busy server) before the path is taken for dead.
@@ -81,6 +84,8 @@ package final class PostgreSQLSession: Sendable {
             ("default_transaction_read_only", "off"),
         ]
         let logger = Logger(label: "OpenCoreData.PostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
+        // postgres-nio's connectTimeout bounds the whole connection, TLS and authentication
+        // included: a path that accepts it and then stays silent ends there too.
         let connection = try wait(for: PostgresConnection.connect(on: eventLoops.next(), configuration: configuration, id: 0, logger: logger),
                                   doing: "connect to \(url.description)", code: .persistentStoreOpen)
         let deadline = url.statementTimeout == 0 ? nil : .seconds(Int64(url.statementTimeout)) + answerGrace
@@ -95,9 +100,18 @@ package final class PostgreSQLSession: Sendable {
         for argument in arguments { try PostgreSQLValues.bind(argument, into: &bindings) }
         let result = try answer(to: connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger),
                                 doing: "run \(Self.excerpt(sql)) on \(target)")
+        answeredSinceLent.withLock { $0 = true }
         let rows = try result.rows.map { row in try row.map { try PostgreSQLValues.value(of: $0) } }
         return (rows, result.metadata.rows ?? 0)
     }
+
+    /// Starts a borrower's use of the session (see `hasAnsweredSinceLent`).
+    func lend() {
+        answeredSinceLent.withLock { $0 = false }
+    }
+
+    /// Whether the server answered a statement since `lend()`.
+    var hasAnsweredSinceLent: Bool { answeredSinceLent.withLock { $0 } }
 
     /// The first value of every row `sql` returns, as integers (keys): a row whose first value
     /// is not an integer is left out.

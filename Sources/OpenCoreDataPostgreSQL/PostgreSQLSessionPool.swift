@@ -42,14 +42,38 @@ final class PostgreSQLSessionPool: Sendable {
         }
         withExtendedLifetime(dropped) {}
         let session = try idle ?? connect()
+        session.lend()
         do {
             let result = try body(session)
             giveBack(session)
             return result
+        } catch let error as CoreDataError where idle != nil && Self.diedIdle(session, failing: error) {
+            // The connection died while idle and nobody had noticed (the server restarted, a
+            // backend was killed): the borrower's first statement found it. Nothing of the
+            // borrower's came back from the server, so `body` starts again, once, on a new
+            // connection. (Its first statement is a read, a BEGIN, or a key reservation whose
+            // repetition at worst leaves a gap in the keys.)
+            let fresh = try connect()
+            fresh.lend()
+            do {
+                let result = try body(fresh)
+                giveBack(fresh)
+                return result
+            } catch {
+                giveBack(fresh)
+                throw error
+            }
         } catch {
             giveBack(session)
             throw error
         }
+    }
+
+    /// Whether `error` is a lent session's connection found dead before it answered anything:
+    /// closed now, no answer since it was lent, and no SQLSTATE (the server did not answer) nor a
+    /// deadline passed (a silent path, which a second attempt would wait for again).
+    private static func diedIdle(_ session: PostgreSQLSession, failing error: CoreDataError) -> Bool {
+        session.isClosed && !session.hasAnsweredSinceLent && error.sqlState == nil && error.code != .persistentStoreTimeout
     }
 
     /// A new session set to the store's schema.

@@ -17,12 +17,15 @@ extension PostgreSQLStore {
     /// store's since it was loaded, and 134030 when another coordinator or process started
     /// recording history in it while this store records none. Call as the first statement of a write transaction; with
     /// `notifying`, it also sends the schema's change notification (delivered at the commit).
-    func checkModelUnchanged(_ session: PostgreSQLSession, notifying: Bool) throws {
+    /// Returns the transaction's identity (read in the same statement: no round trip of its own),
+    /// which tells after a lost COMMIT whether it committed (`resolveLostCommit`).
+    @discardableResult
+    func checkModelUnchanged(_ session: PostgreSQLSession, notifying: Bool) throws -> WriteTransactionIdentity? {
         // A data-modifying WITH runs (and locks its table) whether or not the query reads it.
         let intent = "WITH intent AS (UPDATE Z_METADATA SET Z_VERSION = Z_VERSION WHERE FALSE RETURNING Z_VERSION) "
         // Whether history is recorded is read in the same statement: another coordinator or
         // process may have started recording it after this store, which records none, was opened.
-        let select = "SELECT md5(Z_PLIST), to_regclass('atransaction') IS NOT NULL FROM Z_METADATA"
+        let select = "SELECT md5(Z_PLIST), to_regclass('atransaction') IS NOT NULL, txid_current(), pg_backend_pid() FROM Z_METADATA"
         let rows = notifying
             ? try session.execute(intent + select + ", pg_notify($1, $2) WHERE Z_VERSION = 1", [.string(channel), .string(identifier)]).rows
             : try session.execute(intent + select + " WHERE Z_VERSION = 1").rows
@@ -32,13 +35,18 @@ extension PostgreSQLStore {
         if !tracksHistory, row.count > 1, case .bool(true) = row[1] {
             throw HistoryTables.startedElsewhere(in: "the PostgreSQL store \(url.description)")
         }
-        if checkedMetadataDigest.withLock({ $0 }) == digest { return }
+        var identity: WriteTransactionIdentity?
+        if row.count > 3, case .integer(let transaction) = row[2], case .integer(let backend) = row[3] {
+            identity = WriteTransactionIdentity(transaction: transaction, backend: backend)
+        }
+        if checkedMetadataDigest.withLock({ $0 }) == digest { return identity }
         // The property list changed (app metadata, or a migration): compare the model versions.
         let stored = try Self.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data]
         guard stored == (try metadata()["NSStoreModelVersionHashes"] as? [String: Data]) else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
         }
         checkedMetadataDigest.withLock { $0 = digest }
+        return identity
     }
 
     /// Runs `body` in a transaction on a pooled session, first checking that the schema was not

@@ -51,24 +51,34 @@ extension PostgreSQLStore {
     ///
     /// A transaction the server chose as a deadlock's victim (`40P01`) or could not serialise
     /// (`40001`) wrote nothing; it is run again, up to four times, before the error reaches the
-    /// caller.
+    /// caller. A COMMIT that got no answer (the connection died, or its deadline passed) is
+    /// resolved by asking the server, on a new connection, what became of the transaction
+    /// (`resolveLostCommit`): committed is success, anything else an error.
     func writeTransaction(_ body: (PostgreSQLSession) throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
         var attempt = 1
         while true {
+            var identity: WriteTransactionIdentity?
+            var committing = false
             do {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
-                    return try StoreSaveOutcome.settling(commit: { try session.execute("COMMIT") }, rollback: { try session.execute("ROLLBACK") }) {
+                    return try StoreSaveOutcome.settling(commit: { committing = true; try session.execute("COMMIT") }, rollback: { try session.execute("ROLLBACK") }) {
                         // The notification is sent first (delivered only if the transaction
                         // commits), so that it adds no round trip while the history number is
                         // held; with the check that the schema was not migrated, which must come
                         // before any write.
-                        try checkModelUnchanged(session, notifying: true)
+                        identity = try checkModelUnchanged(session, notifying: true)
                         return try body(session)
                     }
                 }
             } catch let error as CoreDataError where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5 {
                 attempt += 1
+            } catch let error as CoreDataError where committing && error.sqlState == nil {
+                // No answer to the COMMIT (an answer, even an error, would carry a SQLSTATE). The
+                // session was given back closed; the question goes out on another.
+                guard let identity else { throw error }
+                try resolveLostCommit(identity, lost: error)
+                return .committed
             }
         }
     }

@@ -24,6 +24,21 @@ package final class TCPProxy: @unchecked Sendable {
     private var holding = false
     private var connections: [(client: Int32, server: Int32)] = []
     private var stopped = false
+    /// What the next client message containing `marker` does to its connection, and what has
+    /// happened to connections so far, by client descriptor. Owned by `lock`.
+    private var armed: (marker: [UInt8], fate: Fate)?
+    private var fates: [Int32: Fate] = [:]
+
+    /// What happens to one connection once a client message with the armed marker passed.
+    private enum Fate {
+        /// The message reaches the server; nothing the server sends reaches the client again.
+        case answersLost
+        /// Neither the message nor anything after it goes through, in either direction, and the
+        /// server's end stays open when the client leaves: to the server the client fell silent.
+        case blackHoled
+        /// The server's end was closed and the client not told: it learns when it next sends.
+        case serverGoneUnnoticed
+    }
 
     /// Listens on a free loopback port and forwards to `upstreamPort` on 127.0.0.1.
     package init(upstreamPort: Int) throws {
@@ -61,6 +76,20 @@ package final class TCPProxy: @unchecked Sendable {
         }
     }
 
+    /// The next client message containing `marker` (its bytes within one read, as a short
+    /// protocol message arrives) reaches the server, and its connection's answers are dropped
+    /// from then on: a COMMIT that commits and whose acknowledgement is lost.
+    package func loseAnswers(afterSending marker: String) {
+        lock.withLock { armed = (Array(marker.utf8), .answersLost) }
+    }
+
+    /// The next client message containing `marker` never reaches the server, nor does anything
+    /// after it on that connection in either direction, and the server's end is left open: a
+    /// COMMIT lost in a partition while the server still holds the transaction.
+    package func blackHole(atSending marker: String) {
+        lock.withLock { armed = (Array(marker.utf8), .blackHoled) }
+    }
+
     /// Closes every open connection at both ends, as a server restart does; new ones are
     /// forwarded.
     package func cutAll() {
@@ -68,6 +97,18 @@ package final class TCPProxy: @unchecked Sendable {
         lock.withLock {
             for pair in connections {
                 shutdown(pair.client, Int32(SHUT_RDWR))
+                shutdown(pair.server, Int32(SHUT_RDWR))
+            }
+        }
+    }
+
+    /// Closes the server's end of every open connection without telling the clients, as a
+    /// server that went away without a word (a crash and restart behind a router): a client
+    /// finds out when it next sends, which closes its connection. New connections are forwarded.
+    package func endServersUnnoticed() {
+        lock.withLock {
+            for pair in connections {
+                fates[pair.client] = .serverGoneUnnoticed
                 shutdown(pair.server, Int32(SHUT_RDWR))
             }
         }
@@ -109,8 +150,8 @@ package final class TCPProxy: @unchecked Sendable {
             }
             // Each direction owns its reading end; the last of the two to finish closes both.
             let finished = Finished()
-            Thread.detachNewThread { [self] in pump(from: client, to: server, finished: finished) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, finished: finished) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, client: client, finished: finished) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, client: client, finished: finished) }
         }
     }
 
@@ -128,15 +169,27 @@ package final class TCPProxy: @unchecked Sendable {
         return socket
     }
 
-    private func pump(from source: Int32, to destination: Int32, finished: Finished) {
+    private func pump(from source: Int32, to destination: Int32, client: Int32, finished: Finished) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let fromClient = source == client
         loop: while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             // Held while partitioned: delivered, in order, when the partition heals.
-            lock.withLock {
+            let fate = lock.withLock { () -> Fate? in
                 while holding && !stopped { lock.wait() }
+                if fromClient, fates[client] == nil, let (marker, fate) = armed, buffer[..<count].contains(marker) {
+                    armed = nil
+                    fates[client] = fate
+                }
+                return fates[client]
+            }
+            switch fate {
+            case .blackHoled?: continue
+            case .answersLost? where !fromClient: continue
+            case .serverGoneUnnoticed? where fromClient: break loop
+            default: break
             }
             var sent = 0
             while sent < count {
@@ -146,12 +199,22 @@ package final class TCPProxy: @unchecked Sendable {
                 sent += written
             }
         }
-        // One side is gone: the other learns it, as through a real connection.
-        shutdown(destination, Int32(SHUT_RDWR))
-        shutdown(source, Int32(SHUT_RDWR))
+        // One side is gone: the other learns it, as through a real connection — unless the
+        // connection is black-holed and the client left: then the server's end stays open, as
+        // a partition leaves it, until the proxy stops (which shuts every connection down).
+        let fate = lock.withLock { fates[client] }
+        if fromClient && fate == .blackHoled {
+            lock.withLock { while !stopped { lock.wait() } }
+        }
+        // A server gone unnoticed leaves the client's end to the client's own pump.
+        if fromClient || fate != .serverGoneUnnoticed {
+            shutdown(destination, Int32(SHUT_RDWR))
+            shutdown(source, Int32(SHUT_RDWR))
+        }
         if finished.second() {
             lock.withLock {
-                connections.removeAll { $0.client == source || $0.server == source }
+                connections.removeAll { $0.client == client }
+                fates[client] = nil
                 close(source)
                 close(destination)
             }

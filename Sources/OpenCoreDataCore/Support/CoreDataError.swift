@@ -75,6 +75,12 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         public static let persistentStoreOpen = Code(rawValue: 134080)
         /// 134090: the store was busy for too long (`NSPersistentStoreTimeoutError`).
         public static let persistentStoreTimeout = Code(rawValue: 134090)
+        /// 134900: a save's COMMIT was sent to a database server and no answer came back, and the
+        /// server could not be asked afterwards whether it committed. OpenCoreData's own code:
+        /// Core Data has no client-server store. The context keeps its changes; saving them again
+        /// cannot write them twice (a row the lost commit wrote has moved on, so the retry meets a
+        /// conflict instead — see docs/PostgreSQL.md, "When the server or the network fails").
+        public static let persistentStoreCommitOutcomeUnknown = Code(rawValue: 134900)
         /// 134100: the store was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
         public static let persistentStoreIncompatibleVersionHash = Code(rawValue: 134100)
         /// 134110: migrating a store failed (`NSMigrationError`).

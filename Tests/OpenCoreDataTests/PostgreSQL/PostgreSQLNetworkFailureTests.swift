@@ -76,6 +76,23 @@ import TestSupport
     }
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aConnectionAcceptedAndThenNeverAnsweredEndsAfterConnectTimeout() throws {
+        let directory = TemporaryDirectory()
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        // The proxy accepts the TCP connection and then holds every byte: the startup is never
+        // answered. (postgres-nio's connect timeout covers the startup too; this keeps it so.)
+        proxy.partition()
+        let storeURL = try PostgreSQLStoreURL(url(through: proxy, schema: directory.schemaName, [URLQueryItem(name: "connect_timeout", value: "1")]))
+        let started = Date()
+        let failure = #expect(throws: CoreDataError.self) { try PostgreSQLSession.connect(storeURL) }
+        #expect(failure?.code == .persistentStoreOpen, "\(String(describing: failure))")
+        #expect(failure?.message.contains("timeout") == true, "\(String(describing: failure))")
+        // A liveness bound, not a speed goal: without the limit the call never returns.
+        #expect(Date().timeIntervalSince(started) < 60)
+    }
+
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func everyConnectionCutAtOnceCostsNoSave() async throws {
         let directory = TemporaryDirectory()
         let proxy = try proxy()
@@ -88,15 +105,22 @@ import TestSupport
             try context.save()
         }
 
-        // A session of its own through the proxy shows when the cut has reached the client.
-        let probe = try PostgreSQLSession.connect(PostgreSQLStoreURL(storeURL))
-        proxy.cutAll()
-        #expect(await eventually { probe.isClosed })
+        // The server's ends closed without the client knowing: a pooled connection found dead by
+        // its first statement costs nothing (the operation starts again on a new one).
+        proxy.endServersUnnoticed()
         try await context.perform { () throws in
             Entry(context: context).code = "after"
             try context.save()
         }
-        #expect(try savedCodes(schema: directory.schemaName) == ["after", "before"])
+        // And once the cut has surely reached the client (a session of its own shows it).
+        let probe = try PostgreSQLSession.connect(PostgreSQLStoreURL(storeURL))
+        proxy.cutAll()
+        #expect(await eventually { probe.isClosed })
+        try await context.perform { () throws in
+            Entry(context: context).code = "later"
+            try context.save()
+        }
+        #expect(try savedCodes(schema: directory.schemaName) == ["after", "before", "later"])
     }
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
