@@ -29,6 +29,8 @@ private enum PostgreSQLStoreRegistration {
         } migrator: { url, model, options in
             guard let url else { return }
             try PostgreSQLMigration.migrateIfNeeded(at: url, to: model, options: options)
+        } publisher: { url in
+            PostgreSQLStoreURL.withoutPassword(url)
         }
     }()
 }

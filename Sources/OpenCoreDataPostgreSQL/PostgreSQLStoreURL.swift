@@ -22,6 +22,11 @@ import OpenCoreDataSQL
 ///   larger value.
 /// - `connect_timeout` bounds opening a connection, in seconds (default 10).
 ///
+/// The password is never published: a store's ``/OpenCoreDataCore/PersistentStore/url`` and its
+/// remote-change notifications carry the URL without it. A URL without a password uses the one
+/// last given in this process for the same user, host, port and database, so the published URL
+/// opens the store again here (`knownPasswords`).
+///
 /// Anything else in the URL — another scheme, a missing user or database, an unknown parameter —
 /// is refused with a ``/OpenCoreDataCore/CoreDataError`` (134000) naming it: a typo must not
 /// silently open another store.
@@ -119,6 +124,24 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         if tlsCAFile != nil && tls == .disable {
             throw Self.invalid(url, "tls_ca is given with tls=disable: say tls=require to verify the server with it")
         }
+        let credential = "\(user)@\(host):\(port)/\(database)"
+        password = Self.knownPasswords.withLock { [password] known in
+            guard let password else { return known[credential] }
+            known[credential] = password
+            return password
+        }
+    }
+
+    /// The passwords given in URLs parsed in this process, by user, host, port and database: what
+    /// a URL without one (a store's published URL) is opened with. Owned by this lock; never
+    /// written anywhere.
+    private static let knownPasswords = Locked<[String: String]>([:])
+
+    /// `url` without its password: how a store publishes it.
+    package static func withoutPassword(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil else { return url }
+        components.password = nil
+        return components.url ?? url
     }
 
     /// The URL without its password, for messages.

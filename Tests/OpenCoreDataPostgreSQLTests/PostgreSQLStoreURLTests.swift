@@ -79,6 +79,19 @@ import TestSupport
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "no error")")
     }
 
+    @Test func thePublishedURLHasNoPasswordAndOpensWithTheOneGivenBefore() throws {
+        let given = try #require(URL(string: "postgres://publisher:pa55word@db.example.org:6000/notes?schema=s1&tls=require"))
+        let published = PostgreSQLStoreURL.withoutPassword(given)
+        #expect(published.absoluteString == "postgres://publisher@db.example.org:6000/notes?schema=s1&tls=require")
+        let parsed = try PostgreSQLStoreURL(given)
+        let again = try PostgreSQLStoreURL(published)
+        #expect(again.password == "pa55word")
+        #expect(again == parsed)
+        // Only for the same user, server and database.
+        #expect(try parse("postgres://publisher@db.example.org:6000/other").password == nil)
+        #expect(try parse("postgres://someone@db.example.org:6000/notes").password == nil)
+    }
+
     @Test func aRefusalNeverShowsThePassword() {
         let error = refusal("postgres://app:hunter2@host/db?pool=zero")
         #expect(error != nil)

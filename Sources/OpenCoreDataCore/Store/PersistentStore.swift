@@ -19,7 +19,8 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
 
     /// The store's type.
     public let type: StoreType
-    /// The store's file, for file-based stores.
+    /// The store's file, for file-based stores; for a server's store, its URL without the
+    /// password (a store's URL is published: messages, notifications, logs).
     public let url: URL?
     /// The configuration name (`nil`: the default configuration).
     public let configurationName: String?
@@ -29,7 +30,7 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
 
     package init(type: StoreType, url: URL?, configurationName: String?, options: [String: any Sendable], engine: any StoreEngine) {
         self.type = type
-        self.url = url
+        self.url = url.map { StoreTypeRegistry.publishedURL($0, of: type) }
         self.configurationName = configurationName
         self.options = options
         self.engine = engine

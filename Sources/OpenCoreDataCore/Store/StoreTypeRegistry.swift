@@ -12,17 +12,28 @@ package enum StoreTypeRegistry {
     /// `NSInferMappingModelAutomaticallyOption`), before it is opened.
     package typealias Migrator = @Sendable (_ url: URL?, _ model: ManagedObjectModel, _ options: [String: any Sendable]) throws -> Void
 
+    /// The form of a store's URL that may be shown and passed around (``PersistentStore/url``,
+    /// the remote-change notification): without secrets such as a password.
+    package typealias Publisher = @Sendable (_ url: URL) -> URL
+
     private struct Registration {
         var opener: Opener
         var migrator: Migrator?
+        var publisher: Publisher?
     }
 
     private static let registrations = Locked<[String: Registration]>([:])
 
     /// Makes `type` addable to coordinators (again: the latest registration wins), and
     /// migratable when a `migrator` is given.
-    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil) {
-        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator) }
+    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil, publisher: Publisher? = nil) {
+        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator, publisher: publisher) }
+    }
+
+    /// `url` as a store of `type` publishes it (unchanged for types that keep no secret in it).
+    package static func publishedURL(_ url: URL, of type: PersistentStore.StoreType) -> URL {
+        guard type != .sqlite, type != .inMemory, let publisher = registrations.withLock({ $0[type.rawValue]?.publisher }) else { return url }
+        return publisher(url)
     }
 
     /// The opener of a registered type, or `nil`.
