@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "CFaultVFS", dependencies: ["CSQLiteCheck"]),
         .executableTarget(
             name: "reliability",
-            dependencies: [.product(name: "OpenCoreData", package: root), "CSQLiteCheck", "CFaultVFS"]
+            dependencies: [.product(name: "OpenCoreData", package: root), .product(name: "OpenCoreDataPostgreSQL", package: root), "CSQLiteCheck", "CFaultVFS"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -48,6 +48,14 @@ do {
             results.append(ManyProcesses.run(processes: 8, seconds: quick ? 8 : 60, directory: directory))
         }
         if wanted("soak") { results.append(Soak.run(seconds: quick ? 20 : 120, directory: directory)) }
+        // With --postgres (Reliability/run starts a cluster of its own and names it here).
+        if let url = value(after: "--postgres-url").flatMap(URL.init(string:)), let cluster = value(after: "--postgres-dir"),
+           let script = value(after: "--postgres-script"), wanted("postgres") {
+            let server = PostgreSQLServerFaults.Cluster(url: url, directory: cluster, script: script)
+            for fault in [PostgreSQLServerFaults.Fault.crash, .terminate] {
+                results.append(PostgreSQLServerFaults.run(fault, rounds: quick ? 5 : 50, cluster: server, seed: seed))
+            }
+        }
         Report.print(results)
         if let path = value(after: "--results") {
             try Report.write(results, mode: quick ? "quick" : "full", to: path)
@@ -56,7 +64,7 @@ do {
         try? FileManager.default.removeItem(at: directory)
         exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)
     default:
-        print("usage: reliability run [--quick] [--only saves|migration|operations|faults|processes|soak] [--seed N] [--results PATH]")
+        print("usage: reliability run [--quick] [--only saves|migration|operations|faults|processes|soak|postgres] [--seed N] [--results PATH] [--postgres-url URL --postgres-dir DIR --postgres-script PATH]")
         exit(2)
     }
 } catch {

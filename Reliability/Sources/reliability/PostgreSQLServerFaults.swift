@@ -1,0 +1,203 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+
+/// The PostgreSQL store while its server fails under it (`Reliability/run --postgres`, on a
+/// cluster of its own that `.ci/postgres-server` starts): a writer saves operations of `parts`
+/// rows each, one save per operation, and records what each save answered; meanwhile the server
+/// crashes and restarts (`pg_ctl stop -m immediate`: no shutdown checkpoint, the restart recovers
+/// from the write-ahead log), or every backend is ended (`pg_terminate_backend`). Afterwards:
+/// every acknowledged operation holds all its rows (else lost), no operation holds some of them
+/// or more (torn), an operation whose save threw an ordinary error holds none (a save reported
+/// failed that wrote), one whose outcome was unknown (134900) holds all or none; and after each
+/// fault the same context saves again within 30 s, nothing reopened.
+enum PostgreSQLServerFaults {
+    /// How the server fails.
+    enum Fault: String {
+        case crash, terminate
+
+        var scenario: String {
+            switch self {
+            case .crash: "PostgreSQL: server crash and restart during saves"
+            case .terminate: "PostgreSQL: backends ended during saves"
+            }
+        }
+    }
+
+    /// The cluster: its URL and the folder `.ci/postgres-server` manages it in.
+    struct Cluster {
+        var url: URL
+        var directory: String
+        var script: String
+
+        /// Runs `.ci/postgres-server COMMAND DIR` and waits for it. Spawned and reaped directly:
+        /// Foundation's `Process` learns that a child ended when a socket the child inherited
+        /// closes, and a server the script starts keeps it open, so `waitUntilExit` never returns.
+        func run(_ command: String) throws {
+            let arguments = ["/bin/bash", script, command, directory]
+            var argv = arguments.map { strdup($0) }
+            argv.append(nil)
+            defer { for argument in argv { free(argument) } }
+            var child: pid_t = 0
+            let spawned = posix_spawn(&child, "/bin/bash", nil, nil, argv, environ)
+            guard spawned == 0 else { throw Failure("could not run .ci/postgres-server \(command): error \(spawned)") }
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            guard status == 0 else { throw Failure(".ci/postgres-server \(command) failed (wait status \(status))") }
+        }
+    }
+
+    static let parts = 10
+
+    static func model() -> ManagedObjectModel {
+        ManagedObjectModel(entities: [
+            EntityDescription(name: "Part", properties: [
+                AttributeDescription(name: "operation", type: .integer64, isOptional: false, defaultValue: 0),
+                AttributeDescription(name: "index", type: .integer64, isOptional: false, defaultValue: 0),
+            ]),
+        ])
+    }
+
+    /// What each save answered, written by the writer's thread and read by the harness.
+    /// `@unchecked Sendable`: every stored property is guarded by `lock`.
+    final class Answers: @unchecked Sendable {
+        private let lock = NSLock()
+        private var acknowledged: [Int64] = []
+        private var refused: [Int64: String] = [:]
+        private var unknown: [Int64] = []
+        private var stopping = false
+
+        func acknowledge(_ operation: Int64) { lock.withLock { acknowledged.append(operation) } }
+        func refuse(_ operation: Int64, _ error: String) { lock.withLock { refused[operation] = error } }
+        func unknownOutcome(_ operation: Int64) { lock.withLock { unknown.append(operation) } }
+        func stop() { lock.withLock { stopping = true } }
+        var shouldStop: Bool { lock.withLock { stopping } }
+        var acknowledgedCount: Int { lock.withLock { acknowledged.count } }
+        var snapshot: (acknowledged: [Int64], refused: [Int64: String], unknown: [Int64]) { lock.withLock { (acknowledged, refused, unknown) } }
+    }
+
+    /// The store URL for `schema` with short limits: a call on a dead connection ends in seconds.
+    static func storeURL(_ cluster: Cluster, schema: String) throws -> URL {
+        guard var components = URLComponents(url: cluster.url, resolvingAgainstBaseURL: false) else { throw Failure("bad URL \(cluster.url)") }
+        components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "statement_timeout", value: "5"),
+                                 URLQueryItem(name: "connect_timeout", value: "2")]
+        guard let url = components.url else { throw Failure("bad URL \(cluster.url)") }
+        return url
+    }
+
+    static func open(_ url: URL) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "ServerFaults", managedObjectModel: model())
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
+        try container.loadPersistentStores()
+        return container
+    }
+
+    /// The writer: one operation per save until told to stop.
+    static func write(_ container: PersistentContainer, answers: Answers) {
+        guard let entity = container.managedObjectModel.entitiesByName["Part"] else { return }
+        let context = container.newBackgroundContext()
+        var operation: Int64 = 0
+        while !answers.shouldStop {
+            let number = operation
+            context.performAndWait {
+                for index in 0..<parts {
+                    let part = ManagedObject(entity: entity, insertInto: context)
+                    part.setValue(number, forKey: "operation")
+                    part.setValue(Int64(index), forKey: "index")
+                }
+                do {
+                    try context.save()
+                    answers.acknowledge(number)
+                } catch let error as CoreDataError where error.code == .persistentStoreCommitOutcomeUnknown {
+                    answers.unknownOutcome(number)
+                    context.reset()
+                } catch {
+                    answers.refuse(number, "\(error)")
+                    context.reset()
+                }
+            }
+            if answers.snapshot.refused[number] != nil { usleep(50_000) }
+            operation += 1
+        }
+    }
+
+    static func run(_ fault: Fault, rounds: Int, cluster: Cluster, seed: UInt64) -> ScenarioResult {
+        var result = ScenarioResult(scenario: fault.scenario, rounds: 0)
+        var random = SeededGenerator(seed: seed)
+        let started = Date()
+        let answers = Answers()
+        do {
+            let url = try storeURL(cluster, schema: "reliability_\(fault.rawValue)_\(UInt32.random(in: 0...UInt32.max, using: &random))")
+            let container = try open(url)
+            let writer = Thread { write(container, answers: answers) }
+            writer.start()
+            defer {
+                answers.stop()
+                while !writer.isFinished { usleep(10_000) }
+            }
+            for round in 0..<rounds {
+                usleep(UInt32.random(in: 200_000...800_000, using: &random))
+                let before = answers.acknowledgedCount
+                switch fault {
+                case .crash:
+                    try cluster.run("crash")
+                    usleep(UInt32.random(in: 50_000...500_000, using: &random))
+                    try cluster.run("restart")
+                case .terminate:
+                    try cluster.run("terminate")
+                }
+                // The same context saves again, nothing reopened.
+                let deadline = Date().addingTimeInterval(30)
+                while answers.acknowledgedCount <= before && Date() < deadline { usleep(20_000) }
+                if answers.acknowledgedCount <= before {
+                    result.record(Failure("no save succeeded within 30 s of the fault"), round: round)
+                }
+                result.rounds += 1
+            }
+            answers.stop()
+            while !writer.isFinished { usleep(10_000) }
+            try check(url, answers: answers, into: &result)
+        } catch {
+            result.record(error, round: result.rounds)
+        }
+        let (acknowledged, refused, unknown) = answers.snapshot
+        result.operations = acknowledged.count
+        result.details["saves acknowledged"] = String(acknowledged.count)
+        result.details["saves refused (nothing written)"] = String(refused.count)
+        result.details["saves with an unknown outcome"] = String(unknown.count)
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// Reads every operation's rows through a new coordinator and compares them with the answers.
+    static func check(_ url: URL, answers: Answers, into result: inout ScenarioResult) throws {
+        let reader = try open(url)
+        let context = reader.newBackgroundContext()
+        let counts = try context.performAndWait { () throws -> [Int64: Int] in
+            var counts: [Int64: Int] = [:]
+            for part in try context.fetch(FetchRequest<ManagedObject>(entityName: "Part")) {
+                counts[(part.value(forKey: "operation") as? Int64) ?? -1, default: 0] += 1
+            }
+            return counts
+        }
+        let (acknowledged, refused, unknown) = answers.snapshot
+        for operation in acknowledged where counts[operation] != parts {
+            result.lost += 1
+            result.record(Failure("operation \(operation) was acknowledged and holds \(counts[operation] ?? 0) of its \(parts) rows"), round: -1)
+        }
+        for (operation, count) in counts where count != parts {
+            result.torn += 1
+            result.record(Failure("operation \(operation) holds \(count) rows, not 0 or \(parts) (torn or written twice)"), round: -1)
+        }
+        for (operation, error) in refused.sorted(by: { $0.key < $1.key }) where counts[operation] != nil {
+            result.record(Failure("operation \(operation) was reported failed (\(error)) yet holds \(counts[operation] ?? 0) rows"), round: -1)
+        }
+        let known = Set(acknowledged).union(refused.keys).union(unknown)
+        for operation in counts.keys where !known.contains(operation) {
+            result.record(Failure("operation \(operation) holds rows but no save of it was answered"), round: -1)
+        }
+    }
+}
