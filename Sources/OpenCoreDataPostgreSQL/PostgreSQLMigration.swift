@@ -45,7 +45,7 @@ package enum PostgreSQLMigration {
 
         var scratch = storeURL
         scratch.schema = "ocd_migrating_" + storeURL.digest
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-migration-" + UUID().uuidString)
+        let directory = ScratchDirectory.url()
         defer {
             try? FileManager.default.removeItem(at: directory)
             _ = try? session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
@@ -63,7 +63,7 @@ package enum PostgreSQLMigration {
                 try session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
                 let hasHistory = try session.tableExists("atransaction", inSchema: storeURL.schema)
                 let tracksHistory = hasHistory || PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try ScratchDirectory.create(directory)
                 let file = directory.appendingPathComponent("store.sqlite")
 
                 // The old content, read by the model that wrote it (the lock above is held by this
