@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import OpenCoreDataCore
 
 /// The sessions of one store: up to `pool` connections (the URL's `pool=`), each lent to one
@@ -13,8 +13,9 @@ final class PostgreSQLSessionPool: Sendable {
     private let timeout: DispatchTimeInterval
     /// Counts the sessions not lent (idle or not yet connected).
     private let free: DispatchSemaphore
-    /// Idle sessions, and whether the pool is closed. Owned by this lock.
-    private let state = Locked<(idle: [PostgreSQLSession], closed: Bool)>(([], false))
+    /// Idle sessions, whether the pool is closed, and how many sessions are lent. Owned by this
+    /// lock.
+    private let state = Locked<(idle: [PostgreSQLSession], closed: Bool, lent: Int)>(([], false, 0))
 
     init(url: PostgreSQLStoreURL, timeout: DispatchTimeInterval = .seconds(60)) {
         self.url = url
@@ -24,37 +25,24 @@ final class PostgreSQLSessionPool: Sendable {
 
     /// Runs `body` with a session of the pool (connecting one when none is idle).
     func withSession<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
-        guard free.wait(timeout: .now() + timeout) == .success else {
+        let deadline = DispatchTime.now() + timeout
+        guard free.wait(timeout: deadline) == .success else {
             throw CoreDataError(.persistentStoreTimeout, "Every one of the \(url.poolSize) connections of the PostgreSQL store \(url.description) stayed busy for 60 s. Raise pool= in the store URL, or look for a transaction that does not end.")
         }
         defer { free.signal() }
-        // A session the server or the network closed while it was idle (a restart, a killed
-        // backend) is dropped rather than failing its next caller's statement — released out of
-        // the lock, since a session's last release waits for its connection's close.
-        let (idle, dropped) = try state.withLock { state -> (PostgreSQLSession?, [PostgreSQLSession]) in
-            if state.closed { throw Self.closedError(url) }
-            var dropped: [PostgreSQLSession] = []
-            while let session = state.idle.popLast() {
-                if !session.isClosed { return (session, dropped) }
-                dropped.append(session)
-            }
-            return (nil, dropped)
-        }
-        withExtendedLifetime(dropped) {}
-        let session = try idle ?? connect()
-        session.lend()
+        let (session, reused) = try lend(until: deadline)
         do {
             let result = try body(session)
             giveBack(session)
             return result
-        } catch let error as CoreDataError where idle != nil && Self.diedIdle(session, failing: error) {
+        } catch let error as CoreDataError where reused && Self.diedIdle(session, failing: error) {
             // The connection died while idle and nobody had noticed (the server restarted, a
             // backend was killed): the borrower's first statement found it. Nothing of the
             // borrower's came back from the server, so `body` starts again, once, on a new
             // connection. (Its first statement is a read, a BEGIN, or a key reservation whose
             // repetition at worst leaves a gap in the keys.)
-            let fresh = try connect()
-            fresh.lend()
+            giveBack(session)
+            let fresh = try lend(until: deadline, connecting: true).session
             do {
                 let result = try body(fresh)
                 giveBack(fresh)
@@ -66,6 +54,45 @@ final class PostgreSQLSessionPool: Sendable {
         } catch {
             giveBack(session)
             throw error
+        }
+    }
+
+    /// An idle session (`reused`), or a new connection. A server that refuses one more connection
+    /// (53300: its `max_connections`, or the role's or database's connection limit, is reached —
+    /// other processes share it) while sessions of this pool are lent is waited out: the pool
+    /// takes the next of its own sessions to come back, until `deadline`. The pool's size is an
+    /// upper bound, the server's room the other.
+    private func lend(until deadline: DispatchTime, connecting: Bool = false) throws -> (session: PostgreSQLSession, reused: Bool) {
+        while true {
+            // A session the server or the network closed while it was idle (a restart, a killed
+            // backend) is dropped rather than failing its next caller's statement — released out
+            // of the lock, since a session's last release waits for its connection's close.
+            let (idle, dropped, othersLent) = try state.withLock { state -> (PostgreSQLSession?, [PostgreSQLSession], Int) in
+                if state.closed { throw Self.closedError(url) }
+                var dropped: [PostgreSQLSession] = []
+                while !connecting, let session = state.idle.popLast() {
+                    if !session.isClosed {
+                        state.lent += 1
+                        return (session, dropped, state.lent)
+                    }
+                    dropped.append(session)
+                }
+                return (nil, dropped, state.lent)
+            }
+            withExtendedLifetime(dropped) {}
+            if let idle {
+                idle.lend()
+                return (idle, true)
+            }
+            do {
+                let session = try connect()
+                state.withLock { $0.lent += 1 }
+                session.lend()
+                return (session, false)
+            } catch let error as CoreDataError where error.sqlState == "53300" && othersLent > 0 && DispatchTime.now() < deadline {
+                // Room comes back when a session of ours does (or another client leaves).
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
     }
 
@@ -90,13 +117,14 @@ final class PostgreSQLSessionPool: Sendable {
 
     private func giveBack(_ session: PostgreSQLSession) {
         // A session the server or the network closed is dropped; the next caller connects anew.
-        guard !session.isClosed else { return }
+        let closed = session.isClosed
         let keep = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+            state.lent -= 1
+            guard !state.closed, !closed else { return false }
             state.idle.append(session)
             return true
         }
-        if !keep { session.close() }
+        if !keep && !closed { session.close() }
     }
 
     /// Closes the idle sessions; sessions lent out are closed when they come back.
