@@ -30,30 +30,21 @@ final class PostgreSQLSessionPool: Sendable {
             throw CoreDataError(.persistentStoreTimeout, "Every one of the \(url.poolSize) connections of the PostgreSQL store \(url.description) stayed busy for 60 s. Raise pool= in the store URL, or look for a transaction that does not end.")
         }
         defer { free.signal() }
+        /// `body` on a lent session, given back whatever happens.
+        func attempt(_ session: PostgreSQLSession) throws -> T {
+            defer { giveBack(session) }
+            return try body(session)
+        }
         let (session, reused) = try lend(until: deadline)
         do {
-            let result = try body(session)
-            giveBack(session)
-            return result
+            return try attempt(session)
         } catch let error as CoreDataError where reused && Self.diedIdle(session, failing: error) {
             // The connection died while idle and nobody had noticed (the server restarted, a
             // backend was killed): the borrower's first statement found it. Nothing of the
             // borrower's came back from the server, so `body` starts again, once, on a new
             // connection. (Its first statement is a read, a BEGIN, or a key reservation whose
             // repetition at worst leaves a gap in the keys.)
-            giveBack(session)
-            let fresh = try lend(until: deadline, connecting: true).session
-            do {
-                let result = try body(fresh)
-                giveBack(fresh)
-                return result
-            } catch {
-                giveBack(fresh)
-                throw error
-            }
-        } catch {
-            giveBack(session)
-            throw error
+            return try attempt(try lend(until: deadline, connecting: true).session)
         }
     }
 

@@ -3,7 +3,7 @@ import OpenCoreDataCore
 
 /// Who a write transaction is, as the server knows it: its transaction number (`txid_current()`,
 /// never reused) and the backend process that ran it. Read by the transaction's first statement.
-struct WriteTransactionIdentity: Sendable, Equatable {
+struct WriteTransactionIdentity: Sendable {
     let transaction: Int64
     let backend: Int64
 }
