@@ -11,26 +11,11 @@ import TestSupport
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func aPoolLargerThanTheServerAllowsWaitsForItsOwnSessions() async throws {
         let directory = TemporaryDirectory()
-        let admin = try PostgreSQLSession.connect(PostgreSQLStoreURL(TestPostgreSQL.storeURL(schema: "public")))
-        defer { admin.close() }
-        let role = "ocd_limit_" + directory.schemaName.suffix(12)
-        // Needs a test server user that may create roles (`.ci/postgres-server`'s is a superuser).
-        try admin.execute("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 2")
-        defer {
-            _ = try? admin.execute("DROP OWNED BY \(role)")
-            _ = try? admin.execute("DROP ROLE \(role)")
-        }
-        let database = try #require(try admin.execute("SELECT current_database()").rows.first?.first.flatMap { value -> String? in
-            if case .string(let name) = value { name } else { nil }
-        })
-        try admin.execute("GRANT CREATE ON DATABASE \(PostgreSQLSQL.quoted(database)) TO \(role)")
-
-        var components = try #require(URLComponents(url: directory.postgreSQLSchema(), resolvingAgainstBaseURL: false))
-        components.user = role
-        components.password = nil
-        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "pool", value: "6")]
+        let role = try TestRole("limit", attributes: "CONNECTION LIMIT 2", for: directory)
+        defer { role.drop() }
+        let url = try role.url(directory.postgreSQLSchema(), [URLQueryItem(name: "pool", value: "6")])
         let container = PersistentContainer(name: "Limit", managedObjectModel: ManagedObjectModel(Entry.self))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: try #require(components.url), type: .postgreSQL)]
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
         try container.loadPersistentStores()
         defer { for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) } }
 

@@ -44,6 +44,20 @@ import TestSupport
         }
     }
 
+    /// A fresh schema reached through a new proxy, holding one entry saved with `code`.
+    private func savedThroughProxy(code: String) throws -> (TemporaryDirectory, TCPProxy, PersistentContainer) {
+        let directory = TemporaryDirectory()
+        let proxy = try proxy()
+        let stack = try container(url(through: proxy, schema: directory.schemaName))
+        let context = stack.newBackgroundContext()
+        context.performAndWait { Entry(context: context).code = code }
+        if let failure = save(context) {
+            proxy.stop()
+            throw failure
+        }
+        return (directory, proxy, stack)
+    }
+
     /// Saves the context's changes; the error, if any.
     private func save(_ context: ManagedObjectContext) -> CoreDataError? {
         context.performAndWait { () -> CoreDataError? in
@@ -58,13 +72,9 @@ import TestSupport
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func aCommitWhoseAnswerIsLostIsReportedSavedOnce() throws {
-        let directory = TemporaryDirectory()
-        let proxy = try proxy()
+        let (directory, proxy, stack) = try savedThroughProxy(code: "first")
         defer { proxy.stop() }
-        let stack = try container(url(through: proxy, schema: directory.schemaName))
         let context = stack.newBackgroundContext()
-        context.performAndWait { Entry(context: context).code = "first" }
-        #expect(save(context) == nil)
 
         context.performAndWait {
             Entry(context: context).code = "second"
@@ -86,13 +96,9 @@ import TestSupport
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func aCommitLostOnTheWayIsRolledBackAndTheSameContextSavesAgain() throws {
-        let directory = TemporaryDirectory()
-        let proxy = try proxy()
+        let (directory, proxy, stack) = try savedThroughProxy(code: "first")
         defer { proxy.stop() }
-        let stack = try container(url(through: proxy, schema: directory.schemaName))
         let context = stack.newBackgroundContext()
-        context.performAndWait { Entry(context: context).code = "first" }
-        #expect(save(context) == nil)
 
         // The COMMIT never reaches the server, which keeps the transaction open on a connection
         // that looks alive: the store ends that session and learns the transaction was rolled back.
@@ -109,13 +115,9 @@ import TestSupport
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func anOutcomeThatCannotBeLearntIsItsOwnErrorAndARetryDoesNotWriteTwice() throws {
-        let directory = TemporaryDirectory()
-        let proxy = try proxy()
+        let (directory, proxy, stack) = try savedThroughProxy(code: "counter")
         defer { proxy.stop() }
-        let stack = try container(url(through: proxy, schema: directory.schemaName))
         let context = stack.newBackgroundContext()
-        context.performAndWait { Entry(context: context).code = "counter" }
-        #expect(save(context) == nil)
 
         // The commit goes through, its answer is lost, and the server cannot be asked: every
         // later connection is held by a partition.

@@ -11,27 +11,13 @@ import TestSupport
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func aRoleWhoseTransactionsAreSerializableAndReadOnlyByDefaultStillSaves() throws {
         let directory = TemporaryDirectory()
-        let admin = try PostgreSQLSession.connect(PostgreSQLStoreURL(TestPostgreSQL.storeURL(schema: "public")))
-        defer { admin.close() }
-        let role = "ocd_defaults_" + directory.schemaName.suffix(12)
-        // Needs a test server user that may create roles (`.ci/postgres-server`'s is a superuser).
-        try admin.execute("CREATE ROLE \(role) LOGIN")
-        defer {
-            _ = try? admin.execute("DROP OWNED BY \(role)")
-            _ = try? admin.execute("DROP ROLE \(role)")
-        }
-        let database = try #require(try admin.execute("SELECT current_database()").rows.first?.first.flatMap { value -> String? in
-            if case .string(let name) = value { name } else { nil }
-        })
-        try admin.execute("GRANT CREATE ON DATABASE \(PostgreSQLSQL.quoted(database)) TO \(role)")
-        try admin.execute("ALTER ROLE \(role) SET default_transaction_isolation = 'serializable'")
-        try admin.execute("ALTER ROLE \(role) SET default_transaction_read_only = on")
-
-        var components = try #require(URLComponents(url: directory.postgreSQLSchema(), resolvingAgainstBaseURL: false))
-        components.user = role
-        components.password = nil
+        let role = try TestRole("defaults", for: directory)
+        defer { role.drop() }
+        try role.configure("ALTER ROLE \(role.name) SET default_transaction_isolation = 'serializable'")
+        try role.configure("ALTER ROLE \(role.name) SET default_transaction_read_only = on")
+        let url = try role.url(directory.postgreSQLSchema())
         let container = PersistentContainer(name: "Defaults", managedObjectModel: ManagedObjectModel(Entry.self))
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: try #require(components.url), type: .postgreSQL)]
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
         try container.loadPersistentStores()
         let context = container.newBackgroundContext()
         let codes = try context.performAndWait { () throws -> [String] in
@@ -44,7 +30,7 @@ import TestSupport
         }
         #expect(codes == ["a", "c"])
         // A session of the store reports the mode its transactions start in.
-        let session = try PostgreSQLSession.connect(PostgreSQLStoreURL(try #require(components.url)))
+        let session = try PostgreSQLSession.connect(PostgreSQLStoreURL(url))
         defer { session.close() }
         let modes = try session.execute("SELECT current_setting('default_transaction_isolation'), current_setting('default_transaction_read_only')").rows
         #expect(modes == [[.string("read committed"), .string("off")]])

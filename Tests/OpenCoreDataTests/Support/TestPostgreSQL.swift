@@ -29,6 +29,46 @@ enum TestPostgreSQL {
     }
 }
 
+/// A login role made for one test on the test server (whose user must be allowed to create
+/// roles: `.ci/postgres-server`'s is a superuser), allowed to create schemas in the test database;
+/// dropped with everything it owns by `drop()`.
+struct TestRole {
+    let name: String
+    private let admin: PostgreSQLSession
+
+    /// Creates the role `ocd_PURPOSE_…` with `attributes` (`CONNECTION LIMIT 2`, …) for the test
+    /// whose folder is `directory`.
+    init(_ purpose: String, attributes: String = "", for directory: TemporaryDirectory) throws {
+        admin = try PostgreSQLSession.connect(PostgreSQLStoreURL(TestPostgreSQL.storeURL(schema: "public")))
+        name = "ocd_\(purpose)_" + directory.schemaName.suffix(12)
+        try admin.execute("CREATE ROLE \(name) LOGIN \(attributes)")
+        let database = try #require(try admin.execute("SELECT current_database()").rows.first?.first.flatMap { value -> String? in
+            if case .string(let name) = value { name } else { nil }
+        })
+        try admin.execute("GRANT CREATE ON DATABASE \(PostgreSQLSQL.quoted(database)) TO \(name)")
+    }
+
+    /// `url` (a store URL on the test server) as this role, without a password, with `parameters` added.
+    func url(_ url: URL, _ parameters: [URLQueryItem] = []) throws -> URL {
+        var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+        components.user = name
+        components.password = nil
+        components.queryItems = (components.queryItems ?? []) + parameters
+        return try #require(components.url)
+    }
+
+    /// Runs a statement as the test server's own user (to configure the role).
+    func configure(_ sql: String) throws {
+        try admin.execute(sql)
+    }
+
+    func drop() {
+        _ = try? admin.execute("DROP OWNED BY \(name)")
+        _ = try? admin.execute("DROP ROLE \(name)")
+        admin.close()
+    }
+}
+
 extension TemporaryDirectory {
     /// A store URL on the test server, in a schema dropped when this folder is removed. Asked
     /// twice, the same schema (a second coordinator opens the same store, as with a file).
