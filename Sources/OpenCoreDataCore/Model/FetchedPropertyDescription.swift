@@ -31,10 +31,33 @@ public final class FetchedPropertyDescription: PropertyDescription, @unchecked S
     }
 }
 
+/// How many fetched properties are being evaluated on this thread, one inside another: a
+/// `$FETCH_SOURCE` key path may read a fetched property, whose predicate may read this one again.
+private enum FetchedPropertyNesting {
+    @TaskLocal static var depth = 0
+    /// Deeper than this is a fetched property that needs itself to be fetched (a model from a
+    /// file is input too: found by the archive fuzzer, the recursion overflowed the stack).
+    static let limit = 16
+}
+
 extension ManagedObject {
     /// The value of a fetched property: its fetch, run in the object's context, with
     /// `$FETCH_SOURCE` and `$FETCHED_PROPERTY` key paths replaced by their values.
     func fetchedValue(of property: FetchedPropertyDescription) throws(CoreDataError) -> [ManagedObject] {
+        let depth = FetchedPropertyNesting.depth
+        guard depth < FetchedPropertyNesting.limit else {
+            throw CoreDataError(.coreData, "The fetched property '\(property.name)' of \(entity.name) needs itself to be fetched: its predicate's $FETCH_SOURCE key path reads fetched properties \(FetchedPropertyNesting.limit) levels deep, in a cycle. Change the predicate so that it reads attributes or relationships.", key: property.name)
+        }
+        do {
+            return try FetchedPropertyNesting.$depth.withValue(depth + 1) { try fetchedValueOnce(of: property) }
+        } catch let error as CoreDataError {
+            throw error
+        } catch {
+            throw CoreDataError(.coreData, "The fetched property '\(property.name)' could not be read: \(error)", key: property.name)
+        }
+    }
+
+    private func fetchedValueOnce(of property: FetchedPropertyDescription) throws(CoreDataError) -> [ManagedObject] {
         guard let context = managedObjectContext else {
             throw CoreDataError(.coreData, "The fetched property '\(property.name)' of \(entity.name) is read through the object's context; this object has none.", key: property.name)
         }

@@ -312,6 +312,51 @@ import TestSupport
         }
     }
 
+    /// Found by the archive fuzzer: a fetched property whose `$FETCH_SOURCE` key path reads
+    /// itself recursed until the stack overflowed when read.
+    @Test func aFetchedPropertyThatNeedsItselfIsAnErrorNotAStackOverflow() throws {
+        let author = EntityDescription(name: "Author", properties: [AttributeDescription(name: "alias", type: .string)])
+        author.properties.append(FetchedPropertyDescription(name: "loop", entityName: "Author", predicate: "alias == $FETCH_SOURCE.loop"))
+        author.properties.append(FetchedPropertyDescription(name: "ping", entityName: "Author", predicate: "alias == $FETCH_SOURCE.pong"))
+        author.properties.append(FetchedPropertyDescription(name: "pong", entityName: "Author", predicate: "alias == $FETCH_SOURCE.ping"))
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer.loaded(at: directory.url.appendingPathComponent("Fetched.sqlite"), model: ManagedObjectModel(entities: [author]))
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let object = ManagedObject(entity: author, insertInto: context)
+            object.setValue("ann", forKey: "alias")
+            try context.save()
+            for name in ["loop", "ping"] {
+                let error = try #require(throws: CoreDataError.self) { _ = try object.validatedValue(forKey: name) }
+                #expect(error.message.contains("needs itself to be fetched"), "\(error)")
+                #expect(object.value(forKey: name) == nil)
+            }
+        }
+    }
+
+    /// The archive fuzzer's input that found it (kept in Tests/Fixtures/Fuzz): every property of
+    /// an object of every entity reads, the cycle as nil.
+    @Test func theArchivedModelWithAFetchedPropertyCycleReadsEveryProperty() throws {
+        let model = try ManagedObjectModel(archive: Data(contentsOf: Fixtures.url("Fuzz/archive-fetched-property-cycle.keyedarchive")))
+        let directory = TemporaryDirectory()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("Cycle.sqlite"))
+        defer { try? coordinator.remove(store) }
+        let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        var fetchedPropertiesRead = 0
+        context.performAndWait {
+            for entity in model.entities where !entity.isAbstract {
+                let object = ManagedObject(entity: entity, insertInto: context)
+                for property in entity.propertiesByName.values {
+                    _ = object.value(forKey: property.name)
+                    if property is FetchedPropertyDescription { fetchedPropertiesRead += 1 }
+                }
+            }
+        }
+        #expect(fetchedPropertiesRead > 0)
+    }
+
     // MARK: - Stores
 
     /// A store of the two-entity model with one object of each entity, closed.
