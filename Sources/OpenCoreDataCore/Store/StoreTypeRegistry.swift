@@ -32,7 +32,7 @@ package enum StoreTypeRegistry {
 
     /// `url` as a store of `type` publishes it (unchanged for types that keep no secret in it).
     package static func publishedURL(_ url: URL, of type: PersistentStore.StoreType) -> URL {
-        guard type != .sqlite, type != .inMemory, let publisher = registrations.withLock({ $0[type.rawValue]?.publisher }) else { return url }
+        guard let publisher = registrations.withLock({ $0[type.rawValue]?.publisher }) else { return url }
         return publisher(url)
     }
 

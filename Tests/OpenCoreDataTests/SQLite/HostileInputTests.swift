@@ -291,13 +291,13 @@ import TestSupport
         #expect(error.message.contains("more than 1000 levels below its root entity"))
     }
 
-    /// Found by the store fuzzer: a byte patched into a store's model cache left a fetched
-    /// property with the predicate `( == $FETCH_SOURCE)`, and reading every property of an object
-    /// (as `ocd dump` does) trapped in `value(forKey:)`.
-    @Test func aFetchedPropertyWhosePredicateCannotBeParsedReadsAsNil() throws {
+    /// Runs `body` on the context's queue with a saved `Author` (alias "ann") whose entity has
+    /// the fetched properties `predicates` names (fetching authors).
+    private func withSavedAuthor(fetching predicates: [String: String], _ body: (ManagedObject) throws -> Void) throws {
         let author = EntityDescription(name: "Author", properties: [AttributeDescription(name: "alias", type: .string)])
-        author.properties.append(FetchedPropertyDescription(name: "damaged", entityName: "Author", predicate: "( == $FETCH_SOURCE) AND alias != nil"))
-        author.properties.append(FetchedPropertyDescription(name: "sound", entityName: "Author", predicate: "alias == $FETCH_SOURCE.alias"))
+        for (name, predicate) in predicates.sorted(by: { $0.key < $1.key }) {
+            author.properties.append(FetchedPropertyDescription(name: name, entityName: "Author", predicate: predicate))
+        }
         let directory = TemporaryDirectory()
         let container = try PersistentContainer.loaded(at: directory.url.appendingPathComponent("Fetched.sqlite"), model: ManagedObjectModel(entities: [author]))
         let context = container.newBackgroundContext()
@@ -305,6 +305,15 @@ import TestSupport
             let object = ManagedObject(entity: author, insertInto: context)
             object.setValue("ann", forKey: "alias")
             try context.save()
+            try body(object)
+        }
+    }
+
+    /// Found by the store fuzzer: a byte patched into a store's model cache left a fetched
+    /// property with the predicate `( == $FETCH_SOURCE)`, and reading every property of an object
+    /// (as `ocd dump` does) trapped in `value(forKey:)`.
+    @Test func aFetchedPropertyWhosePredicateCannotBeParsedReadsAsNil() throws {
+        try withSavedAuthor(fetching: ["damaged": "( == $FETCH_SOURCE) AND alias != nil", "sound": "alias == $FETCH_SOURCE.alias"]) { object in
             #expect(object.value(forKey: "damaged") == nil)
             let error = try #require(throws: CoreDataError.self) { _ = try object.validatedValue(forKey: "damaged") }
             #expect(error.message.contains("expected a key path or a value"))
@@ -315,17 +324,7 @@ import TestSupport
     /// Found by the archive fuzzer: a fetched property whose `$FETCH_SOURCE` key path reads
     /// itself recursed until the stack overflowed when read.
     @Test func aFetchedPropertyThatNeedsItselfIsAnErrorNotAStackOverflow() throws {
-        let author = EntityDescription(name: "Author", properties: [AttributeDescription(name: "alias", type: .string)])
-        author.properties.append(FetchedPropertyDescription(name: "loop", entityName: "Author", predicate: "alias == $FETCH_SOURCE.loop"))
-        author.properties.append(FetchedPropertyDescription(name: "ping", entityName: "Author", predicate: "alias == $FETCH_SOURCE.pong"))
-        author.properties.append(FetchedPropertyDescription(name: "pong", entityName: "Author", predicate: "alias == $FETCH_SOURCE.ping"))
-        let directory = TemporaryDirectory()
-        let container = try PersistentContainer.loaded(at: directory.url.appendingPathComponent("Fetched.sqlite"), model: ManagedObjectModel(entities: [author]))
-        let context = container.newBackgroundContext()
-        try context.performAndWait { () throws in
-            let object = ManagedObject(entity: author, insertInto: context)
-            object.setValue("ann", forKey: "alias")
-            try context.save()
+        try withSavedAuthor(fetching: ["loop": "alias == $FETCH_SOURCE.loop", "ping": "alias == $FETCH_SOURCE.pong", "pong": "alias == $FETCH_SOURCE.ping"]) { object in
             for name in ["loop", "ping"] {
                 let error = try #require(throws: CoreDataError.self) { _ = try object.validatedValue(forKey: name) }
                 #expect(error.message.contains("needs itself to be fetched"), "\(error)")
