@@ -216,7 +216,7 @@ extension ManagedObjectContext {
         }
         let root = entity.rootEntity
         let usesPending = parent != nil || request.includesPendingChanges
-            && (graph.pending.liveInserted(in: self).contains { $0.entity.rootEntity === root } || graph.pending.liveChanged(in: self).contains { $0.entity.rootEntity === root })
+            && (graph.pending.liveInserts(in: self).contains { $0.entity.rootEntity === root } || graph.pending.liveChanges(in: self).contains { $0.entity.rootEntity === root })
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,

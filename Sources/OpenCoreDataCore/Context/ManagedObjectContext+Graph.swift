@@ -252,22 +252,16 @@ extension ManagedObjectContext {
         for object in deleted where object.isDeletedFlag && object.managedObjectContext === self {
             prepareDeletion(of: object)
             guard object.isDeletedFlag else { continue }    // prepareForDeletion may take it back (undo)
-            let entity = object.entity
-            for relationship in entity.toOneRelationships + entity.toManyRelationships {
-                switch relationship.deleteRule {
-                case .noAction, .deny:
-                    continue
-                case .nullify, .cascade:
-                    for id in destinations(of: object, relationship) {
-                        let target = self.object(with: id)
-                        // A cascaded object is prepared while it still points back at this one.
-                        if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) {
-                            delete(target)
-                            prepareDeletion(of: target)
-                        }
-                        if let inverse = relationship.inverseRelationship, rowExists(target) {
-                            try? unlink(target, inverse, from: object.objectID)
-                        }
+            for relationship in object.entity.propagatingRelationships {
+                for id in destinations(of: object, relationship) {
+                    let target = self.object(with: id)
+                    // A cascaded object is prepared while it still points back at this one.
+                    if relationship.deleteRule == .cascade, !target.isDeletedFlag, rowExists(target) {
+                        delete(target)
+                        prepareDeletion(of: target)
+                    }
+                    if let inverse = relationship.inverseRelationship, rowExists(target) {
+                        try? unlink(target, inverse, from: object.objectID)
                     }
                 }
             }

@@ -22,7 +22,7 @@ extension ManagedObjectContext {
     /// and delete rules) and discards those that turn out inaccessible, which have no row to
     /// delete. Their store rows, if any, are left as they are.
     func discardInaccessibleObjects() {
-        for object in graph.pending.liveChanged(in: self) where object.isDeletedFlag {
+        for object in graph.pending.liveChanges(in: self) where object.isDeletedFlag {
             if object.isFaultFlag { object.willAccessValue() }
             if object.isInaccessibleFlag {
                 graph.unregister(object)

@@ -108,6 +108,17 @@ package struct PendingChanges {
         changedList.filter { Self.isLiveChange($0, in: context) }
     }
 
+    /// The objects of `liveInserted(in:)` and `liveChanged(in:)`, for one pass, without building
+    /// the lists (each is tested when the pass reaches it; the pass walks the lists as they were
+    /// when it began).
+    package func liveInserts(in context: ManagedObjectContext) -> LazyFilterSequence<[ManagedObject]> {
+        inserted.lazy.filter { Self.isLiveInsert($0, in: context) }
+    }
+
+    package func liveChanges(in context: ManagedObjectContext) -> LazyFilterSequence<[ManagedObject]> {
+        changedList.lazy.filter { Self.isLiveChange($0, in: context) }
+    }
+
     /// Every object held: inserted (live or stale) and changed.
     package var all: [ManagedObject] { inserted + changed }
 

@@ -101,6 +101,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @exclusivity(unchecked) package private(set) var validatedSlots: [Int] = []
     /// Whether some relationship has a rule checked at save (mandatory, counts).
     @exclusivity(unchecked) package private(set) var hasRelationshipRules = false
+    /// The relationships (to-one, then to-many) whose delete rule does something when an object
+    /// is deleted (nullify, cascade), and those whose rule can refuse the delete (deny): made
+    /// once, so that deleting an object of an entity without such rules builds no list.
+    @exclusivity(unchecked) package private(set) var propagatingRelationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) package private(set) var denyingRelationships: [RelationshipDescription] = []
     /// The attributes whose values a delete keeps in history (`ZTOMBSTONE<n>`), in name order.
     @exclusivity(unchecked) package private(set) var tombstoneAttributes: [AttributeDescription] = []
 
@@ -259,6 +264,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         let relationships = allProperties.compactMap { $0 as? RelationshipDescription }.filter { !$0.isTransient }
         toOneRelationships = relationships.filter { !$0.isToMany }
         toManyRelationships = relationships.filter(\.isToMany)
+        propagatingRelationships = (toOneRelationships + toManyRelationships).filter { $0.deleteRule == .nullify || $0.deleteRule == .cascade }
+        denyingRelationships = (toOneRelationships + toManyRelationships).filter { $0.deleteRule == .deny }
         toOneSlotByName = Dictionary(toOneRelationships.enumerated().map { ($1.name, storedAttributes.count + $0) }, uniquingKeysWith: { first, _ in first })
         toManyIndexByName = Dictionary(toManyRelationships.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         relationshipsByNameCache = relationshipsByName

@@ -3,9 +3,10 @@ import Foundation
 extension ManagedObject {
     /// Deny rules that refuse this object's delete.
     package func denyRuleErrors() -> [CoreDataError] {
+        let denying = entity.denyingRelationships
+        guard !denying.isEmpty, let context = managedObjectContext else { return [] }
         var errors: [CoreDataError] = []
-        guard let context = managedObjectContext else { return [] }
-        for relationship in entity.toOneRelationships + entity.toManyRelationships where relationship.deleteRule == .deny {
+        for relationship in denying {
             let remaining = context.destinations(of: self, relationship).filter { !context.object(with: $0).isDeletedFlag }
             guard !remaining.isEmpty else { continue }
             errors.append(CoreDataError(
@@ -100,10 +101,10 @@ extension ManagedObjectContext {
                 errors.append(CoreDataError(.managedObjectValidation, "Validation failed: \(error)"))
             }
         }
-        for object in graph.pending.liveInserted(in: self) {
+        for object in graph.pending.liveInserts(in: self) {
             do { try object.validateForInsert() } catch { record(error) }
         }
-        for object in graph.pending.liveChanged(in: self) {
+        for object in graph.pending.liveChanges(in: self) {
             do {
                 if object.isDeletedFlag { try object.validateForDelete() } else if !object.isFaultFlag { try object.validateForUpdate() }
             } catch { record(error) }

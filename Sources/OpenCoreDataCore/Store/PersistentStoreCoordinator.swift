@@ -346,6 +346,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
         var cached: [(ManagedObjectID, RowSnapshot)] = []
+        cached.reserveCapacity(request.updates.count)
         let number = store.number
         // Rows with derived attributes are changed by the store's triggers after the save wrote
         // them (a count follows its relationship's rows): they are read again, not cached.
