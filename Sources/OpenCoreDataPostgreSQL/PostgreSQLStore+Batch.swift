@@ -149,8 +149,7 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
         let table = try layout.mapping(for: root).table
-        var groups: [(entity: EntityDescription, keys: [Int64])] = []
-        var index: [ObjectIdentifier: Int] = [:]
+        var groups = KeysByEntity()
         let columns = store.tracksHistory ? "Z_ENT, Z_PK" + (try layout.mapping(for: root)).tableColumns.map { ", " + $0 }.joined() : "Z_ENT, Z_PK"
         for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { list, arguments in
             try session.execute("SELECT \(columns) FROM \(table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK", arguments).rows
@@ -159,15 +158,10 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
                 guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }
                 let tombstone = store.tracksHistory ? store.values(of: row, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
                 history.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
-                if let at = index[ObjectIdentifier(entity)] {
-                    groups[at].keys.append(key)
-                } else {
-                    index[ObjectIdentifier(entity)] = groups.count
-                    groups.append((entity, [key]))
-                }
+                groups.append(key, of: entity)
             }
         }
-        return groups
+        return groups.groups
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {

@@ -152,25 +152,19 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
         let table = try layout.mapping(for: root).table
-        var groups: [(entity: EntityDescription, keys: [Int64])] = []
-        var index: [ObjectIdentifier: Int] = [:]
+        var groups = KeysByEntity()
         var found: [StoreHistoryChange] = []
         let values = store.tracksHistory
         try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN (\($0))" }) { statement in
             guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
             let key = statement.int64(at: 1)
-            if let at = index[ObjectIdentifier(entity)] {
-                groups[at].keys.append(key)
-            } else {
-                index[ObjectIdentifier(entity)] = groups.count
-                groups.append((entity, [key]))
-            }
+            groups.append(key, of: entity)
             // `Z_ENT, *` puts Z_ENT, Z_PK, Z_ENT, Z_OPT before the table's columns.
             let tombstone = values ? store.readValues(statement, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
             found.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
         }
         history += found
-        return groups
+        return groups.groups
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {

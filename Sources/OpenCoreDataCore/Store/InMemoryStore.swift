@@ -253,17 +253,13 @@ package final class InMemoryStore: StoreEngine {
         var changes: [StoreHistoryChange] = []
 
         mutating func rows(_ keys: [Int64], of root: EntityDescription) -> [(entity: EntityDescription, keys: [Int64])] {
-            var groups: [(entity: EntityDescription, keys: [Int64])] = []
+            var groups = KeysByEntity()
             for key in keys {
                 guard let row = state.tables[root.name]?.rows[key] else { continue }
-                if let at = groups.firstIndex(where: { $0.entity === row.entity }) {
-                    groups[at].keys.append(key)
-                } else {
-                    groups.append((row.entity, [key]))
-                }
+                groups.append(key, of: row.entity)
                 changes.append(StoreHistoryChange(type: .delete, entity: row.entity, primaryKey: key, values: row.snapshot.values))
             }
-            return groups
+            return groups.groups
         }
 
         func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) -> [Int64] {
