@@ -148,11 +148,9 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     }
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
-        let table = try layout.mapping(for: root).table
         var groups = KeysByEntity()
-        let columns = store.tracksHistory ? "Z_ENT, Z_PK" + (try layout.mapping(for: root)).tableColumns.map { ", " + $0 }.joined() : "Z_ENT, Z_PK"
         for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { list, arguments in
-            try session.execute("SELECT \(columns) FROM \(table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK", arguments).rows
+            try session.execute(try layout.deletedRowsQuery(root, withValues: store.tracksHistory, list: list), arguments).rows
         }) {
             for row in chunkRows {
                 guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }

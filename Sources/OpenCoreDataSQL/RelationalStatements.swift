@@ -70,6 +70,15 @@ extension RelationalLayout {
         }
     }
 
+    /// The rows a batch delete is about to remove, by key: `Z_ENT, Z_PK`, then (`withValues`, for
+    /// history tombstones) the table's columns, read by the row's own entity's mapping from
+    /// column 2. In key order.
+    package func deletedRowsQuery(_ root: EntityDescription, withValues: Bool, list: String) throws -> String {
+        let mapping = try mapping(for: root)
+        let values = withValues ? mapping.tableColumns.map { ", " + $0 }.joined() : ""
+        return "SELECT Z_ENT, Z_PK\(values) FROM \(mapping.table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK"
+    }
+
     /// Removes the rows `list` of a root entity's table.
     package func removeStatement(_ root: EntityDescription, list: String) throws -> String {
         "DELETE FROM \(try mapping(for: root).table) WHERE Z_PK IN (\(list))"

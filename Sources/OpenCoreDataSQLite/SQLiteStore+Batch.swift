@@ -151,17 +151,15 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
     }
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
-        let table = try layout.mapping(for: root).table
         var groups = KeysByEntity()
         var found: [StoreHistoryChange] = []
         let values = store.tracksHistory
-        try each(keys, { "SELECT Z_ENT, * FROM \(table) WHERE Z_PK IN (\($0))" }) { statement in
+        try each(keys, { try layout.deletedRowsQuery(root, withValues: values, list: $0) }) { statement in
             guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
             let key = statement.int64(at: 1)
-            groups.append(key, of: entity)
-            // `Z_ENT, *` puts Z_ENT, Z_PK, Z_ENT, Z_OPT before the table's columns.
-            let tombstone = values ? store.readValues(statement, from: 4, mapping: try layout.mapping(for: entity), layout: layout) : nil
+            let tombstone = values ? store.readValues(statement, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
             found.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
+            groups.append(key, of: entity)
         }
         history += found
         return groups.groups

@@ -265,4 +265,43 @@ import TestSupport
             #expect(notes.allSatisfy { $0.changes?.map(\.changedObjectID.entity.name) == ["Note"] })
         }
     }
+
+    /// A batch delete that follows delete rules (cascade) reads the rows it removes before
+    /// detaching anything: their tombstones carry the preserved values, on every store.
+    @Test(arguments: StoreKind.allCases)
+    func batchDeletesThatCascadeKeepTheirTombstones(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: ManagedObjectModel(Shelf.self, Book.self), options: [NSPersistentHistoryTrackingKey: true])
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let shelf = Shelf(context: context)
+            shelf.label = "Poetry"
+            for title in ["Odes", "Sonnets"] {
+                let book = Book(context: context)
+                (book.title, book.pages, book.shelf) = (title, 100, shelf)
+            }
+            try context.save()
+            _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Shelf")))
+        }
+        let deletes = try history(context).last?.changes ?? []
+        #expect(deletes.map(\.changeType) == [.delete, .delete, .delete])
+        let tombstones = deletes.compactMap(\.tombstone)
+        #expect(Set(tombstones.compactMap { $0["label"] as? String }) == ["Poetry"])
+        #expect(Set(tombstones.compactMap { $0["title"] as? String }) == ["Odes", "Sonnets"])
+        #expect(tombstones.allSatisfy { $0["pages"] == nil })
+    }
+
+}
+
+/// A shelf whose books go with it (cascade), each keeping a value in its tombstone.
+@Managed
+final class Shelf: ManagedObject {
+    @Attribute(.preserveValueOnDeletion) var label: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Book.shelf) var books: [Book] = []
+}
+
+@Managed
+final class Book: ManagedObject {
+    var pages: Int32 = 0
+    @Attribute(.preserveValueOnDeletion) var title: String = ""
+    var shelf: Shelf?
 }
