@@ -94,7 +94,7 @@ package struct PendingChanges {
 
     /// Inserted objects still inserted in `context`, in insertion order.
     package func liveInserted(in context: ManagedObjectContext) -> [ManagedObject] {
-        inserted.filter { Self.isLiveInsert($0, in: context) }
+        Array(liveInserts(in: context))
     }
 
     /// Whether anything waits to be saved in `context`: a live insert or a listed object with
@@ -105,7 +105,7 @@ package struct PendingChanges {
 
     /// Saved objects with changes still registered in `context`.
     package func liveChanged(in context: ManagedObjectContext) -> [ManagedObject] {
-        changedList.filter { Self.isLiveChange($0, in: context) }
+        Array(liveChanges(in: context))
     }
 
     /// The objects of `liveInserted(in:)` and `liveChanged(in:)`, for one pass, without building
