@@ -118,6 +118,7 @@ extension ManagedObjectContext {
         }
         graph.pending.removeAll()
         graph.deferredDeletions = []
+        graph.announced.removeAll()
         _ = graph.takeUnprocessed()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
@@ -182,9 +183,7 @@ extension ManagedObjectContext {
         }
         if !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) {
             // Built on the context's queue and delivered synchronously on it.
-            let info = UncheckedSendable([
-                NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
-            ])
+            let info = UncheckedSendable(graph.announced.userInfo(inserted: inserted, updated: updated, deleted: deleted))
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.value)
         }
         // Objects inserted and deleted in between are named too: a controller may have shown them.

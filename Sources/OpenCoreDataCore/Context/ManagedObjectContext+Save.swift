@@ -241,7 +241,8 @@ extension ManagedObjectContext {
     /// notification, and `didSaveEvents`.
     func announceSave(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) {
         // Built and delivered on the context's queue.
-        let info = UncheckedSendable([NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+        let info = UncheckedSendable(graph.announced.userInfo(inserted: inserted, updated: updated, deleted: deleted))
+        graph.announced.removeAll()
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
         let event = SaveEvent(
             insertedObjectIDs: Set(inserted.map(\.objectID)), updatedObjectIDs: Set(updated.map(\.objectID)),

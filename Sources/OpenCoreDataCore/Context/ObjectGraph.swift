@@ -34,6 +34,8 @@ package struct ObjectGraph {
     /// Set while `save()` runs: deletions made then (by `willSave`, by cascades) are propagated
     /// whatever `propagatesDeletesAtEndOfEvent` says.
     package var isSaving = false
+    /// The object sets of the last objects-did-change notification, for the next did-save.
+    package var announced = AnnouncedChanges()
     /// Values slots had at `willChangeValue(forKey:)`, until the matching `didChangeValue(forKey:)`
     /// records the change (for undo), keyed by object and slot.
     package var changesInProgress: [ChangeInProgress: (old: ManagedValue, wasChanged: Bool)] = [:]
@@ -111,6 +113,7 @@ package struct ObjectGraph {
         registry.removeAll()
         pending.removeAll()
         deferredDeletions = []
+        announced.removeAll()
         _ = takeUnprocessed()
     }
 }

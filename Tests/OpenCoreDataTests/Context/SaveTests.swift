@@ -141,6 +141,46 @@ import TestSupport
         #expect(counts.values == [[3, 0, 0], [0, 1, 1]])
     }
 
+    /// The did-save notification names every saved object, whatever the objects-did-change
+    /// notifications before it named: its sets are made again when the save's objects are not the
+    /// last notification's (the save reuses that notification's sets only when they are the same).
+    @Test(arguments: StoreKind.allCases)
+    func didSaveNamesTheSavedObjectsNotTheLastEventsOnes(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = try stack.seededContext(ids: 0...3) { note, id in note.text1 = "saved \(id)" }
+        let changedSets = Recorder<[Set<Int32>]>()
+        let savedSets = Recorder<[Set<Int32>]>()
+        @Sendable func ids(_ info: [AnyHashable: Any]?) -> [Set<Int32>] {
+            [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey].map { key in
+                Set(((info?[key] as? Set<ManagedObject>) ?? []).compactMap { ($0 as? Note)?.id })
+            }
+        }
+        let didChange = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { changedSets.append(ids($0.userInfo)) }
+        let didSave = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: context, queue: nil) { savedSets.append(ids($0.userInfo)) }
+        defer { [didChange, didSave].forEach(NotificationCenter.default.removeObserver) }
+        try context.performAndWait { () throws in
+            let notes = try context.fetch(FetchRequest<Note>(entityName: "Note")).sorted { $0.id < $1.id }
+            notes[0].text1 = "changed in the first event"
+            context.processPendingChanges()
+            notes[1].text1 = "changed in the save's event"
+            try context.save()
+            // The same objects as the save's own event: the sets are right either way.
+            notes[2].text1 = "changed and saved"
+            try context.save()
+            // The same lists as the last notification, then a different save.
+            notes[3].text1 = "announced"
+            context.processPendingChanges()
+            context.delete(notes[3])
+            try context.save()
+        }
+        #expect(changedSets.values == [
+            [[], [0], []], [[], [1], []],
+            [[], [2], []],
+            [[], [3], []], [[], [], [3]],
+        ])
+        #expect(savedSets.values == [[[], [0, 1], []], [[], [2], []], [[], [], [3]]])
+    }
+
     /// Objects whose changes are dropped (a refresh without merging) leave the context's changes,
     /// and come back once when changed again: many of them at once (the list of changes is
     /// compacted on the way), some changed twice, one deleted after its refresh.
