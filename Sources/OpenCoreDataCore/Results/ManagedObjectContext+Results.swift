@@ -43,15 +43,19 @@ extension ManagedObjectContext {
             do {
                 let live = try make()
                 try live.start()
-                continuation.yield(element(live))
                 live.onUpdate = { [unowned live] update in
                     if update.hasChanges || update.identifiersChanged { continuation.yield(element(live)) }
                 }
                 // Held by the stream until it ends; then the results stop, on this context's queue.
+                // A handler set on a stream that has already ended never runs: one that ended
+                // before this block (dropped unread) is seen by the yield, and the handler is set
+                // before the first element so that a consumer taking it and ending the loop at once,
+                // on its own thread, cannot slip between the two (`stop` may then run twice).
                 let held = UncheckedSendable(live)
                 continuation.onTermination = { [weak self] _ in
                     self?.perform { held.value.stop() }
                 }
+                if case .terminated = continuation.yield(element(live)) { live.stop() }
             } catch {
                 continuation.finish(throwing: error)
             }

@@ -10,6 +10,11 @@ import TestSupport
         return request
     }
 
+    /// Keeps the context's queue busy until `release` is signalled (the block is queued, not awaited).
+    private func occupy(_ context: ManagedObjectContext, until release: DispatchSemaphore) {
+        context.perform { release.wait() }
+    }
+
     @Test func theFirstResultsThenEveryChangeMergedFromAnotherContext() async throws {
         let stack = try TestStack(.sqlite)
         let viewContext = stack.container.viewContext
@@ -68,6 +73,22 @@ import TestSupport
             }
         }
         // The stop is queued on the context's queue; a later block runs after it.
+        let stopped = await eventually { await context.perform { !context.hasGraphObservers } }
+        #expect(stopped)
+    }
+
+    /// A sequence that ends before the context's queue gets to start it (dropped unread while the
+    /// queue is busy) does not leave results following the context.
+    @Test func aSequenceDroppedBeforeItStartsDoesNotFollowTheContext() async throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        let release = DispatchSemaphore(value: 0)
+        occupy(context, until: release)
+        do {
+            let stream = context.results(for: request())
+            _ = stream                                       // dropped here: the stream ends
+        }
+        release.signal()
         let stopped = await eventually { await context.perform { !context.hasGraphObservers } }
         #expect(stopped)
     }
