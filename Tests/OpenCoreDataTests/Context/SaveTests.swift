@@ -26,6 +26,10 @@ import TestSupport
             #expect(error?.code == .managedObjectMerge)
             #expect(error?.code.rawValue == 133020)
             #expect(error?.message.hasPrefix("Could not merge changes.") == true)
+            // As an NSError, as Core Data's conflict handling reads it.
+            let nsError = try #require(error.map { $0 as NSError })
+            #expect(nsError.domain == NSCocoaErrorDomain && nsError.code == NSManagedObjectMergeError)
+            #expect((nsError.userInfo["conflictList"] as? [NSMergeConflict])?.first?.sourceObject === secondCopy)
             let conflict = try #require(error?.conflicts.first)
             #expect(conflict.sourceObject === secondCopy)
             #expect(conflict.oldVersionNumber == 1)

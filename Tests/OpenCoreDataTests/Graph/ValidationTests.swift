@@ -77,6 +77,24 @@ import TestSupport
         #expect(Set(error.underlyingErrors.map(\.code)) == [.validationNumberTooLarge, .validationStringPatternMatching, .validationMissingMandatoryProperty])
     }
 
+    /// Code written against `NSError` (Core Data's domain, codes and `userInfo` keys) reads the same
+    /// error.
+    @Test func validationErrorsReadAsCoreDatasNSErrors() throws {
+        let thrown = try saveError { context in
+            let owner = Owner(context: context)
+            owner.age = 200
+            owner.name = "xy"
+            _ = Pet(context: context)
+        }
+        let error = thrown as NSError
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == NSValidationMultipleErrorsError)
+        #expect(error.localizedDescription == thrown.message)
+        let detailed = try #require(error.userInfo[NSDetailedErrorsKey] as? [NSError])
+        #expect(Set(detailed.map(\.code)) == [NSValidationNumberTooLargeError, NSValidationStringPatternMatchingError, NSValidationMissingMandatoryPropertyError])
+        #expect(Set(detailed.compactMap { $0.userInfo[NSValidationKeyErrorKey] as? String }) == ["age", "name", "owner"])
+    }
+
     @Test func validObjectsSave() throws {
         let stack = try TestStack(.inMemory, model: graphModel())
         let context = stack.container.newBackgroundContext()
