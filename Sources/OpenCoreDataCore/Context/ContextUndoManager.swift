@@ -1,6 +1,7 @@
 /// Undo and redo for one context's changes: attribute values, inserts and deletes, grouped per
 /// event (a group closes at each `processPendingChanges()`, which `perform` calls after every
-/// block). Linux Foundation has no `UndoManager`; this is the part of it Core Data uses, and the
+/// block) unless ``groupsByEvent`` is off or an explicit group is open
+/// (``beginUndoGrouping()`` … ``endUndoGrouping()``, which may span several events). Linux Foundation has no `UndoManager`; this is the part of it Core Data uses, and the
 /// `OpenCoreData` module calls it `UndoManager` where Foundation has none.
 ///
 /// ```swift
@@ -28,9 +29,19 @@ public final class ContextUndoManager {
         case delete(ManagedObject)
     }
 
+    /// One group of changes, undone and redone together, and the action name it was given.
+    private struct Group {
+        var records: [Record]
+        var name: String
+    }
+
     private var open: [Record] = []
-    private var undoStack: [[Record]] = []
-    private var redoStack: [[Record]] = []
+    /// The name ``setActionName(_:)`` gave the group being recorded.
+    private var openName = ""
+    private var undoStack: [Group] = []
+    private var redoStack: [Group] = []
+    /// How many ``disableUndoRegistration()`` calls are not balanced yet.
+    private var disabledCount = 0
     /// Set while undoing or redoing: the changes made then are not recorded again.
     private var isReplaying = false
     /// Weak: the context owns its undo manager, and an undo manager kept after its context is
@@ -40,6 +51,17 @@ public final class ContextUndoManager {
     /// How many groups are kept (0: unlimited).
     public var levelsOfUndo: Int = 0
 
+    /// Whether each event of the context (each `processPendingChanges()`) closes a group
+    /// (`true`, the default). When `false`, changes gather until ``endUndoGrouping()`` or
+    /// ``undo()``.
+    public var groupsByEvent = true
+
+    /// How many explicit groups are open (``beginUndoGrouping()`` calls not ended yet).
+    public private(set) var groupingLevel = 0
+
+    /// Whether changes are recorded (no ``disableUndoRegistration()`` is in force).
+    public var isUndoRegistrationEnabled: Bool { disabledCount == 0 }
+
     /// Makes an undo manager; assign it to a context's `undoManager`.
     public init() {}
 
@@ -48,38 +70,95 @@ public final class ContextUndoManager {
     /// Whether there is a group to redo.
     public var canRedo: Bool { !redoStack.isEmpty }
 
-    /// Undoes the last group of changes.
+    /// The name of the group ``undo()`` would undo (empty when it has none).
+    public var undoActionName: String { open.isEmpty ? undoStack.last?.name ?? "" : openName }
+    /// The name of the group ``redo()`` would redo (empty when it has none).
+    public var redoActionName: String { redoStack.last?.name ?? "" }
+
+    /// Undoes the last group of changes. An explicit group still open at the outermost level is
+    /// ended first (as Foundation's undo manager does); undoing inside nested groups is a
+    /// programmer error and traps.
     public func undo() {
+        precondition(groupingLevel <= 1, "undo() was called inside \(groupingLevel) nested undo groups: end them with endUndoGrouping() first.")
+        groupingLevel = 0
         closeGroup()
         guard let group = undoStack.popLast(), let context else { return }
-        replay(group.reversed(), in: context, undoing: true)
+        replay(group.records.reversed(), in: context, undoing: true)
         redoStack.append(group)
     }
 
     /// Redoes the last undone group.
     public func redo() {
         guard let group = redoStack.popLast(), let context else { return }
-        replay(group, in: context, undoing: false)
+        replay(group.records, in: context, undoing: false)
         undoStack.append(group)
     }
 
-    /// Forgets every recorded change.
+    /// Forgets every recorded change (open groups included).
     public func removeAllActions() {
         open.removeAll()
+        openName = ""
         undoStack.removeAll()
         redoStack.removeAll()
+        groupingLevel = 0
+    }
+
+    /// Opens a group: the changes until the matching ``endUndoGrouping()`` are undone together,
+    /// whatever events they span. Changes recorded before it form a group of their own. Groups
+    /// nest; only the outermost one becomes a group of its own. Mirrors `beginUndoGrouping()`.
+    public func beginUndoGrouping() {
+        if groupingLevel == 0 { closeGroup() }
+        groupingLevel += 1
+    }
+
+    /// Closes the group the last ``beginUndoGrouping()`` opened. Ending a group that was never
+    /// begun is a programmer error and traps, as in Foundation. Mirrors `endUndoGrouping()`.
+    public func endUndoGrouping() {
+        precondition(groupingLevel > 0, "endUndoGrouping() was called without a matching beginUndoGrouping().")
+        groupingLevel -= 1
+        if groupingLevel == 0 { closeGroup() }
+    }
+
+    /// Stops recording changes until the matching ``enableUndoRegistration()`` (calls nest): the
+    /// changes made meanwhile cannot be undone. Mirrors `disableUndoRegistration()`.
+    public func disableUndoRegistration() {
+        disabledCount += 1
+    }
+
+    /// Balances one ``disableUndoRegistration()``; one without a match is a programmer error and
+    /// traps, as in Foundation. Mirrors `enableUndoRegistration()`.
+    public func enableUndoRegistration() {
+        precondition(disabledCount > 0, "enableUndoRegistration() was called without a matching disableUndoRegistration().")
+        disabledCount -= 1
+    }
+
+    /// Names the group being recorded (the last closed one when nothing is being recorded), for
+    /// menus ("Undo Rename"). Mirrors `setActionName(_:)`.
+    public func setActionName(_ name: String) {
+        if open.isEmpty && groupingLevel == 0, !undoStack.isEmpty {
+            undoStack[undoStack.count - 1].name = name
+        } else {
+            openName = name
+        }
     }
 
     func record(_ record: Record) {
-        guard !isReplaying else { return }
+        guard !isReplaying, disabledCount == 0 else { return }
         open.append(record)
     }
 
-    /// Ends the current group (at the end of an event).
-    func closeGroup() {
+    /// The end of one of the context's events: closes the group unless an explicit group is open
+    /// or ``groupsByEvent`` is off.
+    func endEvent() {
+        if groupsByEvent && groupingLevel == 0 { closeGroup() }
+    }
+
+    /// Ends the group being recorded.
+    private func closeGroup() {
         guard !open.isEmpty else { return }
-        undoStack.append(open)
+        undoStack.append(Group(records: open, name: openName))
         open.removeAll()
+        openName = ""
         redoStack.removeAll()
         if levelsOfUndo > 0 && undoStack.count > levelsOfUndo { undoStack.removeFirst(undoStack.count - levelsOfUndo) }
     }

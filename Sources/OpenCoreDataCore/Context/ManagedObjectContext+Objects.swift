@@ -143,7 +143,7 @@ extension ManagedObjectContext {
     /// block and `save()` before saving.
     public func processPendingChanges() {
         checkQueue("processPendingChanges()")
-        defer { undoStorage?.closeGroup() }      // one undo group per event
+        defer { undoStorage?.endEvent() }      // one undo group per event (unless grouped otherwise)
         let propagates = graph.propagatesDeletesAtEndOfEvent || graph.isSaving
         guard !graph.unprocessed.isEmpty || (propagates && !graph.deferredDeletions.isEmpty) else { return }
         if propagates && !graph.deferredDeletions.isEmpty {

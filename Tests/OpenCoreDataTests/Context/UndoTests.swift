@@ -242,4 +242,59 @@ import TestSupport
             #expect(try context.fetch(Note.fetchRequest()).isEmpty)
         }
     }
+
+    /// Explicit groups span events and nest; registration can be switched off; groups carry
+    /// action names; with `groupsByEvent` off, events do not close groups.
+    @Test func groupingRegistrationAndActionNamesAsFoundationsUndoManager() throws {
+        let stack = try TestStack(.inMemory)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let undo = UndoManager()
+            context.undoManager = undo
+            let note = Note(context: context)
+            note.text1 = "start"
+            try context.save()
+            undo.removeAllActions()
+
+            note.text1 = "before the group"
+            undo.beginUndoGrouping()                       // the change before is a group of its own
+            note.text1 = "one"
+            context.processPendingChanges()
+            undo.beginUndoGrouping()                       // nested: folds into the outer group
+            note.text2 = "two"
+            context.processPendingChanges()
+            undo.endUndoGrouping()
+            #expect(undo.groupingLevel == 1)
+            note.text3 = "three"
+            context.processPendingChanges()
+            undo.setActionName("Edit All")
+            undo.endUndoGrouping()
+            #expect(undo.undoActionName == "Edit All")
+
+            undo.disableUndoRegistration()
+            #expect(!undo.isUndoRegistrationEnabled)
+            note.id = 42                                   // not recorded: cannot be undone
+            context.processPendingChanges()
+            undo.enableUndoRegistration()
+
+            context.undo()                                 // the whole explicit group
+            #expect(note.text1 == "before the group" && note.text2 == nil && note.text3 == nil)
+            #expect(note.id == 42)
+            #expect(undo.redoActionName == "Edit All")
+            context.undo()
+            #expect(note.text1 == "start")
+            context.redo()
+            context.redo()
+            #expect(note.text1 == "one" && note.text2 == "two" && note.text3 == "three")
+
+            undo.removeAllActions()
+            undo.groupsByEvent = false                      // events no longer close groups
+            note.text1 = "a"
+            context.processPendingChanges()
+            note.text2 = "b"
+            context.processPendingChanges()
+            context.undo()
+            #expect(note.text1 == "one" && note.text2 == "two")
+        }
+    }
 }
