@@ -52,6 +52,10 @@ public let NSDeletedObjectsKey = "deleted"
 public let NSRefreshedObjectsKey = "refreshed"
 /// The `userInfo` key of invalidated objects in change notifications.
 public let NSInvalidatedObjectsKey = "invalidated"
+/// The `userInfo` key saying that every object of the context was invalidated: the
+/// objects-did-change notification ``ManagedObjectContext/reset()`` posts carries it, with the
+/// IDs of the objects the context held (`[ManagedObjectID]`).
+public let NSInvalidatedAllObjectsKey = "invalidatedAll"
 
 /// Store option: record persistent history (`NSPersistentHistoryTrackingKey`).
 public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
@@ -100,6 +104,36 @@ extension Notification.Name {
     /// Posted by a context after it merged changes
     /// (``ManagedObjectContext/didMergeChangesObjectIDsNotification``).
     public static let NSManagedObjectContextDidMergeChangesObjectIDs = ManagedObjectContext.didMergeChangesObjectIDsNotification
+}
+
+extension ManagedObjectContext {
+    /// Core Data's Swift name for `.NSManagedObjectContextDidSave`.
+    public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
+    /// Core Data's Swift name for `.NSManagedObjectContextObjectsDidChange`.
+    public static let didChangeObjectsNotification = Notification.Name.NSManagedObjectContextObjectsDidChange
+
+    /// The `userInfo` keys of the contexts' notifications, as Core Data's Swift names them
+    /// (`userInfo[NotificationKey.insertedObjects.rawValue]`).
+    public enum NotificationKey: String, Sendable {
+        /// `NSInsertedObjectsKey`: a `Set` of the inserted objects.
+        case insertedObjects = "inserted"
+        /// `NSUpdatedObjectsKey`: a `Set` of the updated objects.
+        case updatedObjects = "updated"
+        /// `NSDeletedObjectsKey`: a `Set` of the deleted objects.
+        case deletedObjects = "deleted"
+        /// `NSRefreshedObjectsKey`: a `Set` of the objects refreshed by a merge.
+        case refreshedObjects = "refreshed"
+        /// `NSInvalidatedObjectsKey`.
+        case invalidatedObjects = "invalidated"
+        /// `NSInvalidatedAllObjectsKey`: posted by `reset()`.
+        case invalidatedAllObjects = "invalidatedAll"
+        /// `NSInsertedObjectIDsKey`: a `Set` of the inserted objects' IDs.
+        case insertedObjectIDs = "inserted_objectIDs"
+        /// `NSUpdatedObjectIDsKey`: a `Set` of the updated objects' IDs.
+        case updatedObjectIDs = "updated_objectIDs"
+        /// `NSDeletedObjectIDsKey`: a `Set` of the deleted objects' IDs.
+        case deletedObjectIDs = "deleted_objectIDs"
+    }
 }
 
 /// Core Data's name for what a fetch request returns; `NSFetchRequest<NSFetchRequestResult>` is

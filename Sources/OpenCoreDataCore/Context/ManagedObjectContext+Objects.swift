@@ -129,12 +129,19 @@ extension ManagedObjectContext {
     public func reset() {
         checkQueue("reset()")
         for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
-        graph.registry.forEachObject { $0.managedObjectContext = nil }
+        var invalidated: [ManagedObjectID] = []
+        invalidated.reserveCapacity(graph.registry.count)
+        graph.registry.forEachObject { object in
+            invalidated.append(object.objectID)
+            object.managedObjectContext = nil
+        }
         graph.removeAll()
         advanceQueryGeneration()
         relationshipReadFailure = nil
         undoStorage?.removeAllActions()
         tellGraphObservers(GraphChange(everything: true))
+        // As Core Data does: observers learn that every object they held is gone.
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: invalidated])
     }
 
     /// Brings the object graph up to date with the changes made since the last call: objects
