@@ -27,6 +27,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
     private let mergingContexts = Locked<[WeakContext]>([])
     private let didSaveEventsBroadcaster = EventBroadcaster<SaveEvent>()
+    /// Runs the blocks given to `perform` in order, one at a time (`performAndWait` blocks
+    /// take `performLock` too; see PersistentStoreCoordinator+Perform.swift).
+    let performQueue = DispatchQueue(label: "OpenCoreData.PersistentStoreCoordinator.perform")
+    /// Held while a `perform` or `performAndWait` block runs; recursive, so that a block may call
+    /// `performAndWait` again.
+    let performLock = NSRecursiveLock()
 
     /// Makes a coordinator for a model. Mirrors `init(managedObjectModel:)`.
     public init(managedObjectModel model: ManagedObjectModel) {
