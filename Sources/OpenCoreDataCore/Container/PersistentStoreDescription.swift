@@ -19,6 +19,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
         var shouldAddStoreAsynchronously = false
         var shouldMigrateStoreAutomatically = true
         var shouldInferMappingModelAutomatically = true
+        var cloudKitContainerOptions: PersistentCloudKitContainerOptions?
     }
     private let state: Locked<State>
 
@@ -52,6 +53,13 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
     public var configuration: String? {
         get { state.withLock { $0.configuration } }
         set { state.withLock { $0.configuration = newValue } }
+    }
+    /// The CloudKit container a store would sync with on Apple's platforms. Kept, and nothing
+    /// more: OpenCoreData does not sync, and the store works locally with or without it (see
+    /// ``PersistentCloudKitContainerOptions``). Mirrors `cloudKitContainerOptions`.
+    public var cloudKitContainerOptions: PersistentCloudKitContainerOptions? {
+        get { state.withLock { $0.cloudKitContainerOptions } }
+        set { state.withLock { $0.cloudKitContainerOptions = newValue } }
     }
     /// The options passed to the store.
     public var options: [String: any Sendable] { state.withLock { $0.options } }
