@@ -31,6 +31,14 @@ public final class FetchSortDescriptor: Sendable, CustomStringConvertible, Equat
         self.selector = selector
     }
 
+    /// Makes a sort descriptor from a key path of a `@Managed` class, as Xcode's templates write
+    /// it: `NSSortDescriptor(keyPath: \Item.timestamp, ascending: true)`. A key path that names
+    /// no modeled property (a computed one) keeps its description as the key, and the fetch that
+    /// uses it fails naming it. Mirrors `init(keyPath:ascending:)`.
+    public convenience init<Root: ManagedEntity, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
+        self.init(key: Root.makeEntityDescription().name(for: keyPath) ?? String(describing: keyPath), ascending: ascending)
+    }
+
     /// The same key in the opposite order.
     public var reversedSortDescriptor: FetchSortDescriptor {
         selector.map { FetchSortDescriptor(key: key, ascending: !ascending, selector: $0) } ?? FetchSortDescriptor(key: key, ascending: !ascending)

@@ -93,6 +93,10 @@ private func ids(_ context: ManagedObjectContext, _ predicate: NSPredicate?, sor
         // nil sorts first ascending, as in SQLite; ties fall back to the primary key.
         #expect(try ids(context, nil, sort: [NSSortDescriptor(key: "text1", ascending: true)]) == [2, 4, 6, 8, 10, 1, 3, 5, 7, 9])
         #expect(try ids(context, nil, sort: [NSSortDescriptor(key: "text2", ascending: false), NSSortDescriptor(key: "id", ascending: false)]) == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
+        // Key paths, as Xcode's templates write them.
+        #expect(try ids(context, nil, sort: [NSSortDescriptor(keyPath: \Note.text1, ascending: false), NSSortDescriptor(keyPath: \Note.id, ascending: true)])
+                == [9, 7, 5, 3, 1, 2, 4, 6, 8, 10])
+        #expect(NSSortDescriptor(keyPath: \Note.id, ascending: false) == NSSortDescriptor(key: "id", ascending: false))
         try context.performAndWait { () throws in
             let request = Note.fetchRequest()
             request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
