@@ -14,6 +14,7 @@ extension PersistentStoreCoordinator {
             throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory.")
         }
         for store in persistentStores where store.url?.standardizedFileURL == url.standardizedFileURL { try remove(store) }
+        if url.namesInMemorySQLiteStore { return }      // in memory: nothing on disk
         try SQLiteStore.destroy(at: url, options: try SQLiteStoreOptions(options: options))
     }
 
@@ -25,8 +26,8 @@ extension PersistentStoreCoordinator {
     public func replacePersistentStore(at destinationURL: URL, destinationOptions: [String: any Sendable] = [:],
                                        withPersistentStoreFrom sourceURL: URL, sourceOptions: [String: any Sendable] = [:],
                                        type: PersistentStore.StoreType) throws {
-        guard type == .sqlite else {
-            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores can be replaced from a file; '\(type.rawValue)' has none.")
+        guard type == .sqlite, !destinationURL.namesInMemorySQLiteStore, !sourceURL.namesInMemorySQLiteStore else {
+            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores in files can be replaced from a file; '\(type.rawValue)' (or a store at /dev/null, in memory) has none.")
         }
         if persistentStores.contains(where: { $0.url?.standardizedFileURL == destinationURL.standardizedFileURL }) {
             throw CoreDataError(.persistentStoreOperation, "The store at \(destinationURL.path) is open in this coordinator; remove it (remove(_:)) before replacing it, then add it again.")
@@ -40,8 +41,8 @@ extension PersistentStoreCoordinator {
     /// `setMetadata(_:forPersistentStoreOfType:at:options:)`.
     public static func setMetadata(_ metadata: [String: Any], forPersistentStoreOfType type: PersistentStore.StoreType, at url: URL,
                                    options: [String: any Sendable] = [:]) throws {
-        guard type == .sqlite else {
-            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' has none.")
+        guard type == .sqlite, !url.namesInMemorySQLiteStore else {
+            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' at \(url.path) has none.")
         }
         try SQLiteStore.setMetadata(metadata, at: url, options: try SQLiteStoreOptions(options: options))
     }

@@ -34,6 +34,11 @@ extension PersistentStoreCoordinator {
             guard let url else {
                 throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
             }
+            if url.namesInMemorySQLiteStore {
+                // Core Data's in-memory SQLite store: nothing on disk, nothing to migrate.
+                engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
+                break
+            }
             let readOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
             let connectionOptions = try SQLiteStoreOptions(options: options)
             if !readOnly, let stages = options[NSPersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
@@ -70,8 +75,8 @@ extension PersistentStoreCoordinator {
     /// `metadataForPersistentStore(type:at:options:)`: `NSStoreType`, `NSStoreUUID`,
     /// `NSStoreModelVersionHashes` (`[String: Data]`), …
     public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
-        guard type == .sqlite else {
-            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' has none.")
+        guard type == .sqlite, !url.namesInMemorySQLiteStore else {
+            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' at \(url.path) has none.")
         }
         return try SQLiteStore.metadata(at: url)
     }
@@ -102,7 +107,7 @@ extension PersistentStoreCoordinator {
             throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) is not part of this coordinator; add it before migrating it.")
         }
         try managedObjectModel.freeze()
-        let staging = type == .sqlite ? try SQLiteStore.stagingFile(for: url) : nil
+        let staging = type == .sqlite && !url.namesInMemorySQLiteStore ? try SQLiteStore.stagingFile(for: url) : nil
         if let staging {
             // The destination itself must hold no objects either (Core Data's rule).
             if FileManager.default.fileExists(atPath: url.path) {
