@@ -40,8 +40,16 @@ public final class PersistentHistoryChangeRequest: @unchecked Sendable {
     /// The stores whose history is read or deleted (`nil`: every store that records history).
     /// Mirrors `affectedStores`.
     public var affectedStores: [PersistentStore]?
-    /// Set by `fetchHistory(withFetchRequest:)`.
-    package var filter: HistoryFilter?
+    /// Which transactions (or changes) of those after the bound to keep: a request on
+    /// ``PersistentHistoryTransaction/entityDescription`` or
+    /// ``PersistentHistoryChange/entityDescription`` with a predicate and a `fetchLimit`, as Apple's
+    /// samples set it (`changeRequest.fetchRequest = NSPersistentHistoryTransaction.fetchRequest`
+    /// with a predicate on `author`). Mirrors `fetchRequest`.
+    public var fetchRequest: FetchRequest<ManagedObject>?
+    /// The filter `fetchRequest` stands for.
+    package var filter: HistoryFilter? {
+        fetchRequest.map { HistoryFilter(entityName: $0.entity?.name ?? $0.entityName ?? "", predicate: $0.predicate, limit: $0.fetchLimit) }
+    }
 
     private init(bound: Bound, isDelete: Bool) {
         self.bound = bound
@@ -102,7 +110,7 @@ extension PersistentHistoryChangeRequest {
     /// transactions. Mirrors `fetchHistory(withFetchRequest:)`.
     public static func fetchHistory(withFetchRequest request: FetchRequest<ManagedObject>) -> PersistentHistoryChangeRequest {
         let result = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
-        result.filter = HistoryFilter(entityName: request.entity?.name ?? request.entityName ?? "", predicate: request.predicate, limit: request.fetchLimit)
+        result.fetchRequest = request
         return result
     }
 }
@@ -166,8 +174,10 @@ extension PersistentHistoryTransaction {
     /// `NSPersistentHistoryTransaction.entityDescription`.
     public static var entityDescription: EntityDescription { historyModel.entities[0] }
 
-    /// A fetch request for transactions: set its predicate (`author == "importer"`, …).
-    public static var fetchRequest: FetchRequest<ManagedObject> { historyFetchRequest(entityDescription) }
+    /// A fetch request for transactions: set its predicate (`author == "importer"`, …). Optional,
+    /// as Core Data declares it (`if let request = NSPersistentHistoryTransaction.fetchRequest`);
+    /// never `nil`. Mirrors `NSPersistentHistoryTransaction.fetchRequest`.
+    public static var fetchRequest: FetchRequest<ManagedObject>? { historyFetchRequest(entityDescription) }
 
     /// The values in the slot order of `entityDescription`.
     var filterValues: [ManagedValue] {
@@ -185,8 +195,9 @@ extension PersistentHistoryChange {
     /// `NSPersistentHistoryChange.entityDescription`.
     public static var entityDescription: EntityDescription { historyModel.entities[1] }
 
-    /// A fetch request for changes: set its predicate (`changedEntity == "Quake"`, …).
-    public static var fetchRequest: FetchRequest<ManagedObject> { historyFetchRequest(entityDescription) }
+    /// A fetch request for changes: set its predicate (`changedEntity == "Quake"`, …). Optional,
+    /// as Core Data declares it; never `nil`. Mirrors `NSPersistentHistoryChange.fetchRequest`.
+    public static var fetchRequest: FetchRequest<ManagedObject>? { historyFetchRequest(entityDescription) }
 
     /// The values in the slot order of `entityDescription`.
     var filterValues: [ManagedValue] {

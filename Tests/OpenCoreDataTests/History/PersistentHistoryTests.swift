@@ -253,12 +253,22 @@ import TestSupport
                 Note(context: context).id = 1
                 try context.save()
             }
-            let byAuthor = PersistentHistoryTransaction.fetchRequest
+            let byAuthor = try #require(PersistentHistoryTransaction.fetchRequest)
             byAuthor.predicate = NSPredicate(format: "author == %@", "importer")
             let imported = try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetchRequest: byAuthor)).transactions
             #expect(imported.count == 2 && imported.allSatisfy { $0.author == "importer" })
 
-            let byEntity = PersistentHistoryChange.fetchRequest
+            // Apple's pattern: the transactions after a token, without the app's own.
+            let first = try #require(imported.first?.token)
+            let changeRequest = NSPersistentHistoryChangeRequest.fetchHistory(after: first)
+            if let historyFetchRequest = NSPersistentHistoryTransaction.fetchRequest {
+                historyFetchRequest.predicate = NSPredicate(format: "%K != %@", "author", "ui")
+                changeRequest.fetchRequest = historyFetchRequest
+            }
+            let others = try context.execute(changeRequest).transactions
+            #expect(others.map(\.author) == ["importer"] && others.first?.token == imported.last?.token)
+
+            let byEntity = try #require(PersistentHistoryChange.fetchRequest)
             byEntity.predicate = NSPredicate(format: "changedEntity == %@ AND changeType == 0", "Note")
             let notes = try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetchRequest: byEntity)).transactions
             #expect(notes.count == 3)
