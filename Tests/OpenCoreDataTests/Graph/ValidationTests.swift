@@ -66,13 +66,19 @@ import TestSupport
         #expect(error.key == "pets")
     }
 
-    @Test func severalErrorsComeTogetherAs1560() throws {
-        let error = try saveError { context in
+    /// The error of a save with three invalid values: an age too large, a name against its
+    /// pattern, a pet without its mandatory owner.
+    private func threeErrors() throws -> CoreDataError {
+        try saveError { context in
             let owner = Owner(context: context)
             owner.age = 200
             owner.name = "xy"
             _ = Pet(context: context)
         }
+    }
+
+    @Test func severalErrorsComeTogetherAs1560() throws {
+        let error = try threeErrors()
         #expect(error.code == .validationMultipleErrors)
         #expect(Set(error.underlyingErrors.map(\.code)) == [.validationNumberTooLarge, .validationStringPatternMatching, .validationMissingMandatoryProperty])
     }
@@ -80,12 +86,7 @@ import TestSupport
     /// Code written against `NSError` (Core Data's domain, codes and `userInfo` keys) reads the same
     /// error.
     @Test func validationErrorsReadAsCoreDatasNSErrors() throws {
-        let thrown = try saveError { context in
-            let owner = Owner(context: context)
-            owner.age = 200
-            owner.name = "xy"
-            _ = Pet(context: context)
-        }
+        let thrown = try threeErrors()
         let error = thrown as NSError
         #expect(error.domain == NSCocoaErrorDomain)
         #expect(error.code == NSValidationMultipleErrorsError)
