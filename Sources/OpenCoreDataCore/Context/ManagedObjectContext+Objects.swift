@@ -124,8 +124,9 @@ extension ManagedObjectContext {
         undoStorage?.removeAllActions()
     }
 
-    /// Forgets every registered object, every unsaved change and what the undo manager holds.
-    /// Objects from before the reset must not be used afterwards.
+    /// Forgets every registered object, every unsaved change and what the undo manager holds,
+    /// then posts `.NSManagedObjectContextObjectsDidChange` with `NSInvalidatedAllObjectsKey` (the
+    /// IDs of the objects it held). Objects from before the reset must not be used afterwards.
     public func reset() {
         checkQueue("reset()")
         for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
