@@ -14,6 +14,8 @@ import Foundation
 public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equatable {
     package let parsed: Result<PredicateNode, CoreDataError>
     private let source: String
+    /// The test of a predicate made with ``init(block:)``; `nil` for format predicates.
+    private let block: (@Sendable (Any?, [String: Any]?) -> Bool)?
 
     /// Parses `format`, substituting `arguments` for `%@`, `%K`, `%d`, `%i`, `%ld`, `%lld`, `%u`,
     /// `%f`, `%lf`, `%s` in order. Mirrors `NSPredicate(format:_:)`.
@@ -24,6 +26,7 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     /// Parses `format` with an array of arguments. Mirrors `NSPredicate(format:argumentArray:)`.
     public init(format: String, argumentArray arguments: [Any]?) {
         source = format
+        block = nil
         do throws(CoreDataError) {
             parsed = .success(try PredicateParser.parse(format, arguments: arguments ?? []))
         } catch {
@@ -34,17 +37,30 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     /// A predicate that is always true or always false. Mirrors `NSPredicate(value:)`.
     public init(value: Bool) {
         source = value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        block = nil
         parsed = .success(.constant(value))
     }
 
     package init(node: PredicateNode) {
         parsed = .success(node)
         source = node.description
+        block = nil
     }
 
     package init(failure: CoreDataError, source: String) {
         parsed = .failure(failure)
         self.source = source
+        block = nil
+    }
+
+    /// A predicate that runs `block` on the object (the second argument is `nil`), for testing
+    /// objects in memory with ``evaluate(with:)``. A fetch request cannot use one (stores test
+    /// predicates in SQL, as Core Data's SQLite store refuses block predicates): its fetch throws
+    /// 134060. Mirrors `NSPredicate(block:)`.
+    public init(block: @escaping @Sendable (Any?, [String: Any]?) -> Bool) {
+        source = "BLOCKPREDICATE"
+        parsed = .failure(CoreDataError(.coreData, "A block predicate (NSPredicate(block:)) cannot be used in a fetch request: stores test predicates in SQL. Write it in format syntax, or fetch without it and filter the objects with predicate.evaluate(with:)."))
+        self.block = block
     }
 
     /// The predicate in format syntax, with arguments substituted; parsing it gives the same
@@ -76,6 +92,7 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
 
     /// Whether `object` matches the predicate, evaluated in memory.
     public func evaluate(with object: ManagedObject) throws -> Bool {
+        if let block { return block(object, nil) }
         let bound = try bind(to: object.entity)
         guard let context = object.managedObjectContext else {
             object.willAccessValue()
@@ -95,7 +112,7 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     public static func == (lhs: FetchPredicate, rhs: FetchPredicate) -> Bool {
         switch (lhs.parsed, rhs.parsed) {
         case (.success(let a), .success(let b)): a == b
-        default: lhs.source == rhs.source
+        default: lhs === rhs || (lhs.block == nil && rhs.block == nil && lhs.source == rhs.source)
         }
     }
 }

@@ -85,6 +85,21 @@ private func ids(_ context: ManagedObjectContext, _ predicate: NSPredicate?, sor
         }
     }
 
+    /// `NSPredicate(block:)` tests objects in memory; a fetch request refuses it with 134060.
+    @Test(arguments: StoreKind.allCases)
+    func blockPredicatesTestObjectsInMemoryAndAreRefusedByFetches(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = try seed(stack)
+        let even = NSPredicate { object, _ in ((object as? Note)?.id ?? 1) % 2 == 0 }
+        #expect(even == even && even != NSPredicate { _, _ in true })
+        let error = #expect(throws: CoreDataError.self) { try ids(context, even) }
+        #expect(error?.code == .coreData)
+        let kept = try context.performAndWait { () throws in
+            try context.fetch(Note.fetchRequest()).filter { try even.evaluate(with: $0) }.map(\.id).sorted()
+        }
+        #expect(kept == [2, 4, 6, 8, 10])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func sortingLimitsAndOffsets(kind: StoreKind) throws {
         let stack = try TestStack(kind)
