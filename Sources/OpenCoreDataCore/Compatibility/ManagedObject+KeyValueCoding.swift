@@ -21,9 +21,7 @@ extension ManagedObject {
         switch value {
         case let next as ManagedObject:
             return Self.value(of: next, rest)
-        case let members as Set<ManagedObject>:
-            return Set(members.compactMap { Self.value(of: $0, rest) as? AnyHashable })
-        case let members as [ManagedObject]:
+        case let members as any Collection<ManagedObject>:       // a to-many, ordered or not
             return Set(members.compactMap { Self.value(of: $0, rest) as? AnyHashable })
         case nil:
             return nil

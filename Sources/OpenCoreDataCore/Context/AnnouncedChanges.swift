@@ -17,7 +17,8 @@ package struct AnnouncedChanges {
     /// The notification's user info for these lists: the sets made last time when the lists are
     /// the same, else new sets (kept for the next call).
     package mutating func userInfo(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) -> [String: Set<ManagedObject>] {
-        if let info, Self.same(lists.inserted, inserted), Self.same(lists.updated, updated), Self.same(lists.deleted, deleted) {
+        if let info, lists.inserted.elementsEqual(inserted, by: ===), lists.updated.elementsEqual(updated, by: ===),
+           lists.deleted.elementsEqual(deleted, by: ===) {
             return info
         }
         let made = [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)]
@@ -30,12 +31,5 @@ package struct AnnouncedChanges {
     package mutating func removeAll() {
         lists = ([], [], [])
         info = nil
-    }
-
-    /// Whether two lists hold the same objects in the same order.
-    private static func same(_ a: [ManagedObject], _ b: [ManagedObject]) -> Bool {
-        guard a.count == b.count else { return false }
-        for index in a.indices where a[index] !== b[index] { return false }
-        return true
     }
 }
