@@ -148,14 +148,19 @@ package final class PostgreSQLSession: Sendable {
     /// notification on `channel`, from any session on any machine, until the returned listener
     /// is stopped or the session closed. The channel is an identifier (it is quoted).
     package func listen(_ channel: String, handler: @escaping @Sendable (String) -> Void) throws -> PostgreSQLListener {
-        let context = connection.addListener(channel: channel) { _, notification in handler(notification.payload) }
+        // postgres-nio's `stop()` takes effect later, on the event loop; until then notifications
+        // still arrive. The flag, set at once by `PostgreSQLListener.stop()`, drops them.
+        let stopped = Locked(false)
+        let context = connection.addListener(channel: channel) { _, notification in
+            if !stopped.withLock({ $0 }) { handler(notification.payload) }
+        }
         do {
             try execute("LISTEN " + PostgreSQLSQL.quoted(channel))
         } catch {
             context.stop()
             throw error
         }
-        return PostgreSQLListener(context: context)
+        return PostgreSQLListener(context: context, stopped: stopped)
     }
 
     /// Sends `payload` to every listener of `channel` (delivered when the caller's transaction,
@@ -265,14 +270,19 @@ package final class PostgreSQLSession: Sendable {
 /// A subscription to a notification channel (``PostgreSQLSession/listen(_:handler:)``).
 package final class PostgreSQLListener: Sendable {
     private let context: PostgresListenContext
+    private let stopped: Locked<Bool>
 
-    init(context: PostgresListenContext) {
+    init(context: PostgresListenContext, stopped: Locked<Bool>) {
         self.context = context
+        self.stopped = stopped
     }
 
-    /// Stops the handler. The server keeps sending until the session is closed (which
-    /// ``PostgreSQLChangeWatcher`` does next) or `UNLISTEN` is sent: nothing waits on the network here.
+    /// Stops the handler: a notification that arrives after this returns is not delivered (one
+    /// being delivered at that moment finishes). The server keeps sending until the session is
+    /// closed (which ``PostgreSQLChangeWatcher`` does next) or `UNLISTEN` is sent: nothing waits
+    /// on the network here.
     package func stop() {
+        stopped.withLock { $0 = true }
         context.stop()
     }
 }

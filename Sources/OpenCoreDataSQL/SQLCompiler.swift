@@ -123,6 +123,9 @@ package struct SQLCompiler {
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return dialect.literal(false) }
             return "\(scope.primaryKey) IN (\(bind(keys.map { .integer($0) }, into: &arguments)))"
+        case .isObject(let ids):
+            // A row is a saved object: objects not saved yet match none.
+            return try compile(.primaryKeyIn(ids.compactMap(\.primaryKey)), in: scope, widening: widening, into: &arguments)
         case .and(let parts):
             guard !parts.isEmpty else { return dialect.literal(true) }
             var compiled: [String] = []
@@ -237,7 +240,7 @@ extension BoundPredicate {
     var testsStrings: Bool {
         switch self {
         case .stringMatch: true
-        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .primaryKeyIn: false
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .primaryKeyIn, .isObject: false
         case .compareExpressions(let lhs, _, let rhs): lhs.testsStrings || rhs.testsStrings
         case .and(let parts), .or(let parts): parts.contains { $0.testsStrings }
         case .not(let inner), .toOne(_, _, let inner), .anyMember(_, let inner): inner.testsStrings

@@ -22,6 +22,9 @@ package indirect enum BoundPredicate: Sendable {
     case compareExpressions(BoundExpression, ComparisonOperator, BoundExpression)
     /// `SELF IN {primary keys}` / `SELF == id`.
     case primaryKeyIn([Int64])
+    /// `SELF == object`, `SELF IN objects`, and a to-many's members compared with objects: the
+    /// subject is one of these objects, saved or not (a store's rows can match only saved ones).
+    case isObject([ManagedObjectID])
     case and([BoundPredicate])
     case or([BoundPredicate])
     case not(BoundPredicate)
@@ -71,6 +74,10 @@ package indirect enum BoundPredicate: Sendable {
         case .primaryKeyIn(let keys):
             guard let primaryKey else { return false }
             return keys.contains(primaryKey)
+        case .isObject(let ids):
+            if let id = subject.id { return ids.contains(id) }
+            guard let primaryKey else { return false }
+            return ids.contains { $0.primaryKey == primaryKey }
         case .and(let parts):
             return parts.allSatisfy { $0.evaluate(subject) }
         case .or(let parts):
@@ -229,7 +236,7 @@ extension BoundPredicate {
     /// then a change to one object can change whether another matches.
     package var followsRelationships: Bool {
         switch self {
-        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .stringMatch, .primaryKeyIn: false
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .stringMatch, .primaryKeyIn, .isObject: false
         case .compareExpressions(let lhs, _, let rhs): lhs.followsRelationships || rhs.followsRelationships
         case .and(let parts), .or(let parts): parts.contains { $0.followsRelationships }
         case .not(let inner): inner.followsRelationships

@@ -29,6 +29,7 @@ package struct PredicateBinder {
             return try bindQuantified(quantifier, inner)
         case .comparison(let lhs, let op, let rhs, let options):
             if let routed = try bindAcrossToOne(lhs, op, rhs, options) { return routed }
+            if let membership = try bindMembership(lhs, op, rhs) { return membership }
             if op.isStringOperator || !options.isEmpty {
                 return try bindStringComparison(lhs, op, rhs, options)
             }
@@ -67,7 +68,16 @@ package struct PredicateBinder {
             throw error("\(quantifier.rawValue) needs a comparison with a to-many key path on its left, as in '\(quantifier.rawValue) tags.name == \"x\"'")
         }
         guard let (first, rest) = Self.split(key) else {
-            throw error("\(quantifier.rawValue) \(key) needs a key path through a to-many relationship, as in 'tags.name'")
+            // `ANY tags == %@`, `NONE tags IN %@`: the members compared with objects.
+            if let relationship = entity.relationshipsByName[key], relationship.isToMany, case .value(let value) = rhs, options.isEmpty {
+                let inner = try memberIs(relationship, op, value)
+                switch quantifier {
+                case .any: return inner
+                case .all: return .not(.anyMember(relationship, .not(try memberIs(relationship, op, value, asMember: true))))
+                case .none: return .not(inner)
+                }
+            }
+            throw error("\(quantifier.rawValue) \(key) needs a key path through a to-many relationship, as in 'tags.name', or a to-many compared with objects, as in 'ANY tags == %@'")
         }
         let relationship = try relationshipNamed(first, in: key)
         if !relationship.isToMany {
@@ -82,6 +92,44 @@ package struct PredicateBinder {
         case .all: return .not(.anyMember(relationship, .not(inner)))
         case .none: return .not(.anyMember(relationship, inner))
         }
+    }
+
+    /// `tags CONTAINS %@`, `%@ IN tags`: some member of the to-many is the object.
+    private func bindMembership(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand) throws(CoreDataError) -> BoundPredicate? {
+        let (key, value): (String, PredicateValue)
+        switch (lhs, op, rhs) {
+        case (.keyPath(let k), .contains, .value(let v)), (.value(let v), .in, .keyPath(let k)): (key, value) = (k, v)
+        default: return nil
+        }
+        guard let relationship = entity.relationshipsByName[key], relationship.isToMany else { return nil }
+        return try memberIs(relationship, .equal, value)
+    }
+
+    /// Some member of `relationship` is (`==`), is not (`!=`) or is among (`IN`) the objects in
+    /// `value` — or, with `asMember`, the predicate on one member alone (for `ALL`).
+    private func memberIs(_ relationship: RelationshipDescription, _ op: ComparisonOperator, _ value: PredicateValue, asMember: Bool = false) throws(CoreDataError) -> BoundPredicate {
+        guard let destination = relationship.destinationEntity else { throw error("the relationship '\(relationship.name)' has no destination") }
+        func objects(_ items: [PredicateValue]) throws(CoreDataError) -> [ManagedObjectID] {
+            var ids: [ManagedObjectID] = []
+            for item in items {
+                switch item {
+                case .objectID(let id): if id.entity.rootEntity.name == destination.rootEntity.name { ids.append(id) }
+                case .null: continue
+                default:
+                    throw CoreDataError(.coreData, "The predicate \"\(format)\" compares the members of the to-many relationship '\(relationship.name)' with \(item); compare them with managed objects or object IDs, or compare one of their attributes, as in 'ANY \(relationship.name).name == \"x\"'.", key: relationship.name)
+                }
+            }
+            return ids
+        }
+        let member: BoundPredicate
+        switch (op, value) {
+        case (.equal, _): member = .isObject(try objects([value]))
+        case (.notEqual, _): member = .not(.isObject(try objects([value])))
+        case (.in, .list(let items)): member = .isObject(try objects(items))
+        default:
+            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue) with the members of '\(relationship.name)'; compare them with objects using ==, != or IN (or CONTAINS / IN without ANY).", key: relationship.name)
+        }
+        return asMember ? member : .anyMember(relationship, member)
     }
 
     /// `tags.@count`, `memos.@sum.size`, `folder.memos.@avg.size`, `folder.size`: an expression.
@@ -297,19 +345,18 @@ package struct PredicateBinder {
     }
 
     private func bindSelf(_ op: ComparisonOperator, _ value: PredicateValue) throws(CoreDataError) -> BoundPredicate {
-        func key(_ v: PredicateValue) throws(CoreDataError) -> Int64? {
+        func object(_ v: PredicateValue) throws(CoreDataError) -> ManagedObjectID? {
             guard case .objectID(let id) = v else { throw error("SELF can only be compared with managed objects or object IDs") }
-            guard id.entity.rootEntity.name == entity.rootEntity.name else { return nil }
-            return id.primaryKey
+            return id.entity.rootEntity.name == entity.rootEntity.name ? id : nil
         }
         switch (op, value) {
         case (.equal, _), (.notEqual, _):
-            let keys = try key(value).map { [$0] } ?? []
-            return op == .equal ? .primaryKeyIn(keys) : .not(.primaryKeyIn(keys))
+            let ids = try object(value).map { [$0] } ?? []
+            return op == .equal ? .isObject(ids) : .not(.isObject(ids))
         case (.in, .list(let items)):
-            var keys: [Int64] = []
-            for item in items { if let k = try key(item) { keys.append(k) } }
-            return .primaryKeyIn(keys)
+            var ids: [ManagedObjectID] = []
+            for item in items { if let id = try object(item) { ids.append(id) } }
+            return .isObject(ids)
         default:
             throw error("SELF supports only ==, != and IN with objects or object IDs")
         }
