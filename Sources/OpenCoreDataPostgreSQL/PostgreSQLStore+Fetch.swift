@@ -17,10 +17,9 @@ extension PostgreSQLStore {
                 sorted: Bool = true) throws -> Selection {
         var arguments: [ManagedValue] = []
         let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        let sortsInSwift = request.sort.contains { $0.comparator != .binary && mapping.types[$0.slot] == .string }
-        let inSwift = !exact || (sorted && sortsInSwift)
+        let inSwift = !exact || (sorted && Self.sortsInSwift(request))
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
-        if sorted, !request.sort.isEmpty, !inSwift { sql += Self.orderBy(request, mapping: mapping) }
+        if sorted, !request.sort.isEmpty, !inSwift { sql += try Self.orderBy(request, mapping: mapping, layout: layout) }
         if !inSwift, request.limit > 0 || request.offset > 0 {
             if request.limit > 0 {
                 arguments.append(.integer(Int64(request.limit)))
@@ -32,9 +31,18 @@ extension PostgreSQLStore {
         return Selection(sql: sql, arguments: arguments, inSwift: inSwift)
     }
 
+    /// Whether the request's order is one SQL cannot give: a string compared other than by its
+    /// bytes (PostgreSQL's collations are not Foundation's).
+    static func sortsInSwift(_ request: StoreFetchRequest) -> Bool {
+        request.sort.contains { $0.comparator != .binary && $0.attributeType(from: request.entity) == .string }
+    }
+
     /// ` ORDER BY …` for a request's sort keys (binary ones), ties by key.
-    static func orderBy(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping) -> String {
-        " ORDER BY " + (request.sort.map { SQLDialect.postgreSQL.order(mapping.columns[$0.slot], ascending: $0.ascending) } + ["Z_PK"]).joined(separator: ", ")
+    static func orderBy(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) throws -> String {
+        var compiler = SQLCompiler(layout: layout, mapping: mapping, dialect: .postgreSQL)
+        var terms: [String] = []
+        for key in request.sort { terms.append(SQLDialect.postgreSQL.order(try compiler.sortValue(key), ascending: key.ascending)) }
+        return " ORDER BY " + (terms + ["Z_PK"]).joined(separator: ", ")
     }
 
     /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "", and whether it
@@ -61,7 +69,7 @@ extension PostgreSQLStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: Self.rowColumns(mapping))
-        if selection.inSwift, request.limit > 0, !request.sort.contains(where: { $0.comparator != .binary && mapping.types[$0.slot] == .string }) {
+        if selection.inSwift, request.limit > 0, !Self.sortsInSwift(request) {
             return try fetchWindowInChunks(request, superset: selection, mapping: mapping, layout: layout)
         }
         let cells = try read { try $0.execute(selection.sql, selection.arguments).rows }
@@ -76,7 +84,7 @@ extension PostgreSQLStore {
     private func fetchWindowInChunks(_ request: StoreFetchRequest, superset: Selection, mapping: RelationalLayout.EntityMapping,
                                      layout: RelationalLayout) throws -> [StoreRow] {
         let wanted = request.offset.addingSaturated(request.limit)
-        let sql = superset.sql + Self.orderBy(request, mapping: mapping)
+        let sql = try superset.sql + Self.orderBy(request, mapping: mapping, layout: layout)
             + " LIMIT " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 1)
             + " OFFSET " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 2)
         var unwindowed = request
@@ -128,20 +136,15 @@ extension PostgreSQLStore {
     /// The rows of a superset that match the request, in its order and window.
     func finishInSwift(_ candidates: [StoreRow], _ request: StoreFetchRequest) throws -> [StoreRow] {
         var rows = candidates
+        let graph = PostgreSQLGraph(store: self)
         if let predicate = request.predicate {
-            let graph = PostgreSQLGraph(store: self)
             rows = rows.filter { row in
                 let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
                 return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
             }
-            if let error = graph.error { throw error }
         }
-        if !request.sort.isEmpty {
-            rows.sort { a, b in
-                StoreSortKey.precedes(request.entity.adapt(a.snapshot.values, from: a.entity), a.primaryKey,
-                                      request.entity.adapt(b.snapshot.values, from: b.entity), b.primaryKey, by: request.sort)
-            }
-        }
+        rows = StoreSortKey.sorted(rows, of: request.entity, by: request.sort, storeNumber: storeNumber, graph: graph)
+        if let error = graph.error { throw error }
         let start = min(request.offset, rows.count)
         let end = request.limit > 0 ? min(start.addingSaturated(request.limit), rows.count) : rows.count
         return Array(rows[start..<end])

@@ -33,6 +33,8 @@ package struct DictionaryQuery {
         // Aggregates over all rows give one row: no order to keep.
         let sort = request.aggregates && request.groupBy.isEmpty ? [] : request.fetch.sort
         for key in sort {
+            // Keys through relationships are ordered by the rows' fetch, in Swift's evaluation.
+            if !key.path.isEmpty { return nil }
             if types[key.slot] == .string && key.comparator != .binary { return nil }
             if types[key.slot] == .decimal { return nil }
             // A group's order is by values every row of it shares.

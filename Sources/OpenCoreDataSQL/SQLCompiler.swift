@@ -180,6 +180,15 @@ package struct SQLCompiler {
         }
     }
 
+    /// The SQL of the value a sort key orders by: the fetched row's column, or the column read
+    /// through the key's to-one path by scalar subqueries (NULL without a destination, which
+    /// both dialects order as ``SQLDialect/order(_:ascending:)`` says).
+    package mutating func sortValue(_ key: StoreSortKey) throws -> String {
+        var scope = root
+        for hop in key.path { scope = try toOneScope(from: scope, slot: hop.slot, destination: hop.destination) }
+        return scope.column(scope.mapping.columns[key.slot])
+    }
+
     private func valueOrFail(_ value: BoundExpression?) throws -> BoundExpression {
         guard let value else { throw CoreDataError(.coreData, "A collection operator other than @count needs a key after it.") }
         return value

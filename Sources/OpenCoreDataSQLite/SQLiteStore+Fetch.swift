@@ -110,10 +110,13 @@ extension SQLiteStore {
         var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
         var arguments = conditionArguments
         if !request.sort.isEmpty {
-            sql += " ORDER BY " + request.sort.map { key in
-                let collation = key.comparator == .binary || mapping.types[key.slot] != .string ? "" : " COLLATE \(key.comparator.collationName)"
-                return SQLDialect.sqlite.order(mapping.columns[key.slot] + collation, ascending: key.ascending)
-            }.joined(separator: ", ") + ", Z_PK"
+            var compiler = SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping, dialect: .sqlite)
+            var terms: [String] = []
+            for key in request.sort {
+                let collation = key.comparator == .binary || key.attributeType(from: request.entity) != .string ? "" : " COLLATE \(key.comparator.collationName)"
+                terms.append(SQLDialect.sqlite.order(try compiler.sortValue(key) + collation, ascending: key.ascending))
+            }
+            sql += " ORDER BY " + terms.joined(separator: ", ") + ", Z_PK"
         }
         if request.limit > 0 || request.offset > 0 {
             sql += " LIMIT ? OFFSET ?"

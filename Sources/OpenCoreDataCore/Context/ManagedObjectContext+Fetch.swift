@@ -202,14 +202,11 @@ extension ManagedObjectContext {
         var sort: [StoreSortKey] = []
         for descriptor in request.sortDescriptors ?? [] {
             guard let key = descriptor.key else { continue }
-            guard let slot = entity.slotByName[key] else {
-                let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
-                throw CoreDataError(.coreData, "The sort descriptor uses the key '\(key)', which the entity \(entity.name) does not have. Its attributes are: \(known).", key: key)
-            }
+            let (path, slot) = try StoreSortKey.resolve(key, in: entity)
             guard let comparator = SortComparator(selector: descriptor.selector ?? "compare:") else {
                 throw CoreDataError(.coreData, "The sort descriptor for '\(key)' uses the selector '\(descriptor.selector ?? "")'; use compare:, caseInsensitiveCompare:, localizedStandardCompare:, localizedCaseInsensitiveCompare: or localizedCompare:.", key: key)
             }
-            sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending, comparator: comparator))
+            sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending, comparator: comparator, path: path))
         }
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw CoreDataError(.coreData, "fetchLimit and fetchOffset must not be negative (got \(request.fetchLimit) and \(request.fetchOffset)).")
@@ -258,8 +255,7 @@ extension ManagedObjectContext {
         var result = fetched.filter(pendingResults.keeps)
         let read = Set(result.map(ObjectIdentifier.init))
         result += pendingResults.joining { read.contains(ObjectIdentifier($0)) }
-        let order = ResultOrder(request.sort)
-        result.sort(by: order.precedes)
+        result = ResultOrder(request.sort, entity: request.entity).sorted(result)
         if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }
         if plan.limit > 0 { result = Array(result.prefix(plan.limit)) }
         return result

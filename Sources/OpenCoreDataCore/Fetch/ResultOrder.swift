@@ -6,9 +6,16 @@ import Foundation
 /// were made. One rule, so that results kept current and a fresh fetch agree on ties.
 package struct ResultOrder: Sendable {
     package let keys: [StoreSortKey]
+    /// The fetched entity, in whose slot order the keys are.
+    package let entity: EntityDescription
+    /// Whether a key goes through a relationship (then values are read through the object's
+    /// context).
+    private let followsRelationships: Bool
 
-    package init(_ keys: [StoreSortKey]) {
+    package init(_ keys: [StoreSortKey], entity: EntityDescription) {
         self.keys = keys
+        self.entity = entity
+        followsRelationships = keys.contains { !$0.path.isEmpty }
     }
 
     /// What an object is ordered by, taken when it was placed: the values of the sort keys and
@@ -18,14 +25,25 @@ package struct ResultOrder: Sendable {
         package var id: ManagedObjectID
     }
 
-    /// The object's key now (its values must be loaded).
+    /// The object's key now (its values must be loaded; destinations through relationships are
+    /// read as its context sees them).
     package func key(of object: ManagedObject) -> Key {
         let values = object.values
-        return Key(values: keys.map { values[$0.slot] }, id: object.objectID)
+        guard followsRelationships else { return Key(values: keys.map { values[$0.slot] }, id: object.objectID) }
+        let subject = EvaluationSubject(values: entity.adapt(values, from: object.entity), primaryKey: object.objectID.primaryKey,
+                                        id: object.objectID, graph: object.managedObjectContext.map { ManagedObjectContext.CurrentGraph(context: $0) })
+        return Key(values: keys.map { $0.value(subject) }, id: object.objectID)
     }
 
-    /// Whether `a` comes first, by the objects' current values.
-    package func precedes(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
+    /// The objects in this order, by their current values (each object's key taken once when
+    /// it is read through relationships).
+    package func sorted(_ objects: [ManagedObject]) -> [ManagedObject] {
+        guard followsRelationships else { return objects.sorted(by: precedes) }
+        return objects.map { (key: key(of: $0), object: $0) }.sorted { precedes($0.key, $1.key) }.map(\.object)
+    }
+
+    /// Whether `a` comes first, by the objects' own current values (no key through a relationship).
+    private func precedes(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
         let aValues = a.values, bValues = b.values
         for key in keys {
             let order = key.comparator.compare(aValues[key.slot], bValues[key.slot])

@@ -77,7 +77,7 @@ package final class LiveResults: GraphObserver {
         self.entity = plan.entity
         self.includesSubentities = request.includesSubentities
         self.predicate = plan.storeRequest.predicate
-        self.order = ResultOrder(plan.storeRequest.sort)
+        self.order = ResultOrder(plan.storeRequest.sort, entity: plan.storeRequest.entity)
         self.fetch = { [unowned context] in try context.fetchObjects(request) }
         var ownSection = true
         if let sectionName {

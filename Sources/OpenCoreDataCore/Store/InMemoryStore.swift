@@ -74,10 +74,9 @@ package final class InMemoryStore: StoreEngine {
     }
 
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        var rows = try matching(request)
-        if !request.sort.isEmpty {
-            rows.sort { a, b in Self.precedes(a, b, by: request.sort) }
-        }
+        var graph: (any GraphResolver)?
+        var rows = try matching(request, graph: &graph)
+        rows = StoreSortKey.sorted(rows, of: request.entity, by: request.sort, storeNumber: storeNumber, graph: graph)
         if request.offset > 0 { rows = Array(rows.dropFirst(request.offset)) }
         if request.limit > 0 { rows = Array(rows.prefix(request.limit)) }
         return rows
@@ -382,12 +381,20 @@ package final class InMemoryStore: StoreEngine {
     }
 
     private func matching(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        var graph: (any GraphResolver)?
+        return try matching(request, graph: &graph)
+    }
+
+    /// The rows `request` selects, in key order, and (in `graph`) the stored graph they were
+    /// read from, for reading their relationships' destinations.
+    private func matching(_ request: StoreFetchRequest, graph resolver: inout (any GraphResolver)?) throws -> [StoreRow] {
         let snapshot = try state.withLock { state in
             try Self.checkOpen(state)
             return state
         }
         let rows = snapshot.tables[request.entity.rootEntity.name]?.rows.values.sorted { $0.primaryKey < $1.primaryKey } ?? []
         let graph = StoredGraph(state: snapshot, store: storeNumber)
+        resolver = graph
         return rows.filter { row in
             let entityMatches = row.entity === request.entity || (request.includesSubentities && row.entity.isKindOf(entity: request.entity))
             guard entityMatches else { return false }
@@ -395,10 +402,6 @@ package final class InMemoryStore: StoreEngine {
             let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
             return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
         }
-    }
-
-    package static func precedes(_ a: StoreRow, _ b: StoreRow, by keys: [StoreSortKey]) -> Bool {
-        StoreSortKey.precedes(a.snapshot.values, a.primaryKey, b.snapshot.values, b.primaryKey, by: keys)
     }
 
     static func checkOpen(_ state: State) throws {

@@ -98,13 +98,18 @@ extension PersistentStoreCoordinator {
             }
         }
         if !request.sort.isEmpty {
-            tagged.sort { a, b in
-                for key in request.sort {
-                    let order = key.comparator.compare(a.row.snapshot.values[key.slot], b.row.snapshot.values[key.slot])
-                    if order != .orderedSame { return key.ascending ? order == .orderedAscending : order == .orderedDescending }
-                }
-                return a.store != b.store ? a.store < b.store : a.row.primaryKey < b.row.primaryKey
+            // A relationship's destination is in its source's store: each row's sort values
+            // through to-ones are read from its own store.
+            let readers = stores.map { StoreRowReader(engine: $0.engine) }
+            let decorated = tagged.map { tagged in
+                (values: StoreSortKey.values(of: tagged.row, entity: request.entity, keys: request.sort, storeNumber: stores[tagged.store].number,
+                                             graph: readers[tagged.store]), tagged: tagged)
             }
+            if let error = readers.lazy.compactMap(\.error).first { throw error }
+            tagged = decorated.sorted { a, b in
+                StoreSortKey.precedes(a.values, b.values, by: request.sort)
+                    ?? (a.tagged.store != b.tagged.store ? a.tagged.store < b.tagged.store : a.tagged.row.primaryKey < b.tagged.row.primaryKey)
+            }.map(\.tagged)
         }
         var rows = tagged.dropFirst(request.offset).map(\.row)
         if request.limit > 0, rows.count > request.limit { rows.removeLast(rows.count - request.limit) }

@@ -1,19 +1,104 @@
 import Foundation
 
-/// A sort key resolved against an entity.
+/// A sort key resolved against an entity: one of its attributes, or an attribute at the end of
+/// a path of to-one relationships (`folder.title`).
 package struct StoreSortKey: Sendable {
+    /// One to-one relationship of a sort key's path: its slot in the entity before it, and its
+    /// destination (where the next slot is).
+    package struct Hop: Sendable {
+        package var slot: Int
+        package var destination: EntityDescription
+
+        package init(slot: Int, destination: EntityDescription) {
+            self.slot = slot
+            self.destination = destination
+        }
+    }
+
+    /// The attribute's slot, in the entity at the end of `path` (the fetched entity without one).
     package var slot: Int
     package var ascending: Bool
     package var comparator: SortComparator = .binary
+    /// The to-one relationships followed before the attribute; empty for the entity's own.
+    package var path: [Hop] = []
 
-    /// Whether `a` comes before `b` by these keys (ties: by primary key, as the SQL adds `Z_PK`).
-    package static func precedes(_ a: [ManagedValue], _ aKey: Int64?, _ b: [ManagedValue], _ bKey: Int64?, by keys: [StoreSortKey]) -> Bool {
-        for key in keys {
-            let order = key.comparator.compare(a[key.slot], b[key.slot])
+    package init(slot: Int, ascending: Bool, comparator: SortComparator = .binary, path: [Hop] = []) {
+        self.slot = slot
+        self.ascending = ascending
+        self.comparator = comparator
+        self.path = path
+    }
+
+    /// The path and attribute slot of a sort descriptor's key for a fetch of `entity`: an
+    /// attribute (`title`) or an attribute through to-one relationships (`folder.title`).
+    package static func resolve(_ key: String, in entity: EntityDescription) throws(CoreDataError) -> (path: [Hop], slot: Int) {
+        var path: [Hop] = []
+        var current = entity
+        let names = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for name in names.dropLast() {
+            guard let relationship = current.relationshipsByName[name], let slot = current.toOneSlotByName[name],
+                  let destination = relationship.destinationEntity else {
+                if current.relationshipsByName[name]?.isToMany == true {
+                    throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', which goes through the to-many relationship '\(name)' of \(current.name); a fetch can sort only by attributes of the entity or of its to-one relationships' destinations (Core Data refuses it too). Sort by an attribute of \(current.name), or keep the value you want to sort by in one.", key: key)
+                }
+                let known = current.relationshipsByName.values.filter { !$0.isToMany }.map(\.name).sorted().joined(separator: ", ")
+                throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', but '\(name)' is not a to-one relationship of \(current.name)\(known.isEmpty ? "" : "; its to-one relationships are: \(known)").", key: key)
+            }
+            path.append(Hop(slot: slot, destination: destination))
+            current = destination
+        }
+        guard let slot = current.slotByName[names.last ?? key] else {
+            let known = current.storedAttributes.map(\.name).joined(separator: ", ")
+            throw CoreDataError(.coreData, "The sort descriptor uses the key '\(key)', which the entity \(current.name) does not have. Its attributes are: \(known).", key: key)
+        }
+        return (path, slot)
+    }
+
+    /// The type of the attribute sorted by, for a fetch of `entity`.
+    package func attributeType(from entity: EntityDescription) -> AttributeType {
+        (path.last?.destination ?? entity).storedAttributes[slot].attributeType
+    }
+
+    /// The value sorted by, for a row (its values in the fetched entity's slot order): through
+    /// the path with `subject`'s graph; nil where a relationship on the way has no destination.
+    package func value(_ subject: EvaluationSubject) -> ManagedValue {
+        guard !path.isEmpty else { return subject.values[slot] }
+        var current = subject
+        for hop in path { current = current.destination(slot: hop.slot, as: hop.destination) }
+        return current.values[slot]
+    }
+
+    /// Whether the values of the keys `a` (taken by ``value(_:)``) come before `b`'s; `nil` when
+    /// they are the same.
+    package static func precedes(_ a: [ManagedValue], _ b: [ManagedValue], by keys: [StoreSortKey]) -> Bool? {
+        for (index, key) in keys.enumerated() {
+            let order = key.comparator.compare(a[index], b[index])
             if order == .orderedSame { continue }
             return key.ascending ? order == .orderedAscending : order == .orderedDescending
         }
-        return (aKey ?? .max) < (bKey ?? .max)
+        return nil
+    }
+
+    /// `rows` (in any order) in the order of `keys`, ties by primary key as the SQL's `Z_PK`;
+    /// `graph` reads the destinations of keys through relationships. Each row's sort values are
+    /// taken once.
+    package static func sorted(_ rows: [StoreRow], of entity: EntityDescription, by keys: [StoreSortKey], storeNumber: UInt32,
+                               graph: (any GraphResolver)?) -> [StoreRow] {
+        guard !keys.isEmpty else { return rows }
+        let decorated = rows.map { row in (values: values(of: row, entity: entity, keys: keys, storeNumber: storeNumber, graph: graph), row: row) }
+        return decorated.sorted { a, b in
+            precedes(a.values, b.values, by: keys) ?? (a.row.primaryKey < b.row.primaryKey)
+        }.map(\.row)
+    }
+
+    /// The values a row of a fetch of `entity` is sorted by (see ``value(_:)``).
+    package static func values(of row: StoreRow, entity: EntityDescription, keys: [StoreSortKey], storeNumber: UInt32,
+                               graph: (any GraphResolver)?) -> [ManagedValue] {
+        let values = entity.adapt(row.snapshot.values, from: row.entity)
+        guard keys.contains(where: { !$0.path.isEmpty }) else { return keys.map { values[$0.slot] } }
+        let subject = EvaluationSubject(values: values, primaryKey: row.primaryKey,
+                                        id: .permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey), graph: graph)
+        return keys.map { $0.value(subject) }
     }
 }
 
