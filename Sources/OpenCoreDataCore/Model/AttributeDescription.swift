@@ -8,13 +8,27 @@ import Foundation
 // @unchecked Sendable: as for PropertyDescription, mutated only before the model freezes.
 public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The attribute's type.
-    public var attributeType: AttributeType { didSet { checkMutable() } }
+    public var attributeType: AttributeType {
+        didSet {
+            checkMutable()
+            // The default follows the type (it may have been set first).
+            let previous = hasType ? storedDefault.anyValue(for: oldValue) : untypedDefault
+            hasType = true
+            untypedDefault = nil
+            storedDefault = ManagedValue(converting: previous, to: attributeType) ?? .null
+        }
+    }
+    /// False for an attribute made with ``init()`` until its type is set (Core Data's
+    /// undefined type): the model refuses it when it freezes.
+    package private(set) var hasType = true
+    /// A default set before the type, kept as given until the type is known.
+    private var untypedDefault: Any?
     /// The value a new object starts with (`nil` for none). Must fit ``attributeType``.
     public var defaultValue: Any? {
-        get { storedDefault.anyValue(for: attributeType) }
+        get { hasType ? storedDefault.anyValue(for: attributeType) : untypedDefault }
         set {
             checkMutable()
-            storedDefault = ManagedValue(converting: newValue, to: attributeType) ?? .null
+            if hasType { storedDefault = ManagedValue(converting: newValue, to: attributeType) ?? .null } else { untypedDefault = newValue }
         }
     }
     /// Whether the store keeps an index on this attribute.
@@ -72,6 +86,15 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         super.init(name: name)
         self.isOptional = isOptional
         self.storedDefault = ManagedValue(converting: defaultValue, to: type) ?? .null
+    }
+
+    /// Makes an attribute without a name or type yet, as Core Data's `init()` does: set
+    /// ``PropertyDescription/name`` and ``attributeType`` before the model is used (a model with
+    /// an attribute whose type was never set is refused, as Core Data refuses an undefined type
+    /// on a stored attribute).
+    public convenience init() {
+        self.init(name: "", type: .string)
+        hasType = false
     }
 
     /// Core Data's attribute version hash: base hash, type, storage flags. A derived attribute

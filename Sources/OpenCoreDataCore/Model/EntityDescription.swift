@@ -118,6 +118,13 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         adopt(properties)
     }
 
+    /// Makes an entity without a name yet, as Core Data's `init()` does: set ``name``,
+    /// ``properties`` and ``managedObjectClassName`` (a class found by name when the model is
+    /// used, as `NSStringFromClass(Note.self)` or `"Note"` name it) before the model is used.
+    public convenience init() {
+        self.init(name: "")
+    }
+
     private func adopt(_ properties: [PropertyDescription]) {
         for property in properties { property.entity = self }
     }

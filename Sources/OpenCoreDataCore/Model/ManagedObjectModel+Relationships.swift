@@ -5,12 +5,33 @@ extension ManagedObjectModel {
     /// point back.
     func resolveRelationships() throws(CoreDataError) {
         let relationships = entities.flatMap { entity in entity.properties.compactMap { $0 as? RelationshipDescription } }
+        // Destinations and inverses assigned as objects: their names now (code may have named
+        // an entity after assigning it), and they must be this model's.
+        for relationship in relationships {
+            guard let source = relationship.entity else { continue }
+            if let assigned = relationship.assignedDestination {
+                guard entitiesByName[assigned.name] === assigned else {
+                    throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) has as destination an entity '\(assigned.name)' that is not in the model. Add that entity to the model's entities.")
+                }
+                relationship.destinationEntityName = assigned.name
+            }
+            if let assigned = relationship.assignedInverse {
+                guard let owner = assigned.entity, entitiesByName[owner.name] === owner else {
+                    throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) has as inverse a relationship '\(assigned.name)' of no entity in the model. Add it to its destination's properties.")
+                }
+                relationship.inverseName = assigned.name
+            }
+        }
+        for relationship in relationships {
+            relationship.assignedDestination = nil
+            relationship.assignedInverse = nil
+        }
         for relationship in relationships {
             guard let source = relationship.entity else { continue }
             guard let destination = entitiesByName[relationship.destinationEntityName] else {
                 throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) points to the entity '\(relationship.destinationEntityName)', which is not in the model. Add it to the model.")
             }
-            relationship.destinationEntity = destination
+            relationship.frozenDestination = destination
             if relationship.inverseName == nil, let keyPath = relationship.inverseKeyPath {
                 guard let name = destination.name(for: keyPath) else {
                     throw CoreDataError(.coreData, "The inverse of '\(relationship.name)' on \(source.name) is not a relationship of \(destination.name).")
@@ -45,7 +66,7 @@ extension ManagedObjectModel {
             }
         }
         for relationship in relationships {
-            if let name = relationship.inverseName { relationship.inverseRelationship = relationship.destinationEntity?.relationshipsByName[name] }
+            if let name = relationship.inverseName { relationship.frozenInverse = relationship.destinationEntity?.relationshipsByName[name] }
             if relationship.isToMany, relationship.inverseRelationship?.isToMany ?? true, relationship.isTransient == false, relationship.inverseRelationship == nil {
                 throw CoreDataError(.coreData, "The to-many relationship '\(relationship.name)' of \(relationship.entity?.name ?? "?") has no inverse. Declare one (@Relationship(inverse:) or inverseName): stores keep to-many relationships through their inverse.")
             }

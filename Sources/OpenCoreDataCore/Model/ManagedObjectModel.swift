@@ -44,6 +44,12 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         adopt()
     }
 
+    /// Makes an empty model, as Core Data's `init()` does: set ``entities`` (and
+    /// ``configurations``) before a coordinator uses it.
+    public convenience init() {
+        self.init(entities: [])
+    }
+
     /// Makes a model from `@Managed` classes.
     public convenience init(_ types: any ManagedEntity.Type...) {
         self.init(types)
@@ -71,6 +77,13 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// Each entity's version hash, as stored in a store's metadata (`NSStoreModelVersionHashes`).
     public var entityVersionHashesByName: [String: Data] {
         Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Makes `entities` the configuration `name` (Xcode's configurations), as Core Data's
+    /// `setEntities(_:forConfigurationName:)`; the entities should be in ``entities`` too.
+    public func setEntities(_ entities: [EntityDescription], forConfigurationName name: String) {
+        precondition(!isFrozen, "This model is in use by a persistent store coordinator and cannot be changed.")
+        configurations[name] = entities.map(\.name)
     }
 
     /// The entities of a configuration; all entities for `nil` or an unknown name (as Core Data's
@@ -150,7 +163,12 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             try Self.checkName(entity.name, what: "entity")
             for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)", leadingUnderscore: true) }
             for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)", leadingUnderscore: true) }
-            for case let attribute as AttributeDescription in entity.properties { try Self.checkBounds(of: attribute, in: entity) }
+            for case let attribute as AttributeDescription in entity.properties {
+                guard attribute.hasType else {
+                    throw CoreDataError(.coreData, "The attribute '\(attribute.name)' of the entity \(entity.name) has no type. Set its attributeType before the model is used.")
+                }
+                try Self.checkBounds(of: attribute, in: entity)
+            }
             guard seen.insert(entity.name).inserted else {
                 throw CoreDataError(.coreData, "The model has two entities named '\(entity.name)'. Entity names must be unique.")
             }

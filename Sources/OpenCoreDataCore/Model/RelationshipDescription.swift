@@ -49,10 +49,34 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// Whether the destinations keep an order (`[T]` instead of `Set<T>`).
     public var isOrdered: Bool = false { didSet { checkMutable() } }
 
-    /// The destination entity (set when the model is frozen).
-    public internal(set) unowned(safe) var destinationEntity: EntityDescription?
-    /// The inverse relationship (set when the model is frozen).
-    public internal(set) unowned(safe) var inverseRelationship: RelationshipDescription?
+    /// The destination entity. Setting it, as Core Data code does, also sets
+    /// ``destinationEntityName``; the model connects the relationship to its destination when it
+    /// freezes (a destination that is not in the model is an error then).
+    public var destinationEntity: EntityDescription? {
+        get { frozenDestination ?? assignedDestination }
+        set {
+            checkMutable()
+            assignedDestination = newValue
+            if let newValue { destinationEntityName = newValue.name }
+        }
+    }
+    /// The inverse relationship. Setting it, as Core Data code does, also sets ``inverseName``
+    /// (set both sides, or one: the model completes the other when it freezes).
+    public var inverseRelationship: RelationshipDescription? {
+        get { frozenInverse ?? assignedInverse }
+        set {
+            checkMutable()
+            assignedInverse = newValue
+            inverseName = newValue?.name
+        }
+    }
+    /// Set when the model freezes; the model owns the entities, which own their relationships.
+    package internal(set) unowned(safe) var frozenDestination: EntityDescription?
+    package internal(set) unowned(safe) var frozenInverse: RelationshipDescription?
+    /// What code assigned before the model froze, held strongly until then (an entity assigned
+    /// here may not be in a model yet); the freeze reads the names from them and lets them go.
+    package internal(set) var assignedDestination: EntityDescription?
+    package internal(set) var assignedInverse: RelationshipDescription?
 
     /// The key path of the `@Managed` property this relationship stands for.
     package var keyPath: AnyKeyPath?
@@ -69,6 +93,13 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         self.isOptional = isOptional
         self.deleteRule = deleteRule
         self.isOrdered = isOrdered
+    }
+
+    /// Makes a relationship without a name or destination yet, as Core Data's `init()` does: a
+    /// to-many (``maxCount`` 0) until you set `maxCount = 1`. Set ``PropertyDescription/name``,
+    /// ``destinationEntity`` and ``inverseRelationship`` before the model is used.
+    public convenience init() {
+        self.init(name: "", destination: "", toMany: true)
     }
 
     /// Whether the relationship holds any number of destinations (`maxCount != 1`).

@@ -32,4 +32,105 @@ import TestSupport
         }
         #expect(list.attributesByName["title"]?.attributeType == .string)
     }
+
+    /// The model as Core Data code builds it property by property: empty initializers, settable
+    /// `destinationEntity` and `inverseRelationship` (objects, not names), a default set before
+    /// the type, a class named by `NSStringFromClass`, and a configuration.
+    private func modelBuiltTheCoreDataWay() -> (NSManagedObjectModel, list: NSEntityDescription, item: NSEntityDescription) {
+        let list = NSEntityDescription()
+        list.name = "List"
+        let item = NSEntityDescription()                   // named only after it is assigned
+        item.managedObjectClassName = NSStringFromClass(PortedItem.self)
+
+        let title = NSAttributeDescription()
+        title.name = "title"
+        title.attributeType = .stringAttributeType
+        title.isOptional = false
+        let rank = NSAttributeDescription()
+        rank.name = "rank"
+        rank.defaultValue = 7                              // before the type, as some code does
+        rank.attributeType = .integer64AttributeType
+
+        let items = NSRelationshipDescription()
+        items.name = "items"
+        items.destinationEntity = item
+        items.minCount = 0
+        items.maxCount = 0                                 // to-many
+        items.deleteRule = .cascadeDeleteRule
+        let owner = NSRelationshipDescription()
+        owner.name = "list"
+        owner.destinationEntity = list
+        owner.maxCount = 1                                 // to-one
+        owner.deleteRule = .nullifyDeleteRule
+        items.inverseRelationship = owner                  // one side: the model completes the other
+        item.name = "Item"
+
+        list.properties = [title, items]
+        item.properties = [rank, owner]
+        let model = NSManagedObjectModel()
+        model.entities = [list, item]
+        model.setEntities([list, item], forConfigurationName: "Local")
+        return (model, list, item)
+    }
+
+    @Test func emptyInitializersAndObjectReferencesBuildAWorkingModel() throws {
+        let (model, list, item) = modelBuiltTheCoreDataWay()
+        #expect(model.entities(forConfigurationName: "Local").map(\.name) == ["List", "Item"])
+        #expect(list.relationshipsByName["items"]?.destinationEntity === item)
+        let directory = TemporaryDirectory()
+        let container = NSPersistentContainer(name: "Lists", managedObjectModel: model)
+        let description = NSPersistentStoreDescription(url: directory.file("Lists.sqlite"))
+        description.configuration = "Local"
+        container.persistentStoreDescriptions = [description]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let groceries = NSManagedObject(entity: list, insertInto: context)
+            groceries.setValue("Groceries", forKey: "title")
+            let milk = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+            #expect(milk is PortedItem)                    // the class named by NSStringFromClass
+            #expect(milk.value(forKey: "rank") as? Int64 == 7)
+            milk.setValue(groceries, forKey: "list")
+            try context.save()
+            #expect((groceries.value(forKey: "items") as? Set<NSManagedObject>)?.count == 1)   // the inverse
+            context.delete(groceries)                      // cascades to its items
+            try context.save()
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item")) == 0)
+        }
+        // Once in use, the references are the model's own.
+        let items = try #require(list.relationshipsByName["items"])
+        #expect(items.destinationEntity === item)
+        #expect(items.inverseRelationship === item.relationshipsByName["list"])
+        #expect(items.isToMany && items.inverseRelationship?.isToMany == false)
+    }
+
+    @Test func anAttributeWithoutATypeOrADestinationOutsideTheModelIsAClearError() throws {
+        let untyped = NSAttributeDescription()
+        untyped.name = "mystery"
+        let lonely = NSEntityDescription()
+        lonely.name = "Lonely"
+        lonely.properties = [untyped]
+        let model = NSManagedObjectModel()
+        model.entities = [lonely]
+        let error = try #require(throws: CoreDataError.self) { _ = try TestStack(.inMemory, model: model) }
+        #expect(error.code == .coreData)
+        #expect(error.message.contains("'mystery'") && error.message.contains("no type"), "\(error.message)")
+
+        let elsewhere = NSEntityDescription()
+        elsewhere.name = "Elsewhere"
+        let link = NSRelationshipDescription()
+        link.name = "link"
+        link.maxCount = 1
+        link.destinationEntity = elsewhere                  // never added to the model
+        let source = NSEntityDescription()
+        source.name = "Source"
+        source.properties = [link]
+        let other = NSManagedObjectModel()
+        other.entities = [source]
+        let refused = try #require(throws: CoreDataError.self) { _ = try TestStack(.inMemory, model: other) }
+        #expect(refused.message.contains("'Elsewhere'") && refused.message.contains("not in the model"), "\(refused.message)")
+    }
 }
+
+/// A hand-written class for an entity of a model built in code, found by its name.
+final class PortedItem: NSManagedObject {}
