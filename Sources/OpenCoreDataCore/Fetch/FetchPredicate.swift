@@ -101,6 +101,26 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
         return context.evaluate(bound, on: object)
     }
 
+    /// Whether `value` matches, evaluated in memory as `NSPredicate.evaluate(with:)` evaluates
+    /// the values apps filter: strings, numbers, dates, dictionaries (keys; dotted paths through
+    /// nested dictionaries), arrays and sets (`@count`, `@sum`…, `ANY`/`ALL`/`NONE`, `CONTAINS`,
+    /// `IN`, `SUBQUERY`), and managed objects (as the overload for managed objects does, on
+    /// their context's queue). A malformed predicate, a key the value does not have or a
+    /// variable without a value makes it false (Foundation raises instead).
+    public func evaluate(with value: Any?) -> Bool {
+        if let block { return block(value, nil) }
+        if let object = value as? ManagedObject { return (try? evaluate(with: object)) ?? false }
+        guard case .success(let node) = parsed else { return false }
+        return ValuePredicateEvaluator().evaluate(node, on: value)
+    }
+
+    /// Whether `value` matches with `$NAME` variables replaced by `variables` (a block predicate
+    /// receives them). Mirrors `evaluate(with:substitutionVariables:)`.
+    public func evaluate(with value: Any?, substitutionVariables variables: [String: Any]?) -> Bool {
+        if let block { return block(value, variables) }
+        return withSubstitutionVariables(variables ?? [:]).evaluate(with: value)
+    }
+
     /// Resolves the predicate against an entity, throwing parse or type errors.
     package func bind(to entity: EntityDescription) throws(CoreDataError) -> BoundPredicate {
         switch parsed {

@@ -210,6 +210,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var isDeleted: Bool { isDeletedFlag }
     /// Whether the object's values have not been loaded yet.
     public var isFault: Bool { isFaultFlag }
+
+    /// 0 when the object's values are loaded, 1 while it is a fault (its values not read or
+    /// turned out again). Mirrors `faultingState`, whose only documented value is 0 for a fully
+    /// realized object.
+    public var faultingState: Int { isFaultFlag ? 1 : 0 }
     /// Whether the object has unsaved changes (inserted, updated or deleted).
     public var hasChanges: Bool { state.hasChanges }
     /// Whether some persistent property (an attribute or relationship that is saved) no longer

@@ -77,7 +77,9 @@ import TestSupport
             #expect(memo.isFault)
             #expect(memo.hasFault(forRelationshipNamed: "folder"))     // the object itself is a fault
             #expect(memo.isFault)                                       // and asking fired nothing
+            #expect(memo.faultingState != 0)
             _ = memo.value(forKey: "body")
+            #expect(memo.faultingState == 0)                            // fully realized
             #expect(memo.hasFault(forRelationshipNamed: "tags"))        // members not loaded
             #expect(memo.hasFault(forRelationshipNamed: "folder"))      // destination not registered
             _ = memo.value(forKey: "tags")

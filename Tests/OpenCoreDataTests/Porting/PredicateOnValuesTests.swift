@@ -1,0 +1,67 @@
+import OpenCoreData
+import Testing
+import TestSupport
+
+/// `NSPredicate.evaluate(with:)` on the plain values apps filter in memory (strings, numbers,
+/// dictionaries, arrays), written as Core Data code writes it (importing `OpenCoreData` alone, see
+/// DEVIATIONS.md on `NSPredicate` beside `import Foundation`); expectations are Foundation's
+/// answers for the same predicates.
+@Suite struct PredicateOnValuesTests {
+    @Test func stringsAndNumbersAreTheEvaluatedObject() {
+        #expect(NSPredicate(format: "SELF BEGINSWITH[c] %@", "ap").evaluate(with: "Apple"))
+        #expect(!NSPredicate(format: "SELF BEGINSWITH %@", "ap").evaluate(with: "Apple"))
+        #expect(NSPredicate(format: "SELF > 3").evaluate(with: 4))
+        #expect(!NSPredicate(format: "SELF > 3").evaluate(with: 3))
+        #expect(NSPredicate(format: "SELF BETWEEN {1, 5}").evaluate(with: 2.5))
+        #expect(NSPredicate(format: "SELF IN %@", ["a", "b"]).evaluate(with: "b"))
+        #expect(NSPredicate(format: "SELF MATCHES '[0-9]+'").evaluate(with: "2026"))
+        #expect(NSPredicate(format: "SELF == nil").evaluate(with: nil))
+        #expect(NSPredicate(format: "SELF < 5").evaluate(with: "x") == false)     // no order between a string and a number
+        let fruit = ["Apple", "banana", "Cherry", "apricot"]
+        #expect(fruit.filter { NSPredicate(format: "SELF CONTAINS[cd] 'AP'").evaluate(with: $0) } == ["Apple", "apricot"])
+    }
+
+    @Test func dictionariesAreReadByKeyAndNestedKeyPaths() {
+        let people: [[String: Any]] = [
+            ["name": "Ann", "age": 34, "address": ["city": "Paris"], "tags": ["swift", "linux"]],
+            ["name": "Bob", "age": 28, "address": ["city": "Oslo"], "tags": [String]()],
+            ["name": "Cid", "age": 41, "tags": ["swift"]],
+        ]
+        func names(_ format: String, _ arguments: Any...) -> [String] {
+            let predicate = NSPredicate(format: format, argumentArray: arguments)
+            return people.filter { predicate.evaluate(with: $0) }.compactMap { $0["name"] as? String }
+        }
+        #expect(names("age > 30") == ["Ann", "Cid"])
+        #expect(names("name == %@ OR age < %d", "Cid", 30) == ["Bob", "Cid"])
+        #expect(names("address.city == 'Paris'") == ["Ann"])
+        #expect(names("address == nil") == ["Cid"])                               // a missing key is nil
+        #expect(names("ANY tags == 'swift'") == ["Ann", "Cid"])
+        #expect(names("'linux' IN tags") == ["Ann"])
+        #expect(names("tags CONTAINS 'swift'") == ["Ann", "Cid"])
+        #expect(names("tags.@count == 0") == ["Bob"])
+        #expect(names("NONE tags == 'swift'") == ["Bob"])
+        #expect(names("ALL tags == 'swift'") == ["Bob", "Cid"])                   // ALL of nothing holds
+        #expect(names("SUBQUERY(tags, $t, $t BEGINSWITH 'l').@count > 0") == ["Ann"])
+        #expect(names("nickname == 'x'") == [])
+    }
+
+    @Test func collectionOperatorsAndArithmeticOverArrays() {
+        let order: [String: Any] = ["lines": [["price": 2.5, "count": 2], ["price": 10, "count": 1]], "discount": 1]
+        #expect(NSPredicate(format: "lines.@sum.price == 12.5").evaluate(with: order))
+        #expect(NSPredicate(format: "lines.@max.price == 10").evaluate(with: order))
+        #expect(NSPredicate(format: "lines.@avg.count == 1.5").evaluate(with: order))
+        #expect(NSPredicate(format: "lines.@count * 2 - discount == 3").evaluate(with: order))
+        #expect(NSPredicate(format: "ANY lines.price < 3").evaluate(with: order))
+        #expect(!NSPredicate(format: "ALL lines.price < 3").evaluate(with: order))
+    }
+
+    @Test func substitutionVariablesAndBlocks() {
+        let template = NSPredicate(format: "age >= $minimum")
+        #expect(template.evaluate(with: ["age": 40], substitutionVariables: ["minimum": 30]))
+        #expect(!template.evaluate(with: ["age": 20], substitutionVariables: ["minimum": 30]))
+        #expect(!template.evaluate(with: ["age": 40]))                           // no value for $minimum
+        let even = NSPredicate { value, _ in (value as? Int).map { $0 % 2 == 0 } ?? false }
+        #expect([1, 2, 3, 4].filter { even.evaluate(with: $0) } == [2, 4])
+        #expect(!NSPredicate(format: "age >").evaluate(with: ["age": 1]))          // malformed: false, no trap
+    }
+}
