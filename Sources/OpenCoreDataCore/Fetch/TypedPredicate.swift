@@ -5,13 +5,17 @@ import Foundation
 ///
 /// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, optionals and `nil`,
 /// `?.` compared with `true`/`false`/`nil`, forced unwraps, `contains` on strings (CONTAINS) and on captured sequences (IN),
-/// `starts(with:)` (BEGINSWITH), `+ - *` and floating-point `/`, captured values. Anything else is a ``CoreDataError`` naming
-/// the construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
+/// `starts(with:)` (BEGINSWITH), `+ - *` and floating-point `/`, captured values, to-one
+/// relationships (`$0.folder?.title == "Work"`, `folder.title`), and `contains(where:)` /
+/// `allSatisfy` over a to-many (`SUBQUERY`). Anything else is a ``CoreDataError`` naming the
+/// construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
 package struct TypedPredicateConverter {
     package let entity: EntityDescription
     package let format: String
     /// What each predicate variable stands for (the input object, or an unwrapped optional).
     var bindings: [PredicateExpressions.VariableID: PredicateOperand] = [:]
+    /// The entity of each to-many member variable (`contains(where:)`), by its name.
+    var memberEntities: [String: EntityDescription] = [:]
 
     package static func node<T>(for predicate: Predicate<T>, entity: EntityDescription) throws(CoreDataError) -> PredicateNode {
         var converter = TypedPredicateConverter(entity: entity, format: "#Predicate<\(T.self)>")
@@ -50,14 +54,66 @@ package struct TypedPredicateConverter {
         return .value(converted)
     }
 
+    /// `root.keyPath`, where root is the fetched object, a to-one key path from it
+    /// (`folder.title`) or a to-many's member (`$m.name` inside a `SUBQUERY`).
     func keyPath(_ keyPath: AnyKeyPath, root: PredicateOperand) throws(CoreDataError) -> PredicateOperand {
-        guard case .evaluatedObject = root else {
-            throw CoreDataError(.coreData, "The typed predicate reads \(keyPath) from something other than the fetched object; key paths across relationships are not supported yet.")
+        let owner: EntityDescription
+        switch root {
+        case .evaluatedObject:
+            owner = entity
+        case .keyPath(let path):
+            owner = try self.entity(at: path, from: entity)
+        case .variable(let path):
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let member = memberEntities[parts[0]] else { throw CoreDataError(.coreData, "The typed predicate uses a variable it does not define.") }
+            owner = parts.count > 1 ? try self.entity(at: parts[1], from: member) : member
+        default:
+            throw CoreDataError(.coreData, "The typed predicate reads \(keyPath) from a computed value; read key paths from the fetched object or its relationships.")
         }
-        guard let name = entity.name(for: keyPath) else {
-            throw CoreDataError(.coreData, "The typed predicate uses \(keyPath), which is not a managed attribute of \(entity.name).")
+        guard let name = owner.name(for: keyPath) else {
+            throw CoreDataError(.coreData, "The typed predicate uses \(keyPath), which is not a managed property of \(owner.name).")
         }
-        return .keyPath(name)
+        switch root {
+        case .keyPath(let path): return .keyPath(path + "." + name)
+        case .variable(let path): return .variable(path + "." + name)
+        default: return .keyPath(name)
+        }
+    }
+
+    /// The destination of a path of to-one relationships from `start`.
+    private func entity(at path: String, from start: EntityDescription) throws(CoreDataError) -> EntityDescription {
+        var current = start
+        for name in path.split(separator: ".").map(String.init) {
+            guard let relationship = current.relationshipsByName[name], let destination = relationship.destination else {
+                throw CoreDataError(.coreData, "The typed predicate reads a property of '\(path)', which is an attribute of \(current.name), not a relationship.")
+            }
+            guard !relationship.isToMany else {
+                throw CoreDataError(.coreData, "The typed predicate reads a property through the to-many relationship '\(name)' of \(current.name); test its members with contains(where:) or allSatisfy.")
+            }
+            current = destination
+        }
+        return current
+    }
+
+    /// `SUBQUERY(collection, $m, test)` for `sequence.contains(where: test)` (or, `negated`,
+    /// the members that fail `test`, for `allSatisfy`): the sequence must be a to-many key path.
+    mutating func subquery(_ sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws(CoreDataError) -> PredicateOperand {
+        guard case .keyPath(let path) = try operand(sequence) else {
+            throw CoreDataError(.coreData, "The typed predicate tests the members of something other than a to-many relationship; use contains(where:) and allSatisfy on a relationship of the fetched object.")
+        }
+        let parts = path.split(separator: ".").map(String.init)
+        let owner = try entity(at: parts.dropLast().joined(separator: "."), from: entity)
+        guard let relationship = owner.relationshipsByName[parts[parts.count - 1]], relationship.isToMany, let destination = relationship.destination else {
+            throw CoreDataError(.coreData, "The typed predicate tests the members of '\(path)', which is not a to-many relationship of \(owner.name).")
+        }
+        let name = "m\(memberEntities.count + 1)"
+        memberEntities[name] = destination
+        bindings[variable] = .variable(name)
+        let condition = try predicate(test)
+        guard !condition.readsTheFetchedObject else {
+            throw CoreDataError(.coreData, "The typed predicate compares the members of '\(path)' with the fetched object itself; compare them with values only.")
+        }
+        return .subqueryCount(collection: path, variable: name, predicate: negated ? .not(condition) : condition)
     }
 
     static func describe(_ expression: Any) -> String {
@@ -201,6 +257,44 @@ extension PredicateExpressions.OptionalFlatMap: TypedPredicateConvertible {
         case .predicate(let condition): return .optionalCondition(wrapped: wrappedOperand, condition: condition)
         case let other: return other
         }
+    }
+}
+
+extension RelationshipDescription {
+    /// The destination as the model connected it, or as its `@Managed` class describes it
+    /// (the request's entity is not in a model yet when a typed predicate is translated).
+    fileprivate var destination: EntityDescription? {
+        destinationEntity ?? destinationType?.makeEntityDescription()
+    }
+}
+
+extension PredicateExpressions.SequenceContainsWhere: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        let count = try converter.subquery(sequence, variable: variable.key, test: test, negated: false)
+        return .predicate(.comparison(count, .greater, .value(.integer(0)), []))
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        let count = try converter.subquery(sequence, variable: variable.key, test: test, negated: true)
+        return .predicate(.comparison(count, .equal, .value(.integer(0)), []))
+    }
+}
+
+extension PredicateNode {
+    /// Whether the predicate reads the fetched object (`SELF` or one of its key paths) rather
+    /// than only variables and values.
+    fileprivate var readsTheFetchedObject: Bool {
+        var found = false
+        _ = mappingOperands { operand in
+            switch operand {
+            case .evaluatedObject, .keyPath, .subqueryCount: found = true
+            default: break
+            }
+            return nil
+        }
+        return found
     }
 }
 

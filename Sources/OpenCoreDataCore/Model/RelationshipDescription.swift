@@ -80,6 +80,9 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     /// The key path of the `@Managed` property this relationship stands for.
     package var keyPath: AnyKeyPath?
+    /// The `@Managed` class of the destination, for reading its key paths before the model
+    /// connects the relationship (typed predicates are translated when the request is made).
+    package var destinationType: (any ManagedEntity.Type)?
     /// The key path of the inverse declared with `@Relationship(inverse:)`, resolved to a name
     /// when the model freezes.
     package var inverseKeyPath: AnyKeyPath?
@@ -134,6 +137,7 @@ extension RelationshipDescription {
         let relationship = RelationshipDescription(name: name, destination: Destination.entityName, toMany: toMany, isOptional: isOptional,
                                                    deleteRule: deleteRule, isOrdered: isOrdered)
         relationship.keyPath = keyPath
+        relationship.destinationType = destination
         relationship.inverseKeyPath = inverse
         relationship.minCount = minimumCount
         if toMany { relationship.maxCount = maximumCount }

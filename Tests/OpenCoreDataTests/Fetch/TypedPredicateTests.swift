@@ -54,4 +54,66 @@ import TestSupport
         #expect(coalesceError?.message.contains("NilCoalesce") == true)
         _ = stack
     }
+
+    /// Memos a (folder "work" in drawer "beta", tags swift + linux), b (folder "work", tag
+    /// swift), c (folder "home", no drawer, no tags), d (no folder, tag uikit).
+    private func graph(_ kind: StoreKind) throws -> (TestStack, ManagedObjectContext) {
+        let stack = try TestStack(kind, model: graphModel())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let beta = Drawer(context: context)
+            beta.label = "beta"
+            let work = Folder(context: context)
+            work.title = "work"
+            work.drawer = beta
+            let home = Folder(context: context)
+            home.title = "home"
+            var tags: [String: Tag] = [:]
+            for name in ["swift", "linux", "uikit"] {
+                let tag = Tag(context: context)
+                tag.name = name
+                tags[name] = tag
+            }
+            for (body, folder, names) in [("a", work, ["swift", "linux"]), ("b", work, ["swift"]), ("c", home, []), ("d", nil, ["uikit"])] as [(String, Folder?, [String])] {
+                let memo = Memo(context: context)
+                memo.body = body
+                memo.folder = folder
+                for name in names { memo.tags.insert(tags[name]!) }
+            }
+            try context.save()
+        }
+        return (stack, context)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func typedPredicatesFollowRelationships(kind: StoreKind) throws {
+        let (stack, context) = try graph(kind)
+        let title = "work"
+        let cases: [(Predicate<Memo>, [String])] = [
+            (#Predicate { $0.folder?.title == title }, ["a", "b"]),
+            (#Predicate { $0.folder?.title != "work" }, ["c", "d"]),
+            (#Predicate { $0.folder?.drawer?.label == "beta" }, ["a", "b"]),
+            (#Predicate { $0.folder == nil }, ["d"]),
+            (#Predicate { $0.tags.contains { $0.name == "swift" } }, ["a", "b"]),
+            (#Predicate { $0.tags.contains { $0.name.starts(with: "li") || $0.name == "uikit" } }, ["a", "d"]),
+            (#Predicate { $0.tags.allSatisfy { $0.name == "swift" } }, ["b", "c"]),
+            (#Predicate { !$0.tags.contains { $0.name == "swift" } && $0.folder != nil }, ["c"]),
+            (#Predicate { $0.folder?.memos.contains { $0.body == "c" } == true }, ["c"]),
+        ]
+        try context.performAndWait { () throws in
+            for (index, (predicate, expected)) in cases.enumerated() {
+                let request = FetchRequest<Memo>(predicate: predicate, sortBy: [SortDescriptor(\.body)])
+                #expect(try context.fetch(request).map(\.body) == expected, "case \(index): \(request.predicate?.predicateFormat ?? "")")
+            }
+        }
+        _ = stack
+    }
+
+    @Test func membersComparedWithTheFetchedObjectAreAClearError() throws {
+        let (stack, context) = try graph(.inMemory)
+        let request = FetchRequest<Memo>(predicate: #Predicate { memo in memo.tags.contains { tag in tag.name == memo.body } })
+        let error = #expect(throws: CoreDataError.self) { try context.performAndWait { try context.fetch(request) } }
+        #expect(error?.message.contains("fetched object itself") == true, "\(error?.message ?? "")")
+        _ = stack
+    }
 }
