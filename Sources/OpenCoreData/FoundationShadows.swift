@@ -12,6 +12,8 @@ import OpenCoreDataCore
 public typealias NSPredicate = FetchPredicate
 /// Core Data's `NSSortDescriptor`, with `init(key:ascending:)`: ``/OpenCoreDataCore/FetchSortDescriptor``.
 public typealias NSSortDescriptor = FetchSortDescriptor
+/// Core Data's `NSExpression` (Linux Foundation's is unavailable): ``/OpenCoreDataCore/FetchExpression``.
+public typealias NSExpression = FetchExpression
 
 #if !canImport(Darwin)
 /// Linux Foundation has no `UndoManager`; a context's undo manager is a ``/OpenCoreDataCore/ContextUndoManager``.

@@ -7,6 +7,8 @@ extension ManagedObjectContext {
         var column: StoreDictionaryRequest.Column
         /// The attribute a plain column shows (its values go through its transformer).
         var attribute: AttributeDescription? = nil
+        /// The type an expression description asks its values in, when not the computed one.
+        var resultType: AttributeType? = nil
 
         init(name: String, slot: Int, function: StoreDictionaryRequest.Function?, type: AttributeType, attribute: AttributeDescription? = nil) {
             self.name = name
@@ -45,7 +47,11 @@ extension ManagedObjectContext {
         return rows.map { row in
             let dictionary = NSMutableDictionary()
             for (column, value) in zip(columns, row) {
-                if let any = column.attribute.map({ $0.appValue(value) }) ?? value.anyValue(for: column.column.type) { dictionary[column.name] = any }
+                var any = column.attribute.map({ $0.appValue(value) }) ?? value.anyValue(for: column.column.type)
+                if let type = column.resultType, type != column.column.type {
+                    any = ManagedValue(converting: any, to: type)?.anyValue(for: type) ?? any
+                }
+                if let any { dictionary[column.name] = any }
             }
             return dictionary
         }
@@ -57,30 +63,41 @@ extension ManagedObjectContext {
         }
         return try properties.map { property in
             if let expression = property as? ExpressionDescription {
-                let slot = try slot(of: expression.keyPath, in: entity, role: "an expression")
-                let source = entity.storedAttributes[slot].attributeType
-                guard let name = expression.function else {
-                    return ResultColumn(name: expression.name, slot: slot, function: nil, type: source, attribute: entity.storedAttributes[slot])
-                }
-                guard let function = StoreDictionaryRequest.Function(rawValue: name) else {
-                    throw CoreDataError(.coreData, "The expression '\(expression.name)' uses the function '\(name)'; use count:, sum:, min:, max: or average:.")
-                }
-                let type: AttributeType
-                switch function {
-                case .count: type = .integer64
-                case .sum: type = source.isInteger ? .integer64 : (source == .decimal ? .decimal : .double)
-                case .average: type = .double
-                case .minimum, .maximum: type = source
-                }
-                if (function == .sum || function == .average) && !source.isNumeric {
-                    throw CoreDataError(.coreData, "The expression '\(expression.name)' applies \(name) to '\(expression.keyPath)', which is of type \(source), not a number.", key: expression.keyPath)
-                }
-                return ResultColumn(name: expression.name, slot: slot, function: function, type: type)
+                var column = try expressionColumn(expression, entity: entity)
+                column.resultType = expression.expressionResultType
+                return column
             }
             let slot = try slot(of: property, in: entity, role: "propertiesToFetch")
             let attribute = entity.storedAttributes[slot]
             return ResultColumn(name: attribute.name, slot: slot, function: nil, type: attribute.attributeType, attribute: attribute)
         }
+    }
+
+    /// The column of an expression description: a key path, or a function over one.
+    private func expressionColumn(_ expression: ExpressionDescription, entity: EntityDescription) throws -> ResultColumn {
+        guard let computed = expression.expression,
+              computed.expressionType == .keyPath || (computed.expressionType == .function && computed.arguments?.count == 1 && computed.arguments?[0].expressionType == .keyPath) else {
+            throw CoreDataError(.coreData, "The expression description '\(expression.name)' computes \(expression.expression.map(\.description) ?? "nothing"); a dictionary fetch computes a key path, or count:, sum:, min:, max: or average: of one key path.")
+        }
+        let slot = try slot(of: expression.keyPath, in: entity, role: "The expression description '\(expression.name)'")
+        let source = entity.storedAttributes[slot].attributeType
+        guard let name = expression.function else {
+            return ResultColumn(name: expression.name, slot: slot, function: nil, type: source, attribute: entity.storedAttributes[slot])
+        }
+        guard let function = StoreDictionaryRequest.Function(rawValue: name) else {
+            throw CoreDataError(.coreData, "The expression '\(expression.name)' uses the function '\(name)'; use count:, sum:, min:, max: or average:.")
+        }
+        let type: AttributeType
+        switch function {
+        case .count: type = .integer64
+        case .sum: type = source.isInteger ? .integer64 : (source == .decimal ? .decimal : .double)
+        case .average: type = .double
+        case .minimum, .maximum: type = source
+        }
+        if (function == .sum || function == .average) && !source.isNumeric {
+            throw CoreDataError(.coreData, "The expression '\(expression.name)' applies \(name) to '\(expression.keyPath)', which is of type \(source), not a number.", key: expression.keyPath)
+        }
+        return ResultColumn(name: expression.name, slot: slot, function: function, type: type)
     }
 
     private func slot(of property: Any, in entity: EntityDescription, role: String) throws -> Int {

@@ -32,25 +32,52 @@ public enum FetchRequestResultType: UInt, Sendable {
 }
 
 /// A computed column of a dictionary fetch: a key path, or an aggregate function over one.
-/// Mirrors what Core Data users build with `NSExpressionDescription` and `NSExpression`.
+/// Mirrors `NSExpressionDescription`, in Core Data's spelling or in one line:
 ///
 /// ```swift
 /// request.propertiesToFetch = ["text2", ExpressionDescription(name: "total", function: "sum:", keyPath: "id")]
 /// request.propertiesToGroupBy = ["text2"]
+///
+/// let total = NSExpressionDescription()
+/// total.name = "total"
+/// total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "id")])
+/// total.expressionResultType = .doubleAttributeType
 /// ```
-public final class ExpressionDescription: Sendable {
+/// Configured before the request that holds it is used, like the request itself.
+public final class ExpressionDescription {
     /// The key of the value in each result dictionary.
-    public let name: String
-    /// `count:`, `sum:`, `min:`, `max:`, `average:`, or `nil` for the plain key path.
-    public let function: String?
-    /// The attribute the expression reads.
-    public let keyPath: String
+    public var name: String
+    /// What the column computes.
+    public var expression: FetchExpression?
+    /// The type of the results: a sum of integers asked as `.double` comes back as a `Double`.
+    /// `nil` (the default of ``init()``) keeps the type the function gives (`count:` an
+    /// `Int64`, `sum:` of integers an `Int64`, `average:` a `Double`, `min:`/`max:` the
+    /// attribute's). Mirrors `expressionResultType` (whose "undefined" is `nil` here).
+    public var expressionResultType: AttributeType?
 
-    /// A column computed by `function` over `keyPath`.
-    public init(name: String, function: String?, keyPath: String) {
+    /// An empty description, as Core Data's `init()`: set ``name`` and ``expression``.
+    public init() {
+        name = ""
+    }
+
+    /// A column computed by `function` (`count:`, `sum:`, `min:`, `max:`, `average:`, or `nil`
+    /// for the plain value) over `keyPath`.
+    public convenience init(name: String, function: String?, keyPath: String) {
+        self.init()
         self.name = name
-        self.function = function
-        self.keyPath = keyPath
+        let path = FetchExpression(forKeyPath: keyPath)
+        expression = function.map { FetchExpression(forFunction: $0, arguments: [path]) } ?? path
+    }
+
+    /// The function, or `nil` for a plain key path.
+    public var function: String? {
+        expression?.expressionType == .function ? expression?.function : nil
+    }
+
+    /// The key path the expression reads ("" when it reads none).
+    public var keyPath: String {
+        guard let expression else { return "" }
+        return expression.expressionType == .function ? expression.arguments?.first?.keyPath ?? "" : expression.keyPath
     }
 }
 

@@ -85,4 +85,45 @@ import TestSupport
         }
         _ = stack
     }
+
+    /// A grouped dictionary fetch written as Core Data code writes it: `NSExpressionDescription()`
+    /// with `NSExpression(forFunction:arguments:)`, `forKeyPath:`, and `expressionResultType`.
+    @Test(arguments: StoreKind.allCases)
+    func expressionDescriptionsInCoreDatasSpelling(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind)
+        try context.performAndWait { () throws in
+            let total = NSExpressionDescription()
+            total.name = "total"
+            total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "id")])
+            total.expressionResultType = .doubleAttributeType          // an integer sum asked as a Double
+            let count = NSExpressionDescription()
+            count.name = "count"
+            count.expression = NSExpression(forFunction: "count:", arguments: [NSExpression(forKeyPath: "id")])
+            count.expressionResultType = .integer64AttributeType
+            let label = NSExpressionDescription()
+            label.name = "label"
+            label.expression = NSExpression(forKeyPath: "text2")
+            label.expressionResultType = .stringAttributeType
+
+            let request = NSFetchRequest<NSDictionary>(entityName: "Note")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = [label, total, count]
+            request.propertiesToGroupBy = ["text2"]
+            request.sortDescriptors = [NSSortDescriptor(key: "text2", ascending: true)]
+            let rows = try context.fetch(request)
+            #expect(rows.compactMap { $0["label"] as? String } == ["alpha", "beta"])
+            #expect(rows.compactMap { $0["total"] as? Double } == [6, 15])
+            #expect(rows.compactMap { $0["count"] as? Int64 } == [3, 3])
+            #expect(total.function == "sum:" && total.keyPath == "id")
+            #expect(NSExpression(forKeyPath: "id").expressionType == .keyPath)
+
+            let unsupported = NSExpressionDescription()
+            unsupported.name = "odd"
+            unsupported.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "id"), NSExpression(forConstantValue: 2)])
+            request.propertiesToFetch = [label, unsupported]
+            let error = try #require(throws: CoreDataError.self) { try context.fetch(request) }
+            #expect(error.message.contains("'odd'") && error.message.contains("sum(id, 2)"), "\(error.message)")
+        }
+        _ = stack
+    }
 }
