@@ -7,6 +7,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        // `import CoreData` where Apple's framework is absent (Linux): the library under Core
+        // Data's module name. Depend on it with `condition: .when(platforms: [.linux])`.
+        .library(name: "CoreData", targets: ["CoreData"]),
         // The PostgreSQL store, apart: apps on one SQLite file never build SwiftNIO and BoringSSL.
         .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "ocd", targets: ["ocd"]),
@@ -71,6 +74,8 @@ let package = Package(
         // The umbrella users import: re-exports the core and the SQLite store, declares the macros,
         // and assembles the container.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore", "OpenCoreDataSQLite", "OpenCoreDataMacros"]),
+        // Core Data's module name over the umbrella, for code written for Apple's framework.
+        .target(name: "CoreData", dependencies: ["OpenCoreData"]),
         // Apple's Earthquakes sample: a USGS feed batch-imported, a view context kept current
         // through persistent history. Used by `ocd quakes` and its tests.
         .target(name: "Earthquakes", dependencies: ["OpenCoreData"]),
@@ -83,6 +88,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Models are declared here, outside the library, exactly as users declare theirs.
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "CSQLite", "TestSupport"]),
+        // Files written for Apple's Core Data (`import CoreData`, `import Foundation`), built and
+        // run unchanged on Linux through the `CoreData` module.
+        .testTarget(name: "CoreDataModuleTests", dependencies: [.target(name: "CoreData", condition: .when(platforms: [.linux])), "TestSupport"]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",
