@@ -132,5 +132,44 @@ import TestSupport
     }
 }
 
+/// `NSManagedObjectModel.mergedModel(from:)`, as Xcode's older templates load their model.
+@Suite(.dedicatedThread) struct MergedModelPortingTests {
+    /// A bundle folder holding copies of the fixture models under the given names.
+    private func bundle(_ models: [(fixture: String, name: String)], in directory: TemporaryDirectory) throws -> Bundle {
+        let folder = directory.file("Models.bundle")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (fixture, name) in models {
+            try FileManager.default.copyItem(at: Fixtures.url(fixture), to: folder.appendingPathComponent("\(name).xcdatamodeld"))
+        }
+        return try #require(Bundle(url: folder))
+    }
+
+    @Test func theModelsOfABundleAreMergedIntoOne() throws {
+        let directory = TemporaryDirectory()
+        let books = "bnr-coredatastack/Example/UniqueConstraintModel.xcdatamodeld"
+        let orders = "momxml/Tests/Model.xcdatamodeld"
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: [try bundle([(books, "Books"), (orders, "Orders")], in: directory)]))
+        #expect(merged.entities.map(\.name).sorted() == ["Author", "Book", "Client", "Commande", "Produit", "Publisher"])
+        let container = NSPersistentContainer(name: "Merged", managedObjectModel: merged)
+        container.persistentStoreDescriptions = [NSPersistentStoreDescription(url: directory.file("Merged.sqlite"))]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            for name in ["Author", "Client"] { _ = NSEntityDescription.insertNewObject(forEntityName: name, into: context) }
+            try context.save()
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Client")) == 1)
+        }
+    }
+
+    @Test func oneModelIsItselfAndCollidingOrMissingModelsAreNil() throws {
+        let books = "bnr-coredatastack/Example/UniqueConstraintModel.xcdatamodeld"
+        let directories = (TemporaryDirectory(), TemporaryDirectory(), TemporaryDirectory())   // kept until the end
+        let single = NSManagedObjectModel.mergedModel(from: [try bundle([(books, "Books")], in: directories.0)])
+        #expect(single?.entities.map(\.name).sorted() == ["Author", "Book", "Publisher"])
+        #expect(NSManagedObjectModel.mergedModel(from: [try bundle([(books, "Books"), (books, "Copy")], in: directories.1)]) == nil)
+        #expect(NSManagedObjectModel.mergedModel(from: [try bundle([], in: directories.2)]) == nil)
+    }
+}
+
 /// A hand-written class for an entity of a model built in code, found by its name.
 final class PortedItem: NSManagedObject {}
