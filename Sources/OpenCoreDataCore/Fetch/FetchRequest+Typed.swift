@@ -33,6 +33,14 @@ extension FetchPredicate {
 }
 
 extension FetchSortDescriptor {
+    /// Makes a sort descriptor from Foundation's `SortDescriptor` of a `@Managed` class, for a
+    /// request's `sortDescriptors`: `request.sortDescriptors = [NSSortDescriptor(SortDescriptor(\Item.timestamp))]`.
+    /// A key path that names no modeled property makes the fetch fail naming it. Mirrors
+    /// `NSSortDescriptor(_:)`.
+    public convenience init<T: ManagedEntity>(_ descriptor: SortDescriptor<T>) {
+        self.init(descriptor, entity: T.makeEntityDescription())
+    }
+
     /// Translates Foundation's `SortDescriptor` (key path, order, string comparator).
     package convenience init<T>(_ descriptor: SortDescriptor<T>, entity: EntityDescription) {
         let key = descriptor.keyPath.flatMap { entity.name(for: $0) } ?? descriptor.keyPath.map { "\($0)" } ?? "(a comparator without a key path)"

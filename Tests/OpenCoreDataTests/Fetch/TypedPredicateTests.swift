@@ -41,6 +41,10 @@ import TestSupport
         }
         let reversed = FetchRequest<Note>(predicate: #Predicate { $0.id > 2 }, sortBy: [SortDescriptor(\.text2, order: .reverse), SortDescriptor(\.id, order: .reverse)])
         #expect(try ids(context, reversed) == [6, 5, 4, 3])
+        // Foundation's sort descriptors assigned to a request, as NSSortDescriptor(_:) converts them.
+        let assigned = Note.fetchRequest()
+        assigned.sortDescriptors = [NSSortDescriptor(SortDescriptor(\Note.text2)), NSSortDescriptor(SortDescriptor(\Note.id, order: .reverse))]
+        #expect(try ids(context, assigned) == [3, 2, 1, 6, 5, 4])
         _ = stack
     }
 
