@@ -6,9 +6,9 @@ import Foundation
 /// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, optionals and `nil`,
 /// `?.` compared with `true`/`false`/`nil`, forced unwraps, `contains` on strings (CONTAINS) and on captured sequences (IN),
 /// `starts(with:)` (BEGINSWITH), `+ - *` and floating-point `/`, captured values, to-one
-/// relationships (`$0.folder?.title == "Work"`, `folder.title`), and `contains(where:)` /
-/// `allSatisfy` over a to-many (`SUBQUERY`). Anything else is a ``CoreDataError`` naming the
-/// construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
+/// relationships (`$0.folder?.title == "Work"`, `folder.title`), `contains(where:)` /
+/// `allSatisfy` over a to-many (`SUBQUERY`), `??` and the ternary operator (the comparison
+/// written for each case). Anything else is a ``CoreDataError`` naming the construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
 package struct TypedPredicateConverter {
     package let entity: EntityDescription
     package let format: String
@@ -27,16 +27,51 @@ package struct TypedPredicateConverter {
         guard let convertible = expression as? any TypedPredicateConvertible else {
             throw CoreDataError(.coreData, "The typed predicate uses \(Self.describe(expression)), which cannot be translated to a fetch; use comparisons, &&, ||, !, nil checks, contains, starts(with:) and captured values.")
         }
-        return try convertible.convert(&self)
+        let part = try convertible.convert(&self)
+        if case .predicate(let node) = part { return .predicate(expandingAlternatives(node)) }
+        return part
     }
 
     mutating func predicate(_ expression: Any) throws(CoreDataError) -> PredicateNode {
-        switch try part(expression) {
+        predicate(from: try part(expression))
+    }
+
+    /// A translated piece as a condition: a Bool value compared with true, an optional
+    /// condition false when its optional is nil.
+    mutating func predicate(from part: TypedPart) -> PredicateNode {
+        switch part {
         case .predicate(let node): return node
         case .operand(.value(.bool(let value))): return .constant(value)
-        case .operand(let operand): return .comparison(operand, .equal, .value(.bool(true)), [])
+        case .operand(let operand): return expandingAlternatives(.comparison(operand, .equal, .value(.bool(true)), []))
         case .optionalCondition(let wrapped, let condition): return .and([.comparison(wrapped, .notEqual, .value(.null), []), condition])
         }
+    }
+
+    // MARK: - Values chosen by a condition
+
+    /// `a ?? b` and `c ? a : b` used as values: a placeholder variable stands for the value
+    /// until the comparison using it is made, which is then written for both cases:
+    /// `(c AND comparison[a]) OR (NOT c AND comparison[b])`.
+    private var alternatives: [String: (condition: PredicateNode, whenTrue: PredicateOperand, whenFalse: PredicateOperand)] = [:]
+    private var alternativesMade = 0
+
+    /// A placeholder for `condition ? whenTrue : whenFalse`.
+    mutating func alternative(_ condition: PredicateNode, _ whenTrue: PredicateOperand, _ whenFalse: PredicateOperand) -> PredicateOperand {
+        alternativesMade += 1
+        let name = "\u{1}choice\(alternativesMade)"       // not a name a predicate's variable can have
+        alternatives[name] = (condition, whenTrue, whenFalse)
+        return .variable(name)
+    }
+
+    /// `node` with every placeholder it uses written out for both of its cases.
+    private mutating func expandingAlternatives(_ node: PredicateNode) -> PredicateNode {
+        var result = node
+        while let (name, choice) = alternatives.first(where: { result.uses(variable: $0.key) }) {
+            alternatives[name] = nil
+            let chosen = { (value: PredicateOperand) in result.mappingOperands { $0 == .variable(name) ? value : nil } }
+            result = .or([.and([choice.condition, chosen(choice.whenTrue)]), .and([.not(choice.condition), chosen(choice.whenFalse)])])
+        }
+        return result
     }
 
     mutating func operand(_ expression: Any) throws(CoreDataError) -> PredicateOperand {
@@ -282,7 +317,46 @@ extension PredicateExpressions.SequenceAllSatisfy: TypedPredicateConvertible {
     }
 }
 
+extension PredicateExpressions.NilCoalesce: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        switch try converter.part(lhs) {
+        case .optionalCondition(let wrapped, let condition):
+            // `$0.name?.contains("x") ?? false`: the condition, or the fallback when name is nil.
+            let fallback = try converter.predicate(rhs)
+            return .predicate(.or([.and([.comparison(wrapped, .notEqual, .value(.null), []), condition]),
+                                   .and([.comparison(wrapped, .equal, .value(.null), []), fallback])]))
+        case .operand(let wrapped):
+            let fallback = try converter.operand(rhs)
+            return .operand(converter.alternative(.comparison(wrapped, .notEqual, .value(.null), []), wrapped, fallback))
+        case .predicate:
+            throw CoreDataError(.coreData, "The typed predicate applies ?? to a condition; compare the optional value instead.")
+        }
+    }
+}
+
+extension PredicateExpressions.Conditional: TypedPredicateConvertible {
+    func convert(_ converter: inout TypedPredicateConverter) throws(CoreDataError) -> TypedPart {
+        let condition = try converter.predicate(test)
+        let whenTrue = try converter.part(trueBranch)
+        let whenFalse = try converter.part(falseBranch)
+        if case .operand(let a) = whenTrue, case .operand(let b) = whenFalse {
+            return .operand(converter.alternative(condition, a, b))
+        }
+        return .predicate(.or([.and([condition, converter.predicate(from: whenTrue)]), .and([.not(condition), converter.predicate(from: whenFalse)])]))
+    }
+}
+
 extension PredicateNode {
+    /// Whether the predicate uses the variable `name` (in a comparison or arithmetic).
+    fileprivate func uses(variable name: String) -> Bool {
+        var found = false
+        _ = mappingOperands { operand in
+            if operand == .variable(name) { found = true }
+            return nil
+        }
+        return found
+    }
+
     /// Whether the predicate reads the fetched object (`SELF` or one of its key paths) rather
     /// than only variables and values.
     fileprivate var readsTheFetchedObject: Bool {

@@ -34,6 +34,13 @@ import TestSupport
             (#Predicate { $0.text1?.contains("5") == false }, [1, 3]),
             (#Predicate { $0.text1?.contains("5") == nil }, [2, 4, 6]),
             (#Predicate { $0.text2!.contains("et") }, [4, 5, 6]),
+            (#Predicate { ($0.text1 ?? "none") == "none" }, [2, 4, 6]),
+            (#Predicate { ($0.text1 ?? "note 1") == "note 1" }, [1, 2, 4, 6]),
+            (#Predicate { ($0.text1 ?? $0.text2 ?? "") == "alpha" }, [2]),
+            (#Predicate { $0.text1?.contains("3") ?? false }, [3]),
+            (#Predicate { $0.text1?.contains("3") ?? true }, [2, 3, 4, 6]),
+            (#Predicate { ($0.id > 4 ? $0.text2 : "x") == "beta" }, [5, 6]),
+            (#Predicate { $0.id > 4 ? $0.text1 == nil : $0.id == 1 }, [1, 6]),
         ]
         for (predicate, expected) in cases {
             let request = FetchRequest<Note>(predicate: predicate, sortBy: [SortDescriptor(\.id)])
@@ -53,9 +60,9 @@ import TestSupport
         let integerDivision = FetchRequest<Note>(predicate: #Predicate { $0.id / 2 == 1 })
         let error = #expect(throws: CoreDataError.self) { try ids(context, integerDivision) }
         #expect(error?.message.contains("IntDivision") == true)
-        let coalesce = FetchRequest<Note>(predicate: #Predicate { ($0.text1 ?? "") == "" })
-        let coalesceError = #expect(throws: CoreDataError.self) { try ids(context, coalesce) }
-        #expect(coalesceError?.message.contains("NilCoalesce") == true)
+        let remainder = FetchRequest<Note>(predicate: #Predicate { $0.id % 2 == 1 })
+        let remainderError = #expect(throws: CoreDataError.self) { try ids(context, remainder) }
+        #expect(remainderError?.message.contains("IntRemainder") == true, "\(remainderError?.message ?? "")")
         _ = stack
     }
 
