@@ -27,29 +27,7 @@ extension ManagedObject {
         }
         for slot in entity.validatedSlots {
             let attribute = entity.storedAttributes[slot]
-            let name = attribute
-            if values[slot].isNaN {
-                fail(.managedObjectValidation, name, "is NaN (not a number), which no store keeps: SQLite would read it back as nil or 0. Store nil in an optional attribute for a missing value.")
-                continue
-            }
-            switch values[slot] {
-            case .null:
-                if !attribute.isOptional { fail(.validationMissingMandatoryProperty, name, "is mandatory and has no value. Set it before saving, or make it optional.") }
-            case .string(let text):
-                let length = Double(text.count)
-                if let maximum = attribute.maximum, length > maximum { fail(.validationStringTooLong, name, "is \(text.count) characters long; at most \(Int(exactly: maximum) ?? Int.max) are allowed.") }
-                if let minimum = attribute.minimum, length < minimum { fail(.validationStringTooShort, name, "is \(text.count) characters long; at least \(Int(exactly: minimum) ?? Int.max) are needed.") }
-                if let pattern = attribute.regularExpression, !StringMatching.evaluate(.matches, options: [], value: text, pattern: pattern) {
-                    fail(.validationStringPatternMatching, name, "(\"\(text)\") does not match the pattern \(pattern).")
-                }
-            case .date(let date):
-                if let latest = attribute.latestDate, date > latest { fail(.validationDateTooLate, name, "(\(date)) is after the latest allowed date, \(latest).") }
-                if let earliest = attribute.earliestDate, date < earliest { fail(.validationDateTooSoon, name, "(\(date)) is before the earliest allowed date, \(earliest).") }
-            case let value:
-                guard let number = value.numericValue else { break }
-                if let maximum = attribute.maximum, number > maximum { fail(.validationNumberTooLarge, name, "(\(number)) is above the maximum, \(maximum).") }
-                if let minimum = attribute.minimum, number < minimum { fail(.validationNumberTooSmall, name, "(\(number)) is below the minimum, \(minimum).") }
-            }
+            for (code, message) in attribute.ruleViolations(of: values[slot]) { fail(code, attribute, message) }
         }
         guard entity.hasRelationshipRules else { return errors }
         for (offset, relationship) in entity.toOneRelationships.enumerated() where !relationship.isOptional {
@@ -72,6 +50,32 @@ extension ManagedObject {
             }
         }
         return errors
+    }
+
+    /// Checks `value` against the rules of the attribute `key` (type, mandatory, bounds,
+    /// pattern), without setting it: throws the one broken rule's error (Core Data's code), or
+    /// 1560 with all of them; an unknown key or a value of another type is 1550. Mirrors
+    /// `validateValue(_:forKey:)` (Core Data passes an `AutoreleasingUnsafeMutablePointer`,
+    /// which Linux lacks: pass `&value` of type `Any?`); the value is left as it is.
+    public func validateValue(_ value: inout Any?, forKey key: String) throws {
+        guard let attribute = entity.slotByName[key].map({ entity.storedAttributes[$0] }) ?? entity.transientAttribute(named: key) else {
+            if entity.relationshipsByName[key] != nil { return }
+            throw CoreDataError(.managedObjectValidation, "The entity \(entity.name) has no attribute '\(key)' to validate a value for.", key: key)
+        }
+        guard let stored = attribute.storedValue(value) else {
+            let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
+            throw CoreDataError(.managedObjectValidation, "The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType).", key: key, affectedObjectIDs: [objectID])
+        }
+        let errors = attribute.ruleViolations(of: stored).map { code, message in
+            CoreDataError(code, "The attribute '\(key)' of \(entity.name) \(objectID) \(message)", key: key, affectedObjectIDs: [objectID])
+        }
+        try Self.throwing(errors)
+    }
+
+    /// `validateValue(_:forKey:)` for Core Data code that declares the value as `AnyObject?`.
+    public func validateValue(_ value: inout AnyObject?, forKey key: String) throws {
+        var any: Any? = value
+        try validateValue(&any, forKey: key)
     }
 
     /// Throws nothing, the one error, or 1560 with all of them.
@@ -110,5 +114,36 @@ extension ManagedObjectContext {
             } catch { record(error) }
         }
         try ManagedObject.throwing(errors)
+    }
+}
+
+extension AttributeDescription {
+    /// The rules of this attribute a stored value breaks: NaN, mandatory, string length and
+    /// pattern, date and number bounds. Each with Core Data's code and the end of a message
+    /// that starts with the attribute.
+    package func ruleViolations(of value: ManagedValue) -> [(CoreDataError.Code, String)] {
+        if value.isNaN {
+            return [(.managedObjectValidation, "is NaN (not a number), which no store keeps: SQLite would read it back as nil or 0. Store nil in an optional attribute for a missing value.")]
+        }
+        var violations: [(CoreDataError.Code, String)] = []
+        switch value {
+        case .null:
+            if !isOptional { violations.append((.validationMissingMandatoryProperty, "is mandatory and has no value. Set it before saving, or make it optional.")) }
+        case .string(let text):
+            let length = Double(text.count)
+            if let maximum, length > maximum { violations.append((.validationStringTooLong, "is \(text.count) characters long; at most \(Int(exactly: maximum) ?? Int.max) are allowed.")) }
+            if let minimum, length < minimum { violations.append((.validationStringTooShort, "is \(text.count) characters long; at least \(Int(exactly: minimum) ?? Int.max) are needed.")) }
+            if let regularExpression, !StringMatching.evaluate(.matches, options: [], value: text, pattern: regularExpression) {
+                violations.append((.validationStringPatternMatching, "(\"\(text)\") does not match the pattern \(regularExpression)."))
+            }
+        case .date(let date):
+            if let latestDate, date > latestDate { violations.append((.validationDateTooLate, "(\(date)) is after the latest allowed date, \(latestDate).")) }
+            if let earliestDate, date < earliestDate { violations.append((.validationDateTooSoon, "(\(date)) is before the earliest allowed date, \(earliestDate).")) }
+        case let value:
+            guard let number = value.numericValue else { break }
+            if let maximum, number > maximum { violations.append((.validationNumberTooLarge, "(\(number)) is above the maximum, \(maximum).")) }
+            if let minimum, number < minimum { violations.append((.validationNumberTooSmall, "(\(number)) is below the minimum, \(minimum).")) }
+        }
+        return violations
     }
 }

@@ -92,4 +92,29 @@ import TestSupport
             #expect(!loose.hasFault(forRelationshipNamed: "folder"))    // no destination
         }
     }
+
+    /// `validateValue(_:forKey:)` checks a value against the attribute's rules without setting
+    /// it, with Core Data's codes (Owner.name: 2–20 characters matching [A-Z][a-z]*; age 0–150).
+    @Test func validateValueChecksTheRulesWithoutSettingTheValue() throws {
+        let stack = try TestStack(.inMemory, model: graphModel())
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let owner = Owner(context: context)
+            var good: Any? = "Bea"
+            try owner.validateValue(&good, forKey: "name")
+            var short: AnyObject? = "x" as NSString                     // too short and not capitalised
+            let both = try #require(throws: CoreDataError.self) { try owner.validateValue(&short, forKey: "name") }
+            #expect(both.code == .validationMultipleErrors)
+            #expect(Set(both.underlyingErrors.map(\.code)) == [.validationStringTooShort, .validationStringPatternMatching])
+            var old: Any? = Int16(200)
+            let large = try #require(throws: CoreDataError.self) { try owner.validateValue(&old, forKey: "age") }
+            #expect(large.code == .validationNumberTooLarge)
+            #expect((large as NSError).code == NSValidationNumberTooLargeError)
+            var words: Any? = "many"
+            #expect((try #require(throws: CoreDataError.self) { try owner.validateValue(&words, forKey: "age") }).code == .managedObjectValidation)
+            var anything: Any? = 1
+            #expect(throws: CoreDataError.self) { try owner.validateValue(&anything, forKey: "nope") }
+            #expect(owner.name == "Ann" && owner.age == 30)             // nothing was set
+        }
+    }
 }
