@@ -141,15 +141,7 @@ package indirect enum BoundExpression: Sendable {
             var members = subject.members(relationship)
             if let filter { members = members.filter { filter.evaluate($0) } }
             if function == .count { return .integer(Int64(members.count)) }
-            let numbers = members.compactMap { value?.evaluate($0).numericValue }
-            let result: Double? = switch function {
-            case .count: Double(members.count)
-            case .sum: numbers.reduce(0, +)
-            case .average: numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
-            case .minimum: numbers.min()
-            case .maximum: numbers.max()
-            }
-            return Self.number(result)
+            return Self.number(function.apply(to: members.compactMap { value?.evaluate($0).numericValue }, count: members.count))
         case .arithmetic(let op, let lhs, let rhs):
             guard let a = lhs.evaluate(subject).numericValue, let b = rhs.evaluate(subject).numericValue else { return .null }
             switch op {
@@ -177,6 +169,18 @@ package enum AggregateFunction: String, Sendable, Hashable {
     case average = "@avg"
     case minimum = "@min"
     case maximum = "@max"
+
+    /// The operator over the numbers of `count` members (members without a number left out):
+    /// nil for the average, minimum or maximum of none.
+    package func apply(to numbers: [Double], count: Int) -> Double? {
+        switch self {
+        case .count: Double(count)
+        case .sum: numbers.reduce(0, +)
+        case .average: numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+        case .minimum: numbers.min()
+        case .maximum: numbers.max()
+        }
+    }
 }
 
 /// Gives in-memory evaluation the object graph: the values of other objects and the members of

@@ -105,14 +105,7 @@ struct ValuePredicateEvaluator {
             guard let found = value(atPath: rest, of: member) else { return nil }
             if let number = found.flatMap({ PredicateParser.value(of: $0) }).flatMap(Self.number) { numbers.append(number) }
         }
-        let result: Double? = switch function {
-        case .count: Double(members.count)
-        case .sum: numbers.reduce(0, +)
-        case .average: numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
-        case .minimum: numbers.min()
-        case .maximum: numbers.max()
-        }
-        return .some(result)
+        return .some(function.apply(to: numbers, count: members.count))
     }
 
     /// The members of an array or set (not of a string or a dictionary).
