@@ -74,7 +74,7 @@ struct ValuePredicateEvaluator {
         let unwrapped: Any? = (object as? any OptionalProtocol).map { $0.wrappedAny } ?? object
         guard let current = unwrapped, !(current is NSNull) else { return .some(nil) }
         if key.hasPrefix("@") { return aggregate(key, rest, of: current) }
-        if let members = Self.members(current), !(current is String) {
+        if let members = Self.members(current) {
             var values: [Any] = []
             for member in members {
                 guard let found = value(atPath: keys, of: member) else { return nil }
@@ -110,7 +110,7 @@ struct ValuePredicateEvaluator {
 
     /// The members of an array or set (not of a string or a dictionary).
     private static func members(_ value: Any??) -> [Any]? {
-        guard let value = value ?? nil, !(value is String), !(value is NSDictionary), !(value is [AnyHashable: Any]) else { return nil }
+        guard let value = value ?? nil, !(value is String), !(value is [String: Any]), !(value is [AnyHashable: Any]), !(value is NSDictionary) else { return nil }
         switch value {
         case let array as [Any]: return array
         case let collection as any Collection: return Array(collection) as [Any]
