@@ -30,17 +30,18 @@ extension CoreDataError: CustomNSError {
         if let key { info[NSValidationKeyErrorKey] = key }
         if !underlyingErrors.isEmpty { info[NSDetailedErrorsKey] = underlyingErrors.map { $0 as NSError } }
         if !conflicts.isEmpty {
-            info[Self.conflictListKey] = conflicts
+            info[NSPersistentStoreSaveConflictsErrorKey] = conflicts
         } else if !constraintConflicts.isEmpty {
-            info[Self.conflictListKey] = constraintConflicts
+            info[NSPersistentStoreSaveConflictsErrorKey] = constraintConflicts
         }
         if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
         return info
     }
-
-    /// The `userInfo` key under which Core Data's merge and constraint errors list their conflicts.
-    private static let conflictListKey = "conflictList"
 }
+
+/// The `userInfo` key under which Core Data's merge (133020) and constraint (133021) errors list
+/// their conflicts: `"conflictList"`.
+public let NSPersistentStoreSaveConflictsErrorKey = "conflictList"
 
 /// The `userInfo` key of the property a validation error concerns.
 public let NSValidationKeyErrorKey = "NSValidationErrorKey"

@@ -30,6 +30,7 @@ import TestSupport
             let nsError = try #require(error.map { $0 as NSError })
             #expect(nsError.domain == NSCocoaErrorDomain && nsError.code == NSManagedObjectMergeError)
             #expect((nsError.userInfo["conflictList"] as? [NSMergeConflict])?.first?.sourceObject === secondCopy)
+            #expect((nsError.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])?.count == 1)
             let conflict = try #require(error?.conflicts.first)
             #expect(conflict.sourceObject === secondCopy)
             #expect(conflict.oldVersionNumber == 1)
