@@ -54,7 +54,7 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     }
 
     /// A predicate that runs `block` on the object (the second argument is `nil`), for testing
-    /// objects in memory with ``evaluate(with:)``. A fetch request cannot use one (stores test
+    /// objects in memory with ``evaluate(with:)-(Any?)``. A fetch request cannot use one (stores test
     /// predicates in SQL, as Core Data's SQLite store refuses block predicates): its fetch throws
     /// 134060. Mirrors `NSPredicate(block:)`.
     public init(block: @escaping @Sendable (Any?, [String: Any]?) -> Bool) {
