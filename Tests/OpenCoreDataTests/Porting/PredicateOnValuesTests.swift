@@ -6,7 +6,7 @@ import TestSupport
 /// dictionaries, arrays), written as Core Data code writes it (importing `OpenCoreData` alone, see
 /// DEVIATIONS.md on `NSPredicate` beside `import Foundation`); expectations are Foundation's
 /// answers for the same predicates.
-@Suite struct PredicateOnValuesTests {
+@Suite(.dedicatedThread) struct PredicateOnValuesTests {
     @Test func stringsAndNumbersAreTheEvaluatedObject() {
         #expect(NSPredicate(format: "SELF BEGINSWITH[c] %@", "ap").evaluate(with: "Apple"))
         #expect(!NSPredicate(format: "SELF BEGINSWITH %@", "ap").evaluate(with: "Apple"))
