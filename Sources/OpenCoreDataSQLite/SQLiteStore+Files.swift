@@ -62,10 +62,15 @@ extension SQLiteStore {
     }
 
     /// Leaves the whole database at `url` in its main file: the WAL checkpointed into it and
-    /// removed (rollback-journal mode; the store's engine turns WAL on again when it opens it).
+    /// removed by closing the last connection. The file keeps its journal mode (WAL for a store
+    /// written with our defaults), so the engine that opens it in place has nothing to write: a
+    /// switch to WAL there would go through a rollback journal, and a crash during it would leave
+    /// a hot journal that a read-only open cannot roll back.
     private static func closeIntoMainFile(_ url: URL, busyTimeout: Int32) throws {
-        let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: busyTimeout)
-        try db.execute("PRAGMA journal_mode = DELETE")
+        do {
+            let db = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: busyTimeout)
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         guard !FileManager.default.fileExists(atPath: url.path + "-wal") else {
             throw CoreDataError(.persistentStoreOperation, "The store written at \(url.path) is still in use, so it cannot be moved into place; close what else has it open and try again.")
         }
