@@ -136,7 +136,7 @@ extension PostgreSQLStore {
     /// The rows of a superset that match the request, in its order and window.
     func finishInSwift(_ candidates: [StoreRow], _ request: StoreFetchRequest) throws -> [StoreRow] {
         var rows = candidates
-        let graph = PostgreSQLGraph(store: self)
+        let graph = StoreRowReader(engine: self)
         if let predicate = request.predicate {
             rows = rows.filter { row in
                 let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
@@ -195,34 +195,5 @@ extension PostgreSQLStore {
             }
         }
         return result
-    }
-}
-
-/// The stored graph, read on demand, for the predicates tested in Swift (string operators across
-/// relationships). Reads that fail leave the first error here, thrown once the test ends.
-final class PostgreSQLGraph: GraphResolver {
-    let store: PostgreSQLStore
-    private(set) var error: (any Error)?
-
-    init(store: PostgreSQLStore) { self.store = store }
-
-    func values(of id: ManagedObjectID) -> [ManagedValue]? {
-        guard let key = id.primaryKey else { return nil }
-        do {
-            return try store.row(entity: id.entity, primaryKey: key)?.snapshot.values
-        } catch {
-            self.error = self.error ?? error
-            return nil
-        }
-    }
-
-    func members(_ relationship: RelationshipDescription, of id: ManagedObjectID) -> [ManagedObjectID] {
-        guard let key = id.primaryKey else { return [] }
-        do {
-            return try store.fetchRelated(relationship, of: [key]).map(\.member)
-        } catch {
-            self.error = self.error ?? error
-            return []
-        }
     }
 }

@@ -180,8 +180,8 @@ package struct PredicateBinder {
     }
 
     private func toOne(_ name: String, in key: String) throws(CoreDataError) -> (Int, EntityDescription) {
-        let relationship = try relationshipNamed(name, in: key)
-        guard !relationship.isToMany, let slot = entity.toOneSlotByName[name], let destination = relationship.destinationEntity else {
+        _ = try relationshipNamed(name, in: key)
+        guard case .toOne(let slot, let destination) = entity.keyPathStep(name) else {
             throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)' through the to-many relationship '\(name)'; put ANY, ALL or NONE before the comparison, or use a collection operator such as '\(name).@count'.", key: key)
         }
         return (slot, destination)

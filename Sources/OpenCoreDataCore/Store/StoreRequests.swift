@@ -36,11 +36,12 @@ package struct StoreSortKey: Sendable {
         var current = entity
         let names = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for name in names.dropLast() {
-            guard let relationship = current.relationshipsByName[name], let slot = current.toOneSlotByName[name],
-                  let destination = relationship.destinationEntity else {
-                if current.relationshipsByName[name]?.isToMany == true {
-                    throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', which goes through the to-many relationship '\(name)' of \(current.name); a fetch can sort only by attributes of the entity or of its to-one relationships' destinations (Core Data refuses it too). Sort by an attribute of \(current.name), or keep the value you want to sort by in one.", key: key)
-                }
+            let slot: Int, destination: EntityDescription
+            switch current.keyPathStep(name) {
+            case .toOne(let toOneSlot, let toOneDestination): (slot, destination) = (toOneSlot, toOneDestination)
+            case .toMany:
+                throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', which goes through the to-many relationship '\(name)' of \(current.name); a fetch can sort only by attributes of the entity or of its to-one relationships' destinations (Core Data refuses it too). Sort by an attribute of \(current.name), or keep the value you want to sort by in one.", key: key)
+            case .notARelationship:
                 let known = current.relationshipsByName.values.filter { !$0.isToMany }.map(\.name).sorted().joined(separator: ", ")
                 throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', but '\(name)' is not a to-one relationship of \(current.name)\(known.isEmpty ? "" : "; its to-one relationships are: \(known)").", key: key)
             }
