@@ -142,60 +142,16 @@ extension PostgreSQLStore {
 
     // MARK: - Reading and deleting
 
-    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+    package func fetchHistory(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
         guard tracksHistory else { return [] }
         let layout = try currentLayout()
         return try pool.withSession { session in
             // One snapshot for the transactions and their changes.
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? session.execute("COMMIT") }
-            if let number { try checkNotExpired(session, after: number) }
-            var strings: [Int64: String] = [:]
-            for row in try session.execute("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING").rows {
-                if case .integer(let key) = row[0], case .string(let name) = row[1] { strings[key] = name }
-            }
-            let (condition, bound): (String, ManagedValue) = if let date { ("ZTIMESTAMP > $1", .double(date.timeIntervalSinceReferenceDate)) } else { ("Z_PK > $1", .integer(number ?? 0)) }
-            let rows = try session.execute("SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID FROM ATRANSACTION WHERE \(condition) ORDER BY Z_PK", [bound]).rows
-            func text(_ row: [ManagedValue], _ ts: Int, _ plain: Int) -> String? {
-                if case .integer(let key) = row[ts] { return strings[key] }
-                if case .string(let value) = row[plain] { return value }
-                return nil
-            }
-            var transactions: [HistoryTransactionRecord] = rows.compactMap { row in
-                guard case .integer(let key) = row[0] else { return nil }
-                let seconds = row[1].numericValue ?? 0
-                return HistoryTransactionRecord(number: key, timestamp: Date(timeIntervalSinceReferenceDate: seconds), author: text(row, 2, 6),
-                                                contextName: text(row, 4, 8), processID: text(row, 5, 9), bundleID: text(row, 3, 7), changes: [])
-            }
-            guard includingChanges, let first = transactions.first?.number else { return transactions }
-            let position = Dictionary(transactions.enumerated().map { ($1.number, $0) }, uniquingKeysWith: { first, _ in first })
-            for row in try session.execute("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= $1 ORDER BY Z_PK", [.integer(first)]).rows {
-                guard case .integer(let changeID) = row[0], case .integer(let type) = row[3], case .integer(let number) = row[4],
-                      case .integer(let key) = row[5], case .integer(let transaction) = row[6],
-                      let index = position[transaction], let entity = layout.entitiesByNumber[Int(number)] else { continue }
-                var record = HistoryChangeRecord(changeID: changeID, changeType: Int(type), entity: entity, primaryKey: key, updatedNames: nil, tombstone: nil)
-                if case .data(let columns) = row[7] { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: columns)) }
-                if Int(type) == PersistentHistoryChange.ChangeType.delete.rawValue {
-                    var tombstone: [String: ManagedValue] = [:]
-                    for (offset, attribute) in entity.tombstoneAttributes.enumerated() where 8 + offset < row.count {
-                        if case .string(let text) = row[8 + offset] { tombstone[attribute.name] = HistoryValueText.value(text, type: attribute.attributeType) } else { tombstone[attribute.name] = .null }
-                    }
-                    if !tombstone.isEmpty { record.tombstone = tombstone }
-                }
-                transactions[index].changes.append(record)
-            }
-            return transactions
+            return try HistoryReading.read(after: number, date: date, limit: limit, includingChanges: includingChanges, layout: layout,
+                                           dialect: .postgreSQL, using: session)
         }
-    }
-
-    /// Throws 134301 when some transaction after `number` was deleted.
-    private func checkNotExpired(_ session: PostgreSQLSession, after number: Int64) throws {
-        let rows = try session.execute("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1)", [.integer(Int64(HistoryTables.transactionEntity))]).rows
-        guard let row = rows.first else { return }
-        var oldest: Int64?, last: Int64 = 0
-        if case .integer(let value) = row[0] { oldest = value }
-        if case .integer(let value) = row[1] { last = value }
-        try CoreDataError.checkHistoryToken(number, oldest: oldest, last: last)
     }
 
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
@@ -217,6 +173,37 @@ extension PostgreSQLStore {
         let rows = try pool.withSession { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(HistoryTables.transactionEntity))]).rows }
         if case .integer(let number)? = rows.first?.first { return number }
         return 0
+    }
+}
+
+extension PostgreSQLSession: HistoryQuerying {
+    package func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (PostgreSQLHistoryRow) throws -> Void) throws {
+        for row in try execute(sql, arguments).rows { try body(PostgreSQLHistoryRow(values: row)) }
+    }
+}
+
+/// A row of a history query as the session decoded it.
+package struct PostgreSQLHistoryRow: HistoryRow {
+    package let values: [ManagedValue]
+
+    package func integer(_ column: Int) -> Int64? {
+        if case .integer(let value) = values[column] { value } else { nil }
+    }
+
+    package func real(_ column: Int) -> Double? { values[column].numericValue }
+
+    package func text(_ column: Int) -> String? {
+        if case .string(let value) = values[column] { value } else { nil }
+    }
+
+    package func bytes(_ column: Int) -> Data? {
+        if case .data(let value) = values[column] { value } else { nil }
+    }
+
+    package var columnCount: Int { values.count }
+
+    package func tombstone(_ column: Int, type: AttributeType) -> ManagedValue {
+        if case .string(let text) = values[column] { HistoryValueText.value(text, type: type) } else { .null }
     }
 }
 

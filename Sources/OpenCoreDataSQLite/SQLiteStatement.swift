@@ -111,7 +111,7 @@ final class SQLiteStatement: @unchecked Sendable {
     func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
     /// The number of columns of the statement's rows.
-    var columnCount: Int32 { sqlite3_column_count(handle) }
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
     func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 

@@ -106,61 +106,12 @@ extension SQLiteStore {
 
     // MARK: - Reading and deleting
 
-    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+    package func fetchHistory(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
         guard tracksHistory else { return [] }
         let layout = try currentLayout()
         return try readers.read { db in
-            if let number { try checkNotExpired(db, after: number) }
-            var strings: [Int64: String] = [:]
-            let names = try db.cachedStatement("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING")
-            defer { names.reset() }
-            while try names.step() { strings[names.int64(at: 0)] = names.string(at: 1) }
-            let (condition, bound): (String, ManagedValue) = if let date { ("ZTIMESTAMP > ?", .double(date.timeIntervalSinceReferenceDate)) } else { ("Z_PK > ?", .integer(number ?? 0)) }
-            let select = try db.cachedStatement("SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID FROM ATRANSACTION WHERE \(condition) ORDER BY Z_PK")
-            defer { select.reset() }
-            try select.bind([bound])
-            var transactions: [HistoryTransactionRecord] = []
-            func text(_ ts: Int32, _ plain: Int32) -> String? {
-                if !select.isNull(at: ts) { return strings[select.int64(at: ts)] }
-                return select.isNull(at: plain) ? nil : select.string(at: plain)
-            }
-            while try select.step() {
-                transactions.append(HistoryTransactionRecord(
-                    number: select.int64(at: 0), timestamp: Date(timeIntervalSinceReferenceDate: select.value(at: 1, type: .double).numericValue ?? 0),
-                    author: text(2, 6), contextName: text(4, 8), processID: text(5, 9), bundleID: text(3, 7), changes: []))
-            }
-            guard includingChanges, let first = transactions.first?.number else { return transactions }
-            let position = Dictionary(transactions.enumerated().map { ($1.number, $0) }, uniquingKeysWith: { first, _ in first })
-            let changes = try db.cachedStatement("SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= ? ORDER BY Z_PK")
-            defer { changes.reset() }
-            try changes.bind([.integer(first)])
-            while try changes.step() {
-                guard let index = position[changes.int64(at: 6)],
-                      let entity = layout.entitiesByNumber[Int(changes.int64(at: 4))] else { continue }
-                let type = Int(changes.int64(at: 3))
-                var record = HistoryChangeRecord(changeID: changes.int64(at: 0), changeType: type, entity: entity, primaryKey: changes.int64(at: 5), updatedNames: nil, tombstone: nil)
-                if !changes.isNull(at: 7) { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: changes.data(at: 7))) }
-                if type == PersistentHistoryChange.ChangeType.delete.rawValue {
-                    var tombstone: [String: ManagedValue] = [:]
-                    for (offset, attribute) in entity.tombstoneAttributes.enumerated() where 8 + offset < changes.columnCount {
-                        tombstone[attribute.name] = changes.value(at: Int32(8 + offset), type: attribute.attributeType)
-                    }
-                    if !tombstone.isEmpty { record.tombstone = tombstone }
-                }
-                transactions[index].changes.append(record)
-            }
-            return transactions
+            try HistoryReading.read(after: number, date: date, limit: limit, includingChanges: includingChanges, layout: layout, dialect: .sqlite, using: db)
         }
-    }
-
-    /// Throws 134301 when some transaction after `number` was deleted.
-    private func checkNotExpired(_ db: SQLiteConnection, after number: Int64) throws {
-        let statement = try db.cachedStatement("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?)")
-        defer { statement.reset() }
-        try statement.bind([.integer(Int64(Self.transactionEntity))])
-        guard try statement.step() else { return }
-        try CoreDataError.checkHistoryToken(number, oldest: statement.isNull(at: 0) ? nil : statement.int64(at: 0),
-                                            last: statement.isNull(at: 1) ? 0 : statement.int64(at: 1))
     }
 
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
@@ -194,4 +145,21 @@ extension SQLiteStore {
             return try statement.step() ? statement.int64(at: 0) : 0
         }
     }
+}
+
+extension SQLiteConnection: HistoryQuerying {
+    package func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (SQLiteStatement) throws -> Void) throws {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        while try statement.step() { try body(statement) }
+    }
+}
+
+extension SQLiteStatement: HistoryRow {
+    package func integer(_ column: Int) -> Int64? { isNull(at: Int32(column)) ? nil : int64(at: Int32(column)) }
+    package func real(_ column: Int) -> Double? { isNull(at: Int32(column)) ? nil : double(at: Int32(column)) }
+    package func text(_ column: Int) -> String? { isNull(at: Int32(column)) ? nil : string(at: Int32(column)) }
+    package func bytes(_ column: Int) -> Data? { isNull(at: Int32(column)) ? nil : data(at: Int32(column)) }
+    package func tombstone(_ column: Int, type: AttributeType) -> ManagedValue { value(at: Int32(column), type: type) }
 }

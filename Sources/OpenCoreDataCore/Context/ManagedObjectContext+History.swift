@@ -27,7 +27,14 @@ extension ManagedObjectContext {
                     continue
                 }
                 let includeChanges = request.resultType != .transactionsOnly && request.resultType != .count && request.resultType != .statusOnly
-                let records = try store.engine.fetchHistory(after: number, date: date, includingChanges: includeChanges)
+                if let filter = request.filter, filter.limit > 0 {
+                    // Only as many as the limit asks for, read page by page (an app far behind
+                    // does not load the whole history to take the first few).
+                    let wanted = filter.limit - transactions.count
+                    if wanted > 0 { transactions += try history(of: store, after: number, date: date, includingChanges: includeChanges, filter: filter, wanted: wanted) }
+                    continue
+                }
+                let records = try store.engine.fetchHistory(after: number, date: date, limit: 0, includingChanges: includeChanges)
                 transactions += records.map { record in transaction(from: record, store: store, includeChanges: includeChanges) }
             }
         } catch {
@@ -43,6 +50,23 @@ extension ManagedObjectContext {
         case .transactionsOnly, .transactionsAndChanges: transactions
         }
         return PersistentHistoryResult(result: result, transactions: request.resultType == .changesOnly ? [] : transactions)
+    }
+
+    /// The first `wanted` transactions of a store that `filter` keeps, after `number` and `date`:
+    /// read in pages of at least 256 transactions, each after the last one read, until enough
+    /// are kept or the history ends.
+    private func history(of store: PersistentStore, after number: Int64?, date: Date?, includingChanges: Bool,
+                         filter: HistoryFilter, wanted: Int) throws -> [PersistentHistoryTransaction] {
+        let page = max(wanted, 256)
+        var kept: [PersistentHistoryTransaction] = []
+        var after = number
+        while kept.count < wanted {
+            let records = try store.engine.fetchHistory(after: after, date: date, limit: page, includingChanges: includingChanges)
+            kept += try filter.apply(to: records.map { transaction(from: $0, store: store, includeChanges: includingChanges) })
+            guard records.count == page, let last = records.last else { break }
+            after = last.number
+        }
+        return Array(kept.prefix(wanted))
     }
 
     private func transaction(from record: HistoryTransactionRecord, store: PersistentStore, includeChanges: Bool) -> PersistentHistoryTransaction {

@@ -334,14 +334,14 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
+    package func fetchHistory(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool) throws -> [HistoryTransactionRecord] {
         try state.withLock { state in
             try Self.checkOpen(state)
             if let number { try CoreDataError.checkHistoryToken(number, oldest: state.history.first?.number, last: state.lastTransaction) }
-            return state.history.filter { record in
-                if let date { return record.timestamp > date }
-                return record.number > (number ?? 0)
-            }.map { record in
+            let after = state.history.lazy.filter { record in
+                record.number > (number ?? 0) && date.map { record.timestamp > $0 } != false
+            }
+            return after.prefix(limit > 0 ? limit : .max).map { record in
                 var copy = record
                 if !includingChanges { copy.changes = [] }
                 return copy

@@ -66,7 +66,7 @@ package enum StoreCopy {
             if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
         }
         if source.tracksHistory, destination.tracksHistory {
-            let transactions = try source.fetchHistory(after: nil, date: nil, includingChanges: true)
+            let transactions = try source.fetchHistory(after: nil, date: nil, limit: 0, includingChanges: true)
             try destination.importHistory(transactions, lastNumber: max(try source.lastHistoryNumber() ?? 0, transactions.last?.number ?? 0))
         }
         let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }

@@ -306,9 +306,10 @@ package protocol StoreEngine: AnyObject, Sendable {
 
     /// Whether the store records persistent history.
     var tracksHistory: Bool { get }
-    /// The transactions after `number` (or committed after `date`), oldest first. Throws 134301
-    /// when history after `number` was deleted.
-    func fetchHistory(after number: Int64?, date: Date?, includingChanges: Bool) throws -> [HistoryTransactionRecord]
+    /// The transactions after `number` and committed after `date` (either may be absent), oldest
+    /// first, at most `limit` of them (0: all; a reader pages through a long history with the
+    /// last number it read). Throws 134301 when history after `number` was deleted.
+    func fetchHistory(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool) throws -> [HistoryTransactionRecord]
     /// Deletes the transactions up to `number` (or committed before `date`); returns how many.
     func deleteHistory(through number: Int64?, before date: Date?) throws -> Int
     /// The number of the last transaction recorded, or `nil` without history.

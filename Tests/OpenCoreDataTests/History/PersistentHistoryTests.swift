@@ -276,6 +276,47 @@ import TestSupport
         }
     }
 
+    /// A fetch limit is met by reading history page by page (each page of at least 256
+    /// transactions after the last one read), not by loading everything after the bound: the
+    /// first `fetchLimit` transactions the predicate keeps, in order, whether the bound is a
+    /// token or a date, and for change requests too.
+    @Test(arguments: StoreKind.allCases)
+    func aFetchLimitTakesTheFirstMatchesAcrossPages(kind: StoreKind) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let start = Date(timeIntervalSinceNow: -60)
+            for index in 0..<600 {
+                let imported = index % 3 == 0
+                context.transactionAuthor = imported ? "importer" : "ui"
+                if imported { Note(context: context).id = Int32(index) } else { Entry(context: context).code = "e\(index)" }
+                try context.save()
+            }
+            let all = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions
+            #expect(all.count == 600)
+            let importedNumbers = all.filter { $0.author == "importer" }.map(\.token.transactionNumber)
+
+            let byAuthor = try #require(PersistentHistoryTransaction.fetchRequest)
+            byAuthor.predicate = NSPredicate(format: "author == %@", "importer")
+            byAuthor.fetchLimit = 150
+            let afterToken = PersistentHistoryChangeRequest.fetchHistory(after: all[1].token)
+            afterToken.fetchRequest = byAuthor
+            let fromToken = try context.execute(afterToken).transactions.map(\.token.transactionNumber)
+            #expect(fromToken == Array(importedNumbers.dropFirst().prefix(150)))
+
+            let afterDate = PersistentHistoryChangeRequest.fetchHistory(after: start)
+            afterDate.fetchRequest = byAuthor
+            #expect(try context.execute(afterDate).transactions.map(\.token.transactionNumber) == Array(importedNumbers.prefix(150)))
+
+            let notes = try #require(PersistentHistoryChange.fetchRequest)
+            notes.predicate = NSPredicate(format: "changedEntity == %@", "Note")
+            notes.fetchLimit = 120
+            let changes = try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetchRequest: notes)).transactions
+            #expect(changes.map(\.token.transactionNumber) == Array(importedNumbers.prefix(120)))
+            #expect(changes.allSatisfy { $0.changes?.map(\.changedObjectID.entity.name) == ["Note"] })
+        }
+    }
+
     /// A batch delete that follows delete rules (cascade) reads the rows it removes before
     /// detaching anything: their tombstones carry the preserved values, on every store.
     @Test(arguments: StoreKind.allCases)

@@ -1,0 +1,167 @@
+import Foundation
+import OpenCoreDataCore
+
+/// One row of a history query, read by column: an SQLite statement on its row, or a row a
+/// PostgreSQL session returned.
+package protocol HistoryRow {
+    /// An integer column; nil when NULL (or not an integer).
+    func integer(_ column: Int) -> Int64?
+    /// A floating-point column (`ZTIMESTAMP`); nil when NULL.
+    func real(_ column: Int) -> Double?
+    /// A text column; nil when NULL.
+    func text(_ column: Int) -> String?
+    /// A blob column (`ZCOLUMNS`); nil when NULL.
+    func bytes(_ column: Int) -> Data?
+    /// The number of columns of the row.
+    var columnCount: Int { get }
+    /// A `ZTOMBSTONE<n>` column as a value of `type`: SQLite keeps the values themselves,
+    /// PostgreSQL their text (one column type for values of every attribute type).
+    func tombstone(_ column: Int, type: AttributeType) -> ManagedValue
+}
+
+/// Runs the history queries of one read: every query of one ``HistoryReading/read`` sees one
+/// snapshot of the store (the caller's read transaction).
+package protocol HistoryQuerying {
+    associatedtype Row: HistoryRow
+    /// Runs `sql` with its values bound, calling `body` with each row in turn.
+    func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (Row) throws -> Void) throws
+}
+
+/// Reading persistent history from Core Data's tables (`ATRANSACTION`, `ACHANGE`,
+/// `ATRANSACTIONSTRING`), once for both SQL stores: the queries, the columns and what a row
+/// means. The stores supply the connection (``HistoryQuerying``).
+package enum HistoryReading {
+    /// The columns of a transaction, in the order the query selects them.
+    private enum TransactionColumn: Int, CaseIterable {
+        case number, timestamp, authorString, bundleIDString, contextNameString, processIDString, author, bundleID, contextName, processID
+
+        var name: String {
+            switch self {
+            case .number: "Z_PK"
+            case .timestamp: "ZTIMESTAMP"
+            case .authorString: "ZAUTHORTS"
+            case .bundleIDString: "ZBUNDLEIDTS"
+            case .contextNameString: "ZCONTEXTNAMETS"
+            case .processIDString: "ZPROCESSIDTS"
+            case .author: "ZAUTHOR"
+            case .bundleID: "ZBUNDLEID"
+            case .contextName: "ZCONTEXTNAME"
+            case .processID: "ZPROCESSID"
+            }
+        }
+    }
+
+    /// The columns of `ACHANGE` as Core Data creates it (the change rows are read with `*`, so
+    /// that every `ZTOMBSTONE<n>` column the table has comes along, from `tombstones` on).
+    private enum ChangeColumn {
+        static let id = 0
+        static let type = 3
+        static let entity = 4
+        static let primaryKey = 5
+        static let transaction = 6
+        static let changedColumns = 7
+        static let tombstones = 8
+    }
+
+    /// The transactions after `number` (or, with `date`, after that moment), in order, at most
+    /// `limit` of them (0: all), with their changes when `includingChanges`. Throws 134301 when
+    /// history after `number` was deleted.
+    package static func read(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool, layout: RelationalLayout,
+                             dialect: SQLDialect, using connection: some HistoryQuerying) throws -> [HistoryTransactionRecord] {
+        if let number { try checkNotExpired(after: number, dialect: dialect, using: connection) }
+        var strings: [Int64: String] = [:]
+        try connection.forEachRow("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING", []) { row in
+            if let key = row.integer(0), let name = row.text(1) { strings[key] = name }
+        }
+        var transactions: [HistoryTransactionRecord] = []
+        let (sql, arguments) = transactionsQuery(after: number, date: date, limit: limit, dialect: dialect)
+        try connection.forEachRow(sql, arguments) { row in
+            guard let record = transaction(row, strings: strings) else { return }
+            transactions.append(record)
+        }
+        guard includingChanges, let first = transactions.first?.number, let last = transactions.last?.number else { return transactions }
+        // Transaction numbers go up with the rows' order: a change finds its transaction by a
+        // binary search, and only the changes of the transactions read are read.
+        let changes = "SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= \(dialect.placeholder(1)) AND ZTRANSACTIONID <= \(dialect.placeholder(2)) ORDER BY Z_PK"
+        try connection.forEachRow(changes, [.integer(first), .integer(last)]) { row in
+            guard let (transactionNumber, record) = change(row, layout: layout),
+                  let index = index(of: transactionNumber, in: transactions) else { return }
+            transactions[index].changes.append(record)
+        }
+        return transactions
+    }
+
+    /// `SELECT … FROM ATRANSACTION WHERE … ORDER BY Z_PK [LIMIT n]` and its values: after a
+    /// transaction number, after a moment, or both (a later page of a read by date).
+    private static func transactionsQuery(after number: Int64?, date: Date?, limit: Int, dialect: SQLDialect) -> (String, [ManagedValue]) {
+        var conditions: [String] = []
+        var arguments: [ManagedValue] = []
+        if number != nil || date == nil {
+            arguments.append(.integer(number ?? 0))
+            conditions.append("Z_PK > " + dialect.placeholder(arguments.count))
+        }
+        if let date {
+            arguments.append(.double(date.timeIntervalSinceReferenceDate))
+            conditions.append("ZTIMESTAMP > " + dialect.placeholder(arguments.count))
+        }
+        var sql = "SELECT " + TransactionColumn.allCases.map(\.name).joined(separator: ", ") + " FROM ATRANSACTION WHERE "
+            + conditions.joined(separator: " AND ") + " ORDER BY Z_PK"
+        if limit > 0 {
+            arguments.append(.integer(Int64(limit)))
+            sql += " LIMIT " + dialect.placeholder(arguments.count)
+        }
+        return (sql, arguments)
+    }
+
+    private static func transaction(_ row: some HistoryRow, strings: [Int64: String]) -> HistoryTransactionRecord? {
+        guard let number = row.integer(TransactionColumn.number.rawValue) else { return nil }
+        // A name is kept once in ATRANSACTIONSTRING (the …TS column) or, in older stores, inline.
+        func text(_ shared: TransactionColumn, _ inline: TransactionColumn) -> String? {
+            if let key = row.integer(shared.rawValue) { return strings[key] }
+            return row.text(inline.rawValue)
+        }
+        return HistoryTransactionRecord(
+            number: number, timestamp: Date(timeIntervalSinceReferenceDate: row.real(TransactionColumn.timestamp.rawValue) ?? 0),
+            author: text(.authorString, .author), contextName: text(.contextNameString, .contextName),
+            processID: text(.processIDString, .processID), bundleID: text(.bundleIDString, .bundleID), changes: [])
+    }
+
+    /// A change row: its transaction's number and the change (nil for a row of an entity the
+    /// model does not have).
+    private static func change(_ row: some HistoryRow, layout: RelationalLayout) -> (Int64, HistoryChangeRecord)? {
+        guard let id = row.integer(ChangeColumn.id), let type = row.integer(ChangeColumn.type), let number = row.integer(ChangeColumn.entity),
+              let primaryKey = row.integer(ChangeColumn.primaryKey), let transaction = row.integer(ChangeColumn.transaction),
+              let entity = layout.entitiesByNumber[Int(number)] else { return nil }
+        var record = HistoryChangeRecord(changeID: id, changeType: Int(type), entity: entity, primaryKey: primaryKey, updatedNames: nil, tombstone: nil)
+        if let columns = row.bytes(ChangeColumn.changedColumns) { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: columns)) }
+        if Int(type) == PersistentHistoryChange.ChangeType.delete.rawValue {
+            var tombstone: [String: ManagedValue] = [:]
+            for (offset, attribute) in entity.tombstoneAttributes.enumerated() where ChangeColumn.tombstones + offset < row.columnCount {
+                tombstone[attribute.name] = row.tombstone(ChangeColumn.tombstones + offset, type: attribute.attributeType)
+            }
+            if !tombstone.isEmpty { record.tombstone = tombstone }
+        }
+        return (transaction, record)
+    }
+
+    /// The position of transaction `number` in `transactions` (in ascending order).
+    private static func index(of number: Int64, in transactions: [HistoryTransactionRecord]) -> Int? {
+        var (low, high) = (0, transactions.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if transactions[middle].number < number { low = middle + 1 } else { high = middle }
+        }
+        return low < transactions.count && transactions[low].number == number ? low : nil
+    }
+
+    /// Throws 134301 when some transaction after `number` was deleted.
+    private static func checkNotExpired(after number: Int64, dialect: SQLDialect, using connection: some HistoryQuerying) throws {
+        var bounds: (oldest: Int64?, last: Int64)?
+        try connection.forEachRow("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(dialect.placeholder(1)))",
+                                  [.integer(Int64(HistoryTables.transactionEntity))]) { row in
+            bounds = (row.integer(0), row.integer(1) ?? 0)
+        }
+        guard let bounds else { return }
+        try CoreDataError.checkHistoryToken(number, oldest: bounds.oldest, last: bounds.last)
+    }
+}
