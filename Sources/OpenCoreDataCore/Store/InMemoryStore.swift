@@ -328,9 +328,9 @@ package final class InMemoryStore: StoreEngine {
         guard tracksHistory else { return }
         try state.withLock { state in
             try Self.checkOpen(state)
-            state.history = transactions
-            state.lastTransaction = lastNumber
-            state.lastChange = transactions.flatMap(\.changes).map(\.changeID).max() ?? 0
+            state.history += transactions
+            state.lastTransaction = max(state.lastTransaction, lastNumber)
+            state.lastChange = max(state.lastChange, transactions.flatMap(\.changes).map(\.changeID).max() ?? 0)
         }
     }
 

@@ -8,8 +8,10 @@ import Foundation
 /// persistent history when both record it, under the same numbers, so that history tokens keep
 /// their meaning (the copying itself is not recorded).
 package enum StoreCopy {
-    /// Inserts per save (a save is one transaction of the destination).
+    /// Rows read and inserted per save (a save is one transaction of the destination).
     private static let batch = 5_000
+    /// History transactions read and written at a time.
+    private static let historyPage = 1_000
 
     /// Throws 134070 when `destination` holds objects of any entity of `model`.
     package static func requireEmpty(_ destination: any StoreEngine, model: ManagedObjectModel) throws {
@@ -24,53 +26,73 @@ package enum StoreCopy {
 
     package static func copy(from source: any StoreEngine, to destination: any StoreEngine, model: ManagedObjectModel) throws {
         try requireEmpty(destination, model: model)
-        let roots = roots(of: model)
         try destination.adoptIdentifier(source.identifier)
-        for root in roots {
-            let rows = try source.fetch(StoreFetchRequest(entity: root))
+        for root in roots(of: model) {
+            // Keys first (8 bytes a row), then the rows a batch at a time: a copy holds one
+            // batch of rows in memory, whatever the size of the store.
+            let keys = try source.fetchKeys(StoreFetchRequest(entity: root)).sorted()
             // Keys given from now on come after the copied ones, and after the keys of objects
             // the source deleted (an object ID never names two objects).
-            let given = max(rows.map(\.primaryKey).max() ?? 0, try source.lastPrimaryKey(root: root))
+            let given = max(keys.last ?? 0, try source.lastPrimaryKey(root: root))
             if given > 0 { _ = try destination.allocatePrimaryKeys(root: root, count: Int(given)) }
-            guard !rows.isEmpty else { continue }
-            for start in stride(from: 0, to: rows.count, by: batch) {
-                var request = StoreSaveRequest()
-                request.recordsHistory = false
-                request.inserts = rows[start..<min(start + batch, rows.count)].map {
-                    StoreSaveRequest.Insert(entity: $0.entity, primaryKey: $0.primaryKey, values: $0.snapshot.values.map { value in
-                        // To-ones name the destination store (the in-memory store keeps IDs as given).
-                        guard case .object(let id) = value, let key = id.primaryKey else { return value }
-                        return .object(.permanent(id.entity, storeNumber: destination.storeNumber, primaryKey: key))
-                    })
+            for start in stride(from: 0, to: keys.count, by: batch) {
+                var rows: [StoreRow] = []
+                // Keys bound 500 to a statement (under SQLite builds limited to 999 variables).
+                for chunk in stride(from: start, to: min(start + batch, keys.count), by: 500) {
+                    rows += try source.fetch(StoreFetchRequest(entity: root, predicate: .primaryKeyIn(Array(keys[chunk..<min(chunk + 500, keys.count)]))))
                 }
-                try save(request, to: destination)
+                try copy(rows, from: source, to: destination)
             }
-            // The relationships kept outside the rows: many-to-many pairs and member orders.
-            var request = StoreSaveRequest()
-            request.recordsHistory = false
-            for (entity, keys) in Dictionary(grouping: rows, by: { ObjectIdentifier($0.entity) }).values.map({ ($0[0].entity, $0.map(\.primaryKey)) }) {
-                for relationship in entity.toManyRelationships where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
-                    let members = try source.fetchRelated(relationship, of: keys)
-                    if relationship.inverseRelationship?.isToMany == true {
-                        request.joins += members.compactMap { pair in
-                            pair.member.primaryKey.map { StoreSaveRequest.JoinChange(relationship: relationship, source: pair.source, destination: $0, isInsert: true) }
-                        }
-                    }
-                    if relationship.isOrdered {
-                        for (source, group) in Dictionary(grouping: members, by: \.source) {
-                            request.orders.append(StoreSaveRequest.OrderChange(relationship: relationship, source: source, members: group.compactMap(\.member.primaryKey)))
-                        }
-                    }
-                }
-            }
-            if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
         }
         if source.tracksHistory, destination.tracksHistory {
-            let transactions = try source.fetchHistory(after: nil, date: nil, limit: 0, includingChanges: true)
-            try destination.importHistory(transactions, lastNumber: max(try source.lastHistoryNumber() ?? 0, transactions.last?.number ?? 0))
+            // A page of transactions (with their changes) at a time, each written in one
+            // transaction of the destination.
+            var last: Int64?
+            while true {
+                let page = try source.fetchHistory(after: last, date: nil, limit: historyPage, includingChanges: true)
+                guard let final = page.last?.number else { break }
+                try destination.importHistory(page, lastNumber: final)
+                last = final
+                if page.count < historyPage { break }
+            }
+            try destination.importHistory([], lastNumber: max(try source.lastHistoryNumber() ?? 0, last ?? 0))
         }
         let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }
         if !appKeys.isEmpty { try destination.setMetadata(appKeys) }
+    }
+
+    /// Writes a batch of one root's rows into `destination` under their own keys, then the
+    /// relationships kept outside the rows (many-to-many pairs and member orders) of those rows.
+    private static func copy(_ rows: [StoreRow], from source: any StoreEngine, to destination: any StoreEngine) throws {
+        guard !rows.isEmpty else { return }
+        var inserts = StoreSaveRequest()
+        inserts.recordsHistory = false
+        inserts.inserts = rows.map {
+            StoreSaveRequest.Insert(entity: $0.entity, primaryKey: $0.primaryKey, values: $0.snapshot.values.map { value in
+                // To-ones name the destination store (the in-memory store keeps IDs as given).
+                guard case .object(let id) = value, let key = id.primaryKey else { return value }
+                return .object(.permanent(id.entity, storeNumber: destination.storeNumber, primaryKey: key))
+            })
+        }
+        try save(inserts, to: destination)
+        var request = StoreSaveRequest()
+        request.recordsHistory = false
+        for (entity, keys) in Dictionary(grouping: rows, by: { ObjectIdentifier($0.entity) }).values.map({ ($0[0].entity, $0.map(\.primaryKey)) }) {
+            for relationship in entity.toManyRelationships where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
+                let members = try source.fetchRelated(relationship, of: keys)
+                if relationship.inverseRelationship?.isToMany == true {
+                    request.joins += members.compactMap { pair in
+                        pair.member.primaryKey.map { StoreSaveRequest.JoinChange(relationship: relationship, source: pair.source, destination: $0, isInsert: true) }
+                    }
+                }
+                if relationship.isOrdered {
+                    for (source, group) in Dictionary(grouping: members, by: \.source) {
+                        request.orders.append(StoreSaveRequest.OrderChange(relationship: relationship, source: source, members: group.compactMap(\.member.primaryKey)))
+                    }
+                }
+            }
+        }
+        if !request.joins.isEmpty || !request.orders.isEmpty { try save(request, to: destination) }
     }
 
     private static func save(_ request: StoreSaveRequest, to destination: any StoreEngine) throws {

@@ -261,11 +261,11 @@ package protocol StoreEngine: AnyObject, Sendable {
     func metadata() throws -> [String: any Sendable]
     /// Replaces the app's keys of the metadata (property-list values), keeping the store's own.
     func setMetadata(_ metadata: [String: Any]) throws
-    /// Writes the persistent history of the store this one is a copy of into this one, which
-    /// records history and has none yet: each transaction under its own number, timestamp and
-    /// author; new transactions are numbered after `lastNumber` (at least the last transaction's
-    /// number), so that history tokens of the source keep their meaning here. A store that
-    /// records no history ignores it.
+    /// Writes persistent history of the store this one is a copy of into this one, which records
+    /// history: each transaction under its own number, timestamp and author, after those written
+    /// by earlier calls (a copy writes a page at a time, in order); new transactions are numbered
+    /// after `lastNumber` (at least the last transaction's number), so that history tokens of the
+    /// source keep their meaning here. A store that records no history ignores it.
     func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws
     /// Gives a loaded store that holds no objects yet the UUID of the store it becomes a copy of
     /// (`migratePersistentStore` keeps it, so that object IDs and their URIs stay valid).

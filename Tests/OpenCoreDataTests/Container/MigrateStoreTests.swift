@@ -141,6 +141,49 @@ import TestSupport
         #expect(last.token.transactionNumber == (before.last?.token.transactionNumber ?? 0) + 1)
     }
 
+    /// A copy is made a batch at a time (5,000 rows a save, 1,000 history transactions a page),
+    /// so that a large store never sits in memory whole: rows across batches arrive under their
+    /// keys with their many-to-many pairs, and history across pages keeps every transaction in
+    /// order under its number.
+    @Test(arguments: moves)
+    func aCopyLargerThanABatchArrivesWhole(from: StoreKind, to: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        defer { TestPostgreSQL.drop([directory.schemaName + "_moved"]) }
+        let tracking: [String: any Sendable] = [NSPersistentHistoryTrackingKey: true]
+        let stack = try TestStack(from, model: Self.model, directory: directory, options: tracking)
+        let context = stack.container.newBackgroundContext()
+        let coordinator = stack.container.persistentStoreCoordinator
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchInsertRequest(entityName: "Memo", objects: (0..<5_300).map { ["body": "memo \($0)"] }))
+            let (red, blue) = (Tag(context: context), Tag(context: context))
+            (red.name, blue.name) = ("red", "blue")
+            try context.save()
+            // Tags on memos of both batches; then small saves until history spans two pages.
+            for (index, memo) in try context.fetch(Memo.fetchRequest()).enumerated() where index % 1_000 == 999 {
+                memo.tags = [red, blue]
+            }
+            try context.save()
+            for index in 0..<1_001 {
+                red.name = "red \(index)"
+                try context.save()
+            }
+        }
+        let before = try history(context).map(\.token.transactionNumber)
+        #expect(before.count == 1_004)
+        let (url, type) = try destination(to, in: directory)
+        try coordinator.migratePersistentStore(try #require(coordinator.persistentStores.first), to: url, options: tracking, type: type)
+
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let memos = try reader.fetch(Memo.fetchRequest())
+            #expect(memos.count == 5_300)
+            #expect(Set(memos.map(\.body)).count == 5_300)
+            let tagged = memos.filter { !$0.tags.isEmpty }.map(\.body).sorted()
+            #expect(tagged == (0..<5_300).filter { $0 % 1_000 == 999 }.map { "memo \($0)" }.sorted())
+        }
+        #expect(try history(reader).map(\.token.transactionNumber) == before)
+    }
+
     /// A PostgreSQL store carries its model, so that tools (`ocd copy`) open it without the
     /// app's model file.
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
