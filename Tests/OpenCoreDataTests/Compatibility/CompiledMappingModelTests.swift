@@ -1,0 +1,77 @@
+import Foundation
+import OpenCoreData
+import Testing
+import TestSupport
+
+/// Compiled mapping models (`.cdm`), as an app's bundle carries them (Xcode compiles each
+/// `.xcmappingmodel`): read between the two model versions they were made for, found in
+/// bundles by their entities' version hashes, and followed by a migration as the source form is.
+@Suite(.dedicatedThread) struct CompiledMappingModelTests {
+    static let compiled = "coredataplus/Tests/Resources/SampleModel/Fixtures/V2toV3.cdm"
+
+    static func version(_ name: String) throws -> ManagedObjectModel {
+        try ManagedObjectModel(contentsOf: Fixtures.url(EntityMigrationPolicyTests.samples), version: name)
+    }
+
+    /// Apple's two forms of one mapping (Xcode's XML and the compiled archive) say the same.
+    @Test func theCompiledFormReadsAsTheSourceForm() throws {
+        let compiled = try MappingModel(contentsOf: Fixtures.url(Self.compiled), sourceModel: Self.version("SampleModel2"), destinationModel: Self.version("SampleModel3"))
+        let source = try EntityMigrationPolicyTests.sampleMapping()
+        #expect(compiled.name == "V2toV3")
+        func entities(_ mapping: MappingModel) -> [String] {
+            mapping.entityMappings.map { "\($0.name): \($0.sourceEntityName ?? "-") → \($0.destinationEntityName) \($0.migrationPolicyClassName ?? "-")" }.sorted()
+        }
+        #expect(entities(compiled) == entities(source))
+        for entity in source.entityMappings {
+            let expressions = try #require(compiled.entityMappings.first { $0.name == entity.name }).valueExpressions
+            // Every value the source form gives, the compiled form gives alike; it also spells
+            // out what the source form leaves to inference: the same-named source property,
+            // directly or through the migration manager for a relationship.
+            for (property, expression) in entity.valueExpressions { #expect(expressions[property] == expression) }
+            for (property, expression) in expressions where entity.valueExpressions[property] == nil {
+                #expect(expression == "$source.\(property)" || expression.hasPrefix("FUNCTION($manager, ") && expression.hasSuffix(", $source.\(property))"))
+            }
+        }
+        #expect(compiled.entityMappings.count == 5)
+        let car = try #require(compiled.entityMappings.first { $0.name == "CarToCar" })
+        #expect(car.migrationPolicyClassName == "REPLACE_AT_RUNTIME.V2to3MakerPolicy")
+        #expect(car.valueExpressions["owner"] == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#)
+    }
+
+    @Test func otherModelVersionsAreRefusedNamingTheEntity() throws {
+        let error = try #require(throws: CoreDataError.self) {
+            try MappingModel(contentsOf: Fixtures.url(Self.compiled), sourceModel: Self.version("SampleModel"), destinationModel: Self.version("SampleModel3"))
+        }
+        #expect(error.code == .migrationMissingMappingModel)
+        #expect(error.message.contains("source entity"))
+        #expect(throws: CoreDataError.self) {
+            try MappingModel(contentsOf: Fixtures.url(EntityMigrationPolicyTests.sampleStore), sourceModel: Self.version("SampleModel2"), destinationModel: Self.version("SampleModel3"))
+        }
+    }
+
+    /// `NSMappingModel(from:forSourceModel:destinationModel:)`: the bundle's `.cdm` for those
+    /// versions, and a migration that follows it makes what the source form makes.
+    @Test func aBundlesMappingIsFoundByVersionAndFollowed() throws {
+        let folder = try #require(Bundle(path: Fixtures.url(Self.compiled).deletingLastPathComponent().path))
+        let (v2, v3) = (try Self.version("SampleModel2"), try Self.version("SampleModel3"))
+        #expect(NSMappingModel(from: [folder], forSourceModel: try Self.version("SampleModel"), destinationModel: v3) == nil)
+        let mapping = try #require(NSMappingModel(from: [folder], forSourceModel: v2, destinationModel: v3))
+        let makers = try MigrationTests.original(EntityMigrationPolicyTests.sampleStore, "SELECT COUNT(DISTINCT ZMAKER) FROM ZCAR").first?.first as? Int64
+        let owned = try MigrationTests.original(EntityMigrationPolicyTests.sampleStore, "SELECT ZNUMBERPLATE, p.ZFIRSTNAME FROM ZCAR c JOIN ZPERSON p ON c.ZOWNER = p.Z_PK ORDER BY ZNUMBERPLATE")
+        let directory = TemporaryDirectory()
+        let (container, _) = try MigrationTests.open(EntityMigrationPolicyTests.sampleStore, bundle: EntityMigrationPolicyTests.samples, version: "SampleModel3", in: directory) {
+            $0.setOption([mapping], forKey: MappingModelsOption)
+            $0.setOption([V2to3MakerPolicy.self], forKey: MigrationPolicyTypesOption)
+        }
+        let cars = try MigrationTests.objects("Car", in: container, sortedBy: "numberPlate")
+        let madeMakers = try MigrationTests.objects("Maker", in: container)
+        container.viewContext.performAndWait {
+            #expect(cars.count == 125)
+            #expect(Int64(madeMakers.count) == makers)
+            #expect(cars.allSatisfy { ($0.value(forKey: "createdBy") as? ManagedObject)?.value(forKey: "name") != nil })
+            // The owners, through the compiled form's explicit FUNCTION($manager, …) mapping.
+            let owners = cars.compactMap { car in (car.value(forKey: "owner") as? ManagedObject).map { "\(car.value(forKey: "numberPlate") ?? "") \($0.value(forKey: "firstName") ?? "")" } }
+            #expect(owners == owned.map { "\($0[0] ?? "") \($0[1] ?? "")" })
+        }
+    }
+}
