@@ -12,15 +12,18 @@ import OpenCoreDataCore
 // read from their own queues).
 final class PostgreSQLReadSnapshot: @unchecked Sendable {
     private let session: PostgreSQLSession
+    private let pool: PostgreSQLSessionPool
     private let lock = NSLock()
 
-    private init(session: PostgreSQLSession) {
+    private init(session: PostgreSQLSession, pool: PostgreSQLSessionPool) {
         self.session = session
+        self.pool = pool
     }
 
-    /// A snapshot of the store `pool` connects to, as it is now.
+    /// A snapshot of the store `pool` connects to, as it is now (one of the URL's
+    /// `generations=`).
     static func open(_ pool: PostgreSQLSessionPool) throws -> PostgreSQLReadSnapshot {
-        let session = try pool.connect()
+        let session = try pool.connectForGeneration()
         do {
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             // The snapshot is taken by the transaction's first statement (not by a SAVEPOINT,
@@ -30,9 +33,10 @@ final class PostgreSQLReadSnapshot: @unchecked Sendable {
             try session.execute("SAVEPOINT ocd_read")
         } catch {
             session.close()
+            pool.generationEnded()
             throw error
         }
-        return PostgreSQLReadSnapshot(session: session)
+        return PostgreSQLReadSnapshot(session: session, pool: pool)
     }
 
     /// Runs a read on the snapshot. A statement that fails aborts PostgreSQL's transaction, and
@@ -53,5 +57,6 @@ final class PostgreSQLReadSnapshot: @unchecked Sendable {
     deinit {
         _ = try? session.execute("COMMIT")
         session.close()
+        pool.generationEnded()
     }
 }

@@ -13,9 +13,9 @@ final class PostgreSQLSessionPool: Sendable {
     private let timeout: DispatchTimeInterval
     /// Counts the sessions not lent (idle or not yet connected).
     private let free: DispatchSemaphore
-    /// Idle sessions, whether the pool is closed, and how many sessions are lent. Owned by this
-    /// lock.
-    private let state = Locked<(idle: [PostgreSQLSession], closed: Bool, lent: Int)>(([], false, 0))
+    /// Idle sessions, whether the pool is closed, how many sessions are lent, and how many query
+    /// generations hold a connection of their own. Owned by this lock.
+    private let state = Locked<(idle: [PostgreSQLSession], closed: Bool, lent: Int, generations: Int)>(([], false, 0, 0))
 
     init(url: PostgreSQLStoreURL, timeout: DispatchTimeInterval = .seconds(60)) {
         self.url = url
@@ -92,6 +92,32 @@ final class PostgreSQLSessionPool: Sendable {
     /// deadline passed (a silent path, which a second attempt would wait for again).
     private static func diedIdle(_ session: PostgreSQLSession, failing error: CoreDataError) -> Bool {
         session.isClosed && !session.hasAnsweredSinceLent && error.sqlState == nil && error.code != .persistentStoreTimeout
+    }
+
+    /// A connection of its own (outside the pool) for a query generation's snapshot, counted
+    /// against the URL's `generations=`; give it back with ``generationEnded()``. Beyond the cap
+    /// it throws 134090 saying how to let a generation go: pinned contexts that never advance
+    /// would otherwise open connections (and hold old row versions on the server) without end.
+    func connectForGeneration() throws -> PostgreSQLSession {
+        let admitted = state.withLock { state -> Bool in
+            guard state.generations < url.generations else { return false }
+            state.generations += 1
+            return true
+        }
+        guard admitted else {
+            throw CoreDataError(.persistentStoreTimeout, "\(url.generations) query generations of the PostgreSQL store \(url.description) are open, each holding a connection and a snapshot on the server; no more are opened. A context pinned with setQueryGenerationFrom(.current) keeps its generation until it saves, merges, is reset or is pinned again, and a kept QueryGenerationToken keeps it too: let them go, or raise generations= in the store URL (up to \(PostgreSQLStoreURL.poolSizes.upperBound)).")
+        }
+        do {
+            return try connect()
+        } catch {
+            generationEnded()
+            throw error
+        }
+    }
+
+    /// A query generation's connection was closed.
+    func generationEnded() {
+        state.withLock { $0.generations -= 1 }
     }
 
     /// A new session set to the store's schema.

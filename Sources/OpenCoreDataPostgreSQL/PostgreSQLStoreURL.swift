@@ -3,12 +3,15 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
 ///   several schemas. Letters, digits and `_`, not starting with a digit, at most 63 bytes.
 /// - `pool` is how many connections the store keeps (1–64, default 4).
+/// - `generations` is how many query generations may be open on the store at once (1–64,
+///   default 16): each holds a connection of its own, outside the pool, in a transaction the
+///   server keeps old row versions for.
 /// - `tls` is `disable`, `prefer` (TLS when the server offers it) or `require` (TLS, with the
 ///   server's certificate verified against the system's trusted authorities or `tls_ca`, and its
 ///   name against `host`). The default is `require`, except for a loopback host (`localhost`,
@@ -43,6 +46,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var database: String
     package var schema: String
     package var poolSize: Int
+    /// How many query generations may hold a snapshot of the store at once.
+    package var generations: Int
     package var tls: TLSMode
     /// A PEM file of the certificate authorities that sign the server's certificate.
     package var tlsCAFile: String?
@@ -54,6 +59,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package static let defaultPort = 5432
     package static let defaultPoolSize = 4
     package static let poolSizes = 1...64
+    package static let defaultGenerations = 16
     package static let defaultStatementTimeout = 30
     package static let defaultConnectTimeout = 10
     /// The longest `statement_timeout` or `connect_timeout`: a day.
@@ -81,6 +87,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         database = String(path[0])
         schema = "public"
         poolSize = Self.defaultPoolSize
+        generations = Self.defaultGenerations
         tls = Self.isLoopback(host) ? .prefer : .require
         tlsCAFile = nil
         statementTimeout = Self.defaultStatementTimeout
@@ -105,6 +112,11 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                     throw Self.invalid(url, "the pool size '\(value)' is not a number from \(Self.poolSizes.lowerBound) to \(Self.poolSizes.upperBound)")
                 }
                 poolSize = size
+            case "generations":
+                guard let count = Int(value), Self.poolSizes.contains(count) else {
+                    throw Self.invalid(url, "generations is '\(value)', not a number from \(Self.poolSizes.lowerBound) to \(Self.poolSizes.upperBound)")
+                }
+                generations = count
             case "tls":
                 guard let mode = TLSMode(rawValue: value) else {
                     throw Self.invalid(url, "tls is '\(value)', not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -118,7 +130,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
             case "connect_timeout":
                 connectTimeout = try seconds(item.name, value, from: 1)
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, tls, tls_ca, statement_timeout and connect_timeout are known)")
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, statement_timeout and connect_timeout are known)")
             }
         }
         if tlsCAFile != nil && tls == .disable {
@@ -171,6 +183,6 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds.")
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds.")
     }
 }

@@ -87,6 +87,51 @@ import TestSupport
         #expect(now == (try snapshot(unpinned)))
     }
 
+    /// Each generation holds a connection of its own on PostgreSQL: beyond the URL's
+    /// `generations=` a pinned read is refused (134090, saying how to let one go) instead of
+    /// opening connections without end, and room comes back when a pinned context lets go.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func postgreSQLGenerationsAreCappedByTheURL() throws {
+        let directory = TemporaryDirectory()
+        defer { TestPostgreSQL.drop([directory.schemaName]) }
+        var components = try #require(URLComponents(url: try TestPostgreSQL.storeURL(schema: directory.schemaName), resolvingAgainstBaseURL: false))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "generations", value: "2")]
+        let container = PersistentContainer(name: "Capped", managedObjectModel: ManagedObjectModel(Note.self))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: try #require(components.url), type: .postgreSQL)]
+        try container.loadPersistentStores()
+        let writer = container.newBackgroundContext()
+        func pinnedReader(after id: Int32) throws -> ManagedObjectContext {
+            try writer.performAndWait { () throws in
+                Note(context: writer).id = id
+                try writer.save()
+            }
+            return container.newBackgroundContext()
+        }
+        let (first, second, third) = (try pinnedReader(after: 1), try pinnedReader(after: 2), try pinnedReader(after: 3))
+        for (context, count) in [(first, 3), (second, 3)] {
+            try context.performAndWait { () throws in
+                try context.setQueryGenerationFrom(.current)
+                #expect(try context.count(for: Note.fetchRequest()) == count)
+            }
+        }
+        try third.performAndWait { () throws in
+            try third.setQueryGenerationFrom(.current)
+            let error = try #require(throws: CoreDataError.self) { try third.count(for: Note.fetchRequest()) }
+            #expect(error.code == .persistentStoreTimeout)
+            #expect(error.message.contains("generations="))
+        }
+        try first.performAndWait { try first.setQueryGenerationFrom(nil) }
+        try third.performAndWait { () throws in
+            #expect(try third.count(for: Note.fetchRequest()) == 3)
+        }
+        #expect(throws: CoreDataError.self) {
+            components.queryItems = [URLQueryItem(name: "generations", value: "0")]
+            let refused = PersistentContainer(name: "Refused", managedObjectModel: ManagedObjectModel(Note.self))
+            refused.persistentStoreDescriptions = [PersistentStoreDescription(url: try #require(components.url), type: .postgreSQL)]
+            try refused.loadPersistentStores()
+        }
+    }
+
     /// A read the server refuses (PostgreSQL aborts the snapshot's transaction on any error) leaves
     /// the generation readable, still at its moment.
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
