@@ -56,15 +56,8 @@ import TestSupport
         let (v2, v3) = (try Self.version("SampleModel2"), try Self.version("SampleModel3"))
         #expect(NSMappingModel(from: [folder], forSourceModel: try Self.version("SampleModel"), destinationModel: v3) == nil)
         let mapping = try #require(NSMappingModel(from: [folder], forSourceModel: v2, destinationModel: v3))
-        let makers = try MigrationTests.original(EntityMigrationPolicyTests.sampleStore, "SELECT COUNT(DISTINCT ZMAKER) FROM ZCAR").first?.first as? Int64
-        let owned = try MigrationTests.original(EntityMigrationPolicyTests.sampleStore, "SELECT ZNUMBERPLATE, p.ZFIRSTNAME FROM ZCAR c JOIN ZPERSON p ON c.ZOWNER = p.Z_PK ORDER BY ZNUMBERPLATE")
         let directory = TemporaryDirectory()
-        let (container, _) = try MigrationTests.open(EntityMigrationPolicyTests.sampleStore, bundle: EntityMigrationPolicyTests.samples, version: "SampleModel3", in: directory) {
-            $0.setOption([mapping], forKey: MappingModelsOption)
-            $0.setOption([V2to3MakerPolicy.self], forKey: MigrationPolicyTypesOption)
-        }
-        let cars = try MigrationTests.objects("Car", in: container, sortedBy: "numberPlate")
-        let madeMakers = try MigrationTests.objects("Maker", in: container)
+        let (container, cars, madeMakers, makers, owned) = try EntityMigrationPolicyTests.migratedSample(by: mapping, in: directory)
         container.viewContext.performAndWait {
             #expect(cars.count == 125)
             #expect(Int64(madeMakers.count) == makers)

@@ -107,17 +107,22 @@ final class CancellingPolicy: EntityMigrationPolicy {
         #expect(metadata["NSStoreUUID"] as? String != before)
     }
 
-    @Test func managerFunctionsInValueExpressionsAreFollowed() throws {
-        let mapping = try Self.sampleMapping()
-        let makers = try MigrationTests.original(Self.sampleStore, "SELECT COUNT(DISTINCT ZMAKER) FROM ZCAR").first?.first as? Int64
-        let owned = try MigrationTests.original(Self.sampleStore, "SELECT ZNUMBERPLATE, p.ZFIRSTNAME FROM ZCAR c JOIN ZPERSON p ON c.ZOWNER = p.Z_PK ORDER BY ZNUMBERPLATE")
-        let directory = TemporaryDirectory()
-        let (container, _) = try MigrationTests.open(Self.sampleStore, bundle: Self.samples, version: "SampleModel3", in: directory) {
+    /// SampleModel_V2's store migrated to SampleModel3 by `mapping` with `V2to3MakerPolicy`: its
+    /// cars (by number plate) and makers, with the source's count of makers and its owners by plate.
+    static func migratedSample(by mapping: MappingModel, in directory: TemporaryDirectory) throws
+        -> (container: PersistentContainer, cars: [ManagedObject], makers: [ManagedObject], sourceMakers: Int64?, owned: [[Any?]]) {
+        let sourceMakers = try MigrationTests.original(sampleStore, "SELECT COUNT(DISTINCT ZMAKER) FROM ZCAR").first?.first as? Int64
+        let owned = try MigrationTests.original(sampleStore, "SELECT ZNUMBERPLATE, p.ZFIRSTNAME FROM ZCAR c JOIN ZPERSON p ON c.ZOWNER = p.Z_PK ORDER BY ZNUMBERPLATE")
+        let (container, _) = try MigrationTests.open(sampleStore, bundle: samples, version: "SampleModel3", in: directory) {
             $0.setOption([mapping], forKey: MappingModelsOption)
             $0.setOption([V2to3MakerPolicy.self], forKey: MigrationPolicyTypesOption)
         }
-        let cars = try MigrationTests.objects("Car", in: container, sortedBy: "numberPlate")
-        let madeMakers = try MigrationTests.objects("Maker", in: container)
+        return (container, try MigrationTests.objects("Car", in: container, sortedBy: "numberPlate"), try MigrationTests.objects("Maker", in: container), sourceMakers, owned)
+    }
+
+    @Test func managerFunctionsInValueExpressionsAreFollowed() throws {
+        let directory = TemporaryDirectory()
+        let (container, cars, madeMakers, makers, owned) = try Self.migratedSample(by: try Self.sampleMapping(), in: directory)
         container.viewContext.performAndWait {
             #expect(cars.count == 125)
             #expect(Int64(madeMakers.count) == makers)
