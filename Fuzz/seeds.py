@@ -32,6 +32,9 @@ for index, path in enumerate(files(suffix=".mom")):
     data = open(path, "rb").read()
     seed("archive", f"mom-{index}", data)
     seed("plist", f"mom-{index}", data)
+# Compiled mapping models are keyed archives too: the archive target reads each input both ways.
+for index, path in enumerate(files(suffix=".cdm")):
+    seed("archive", f"cdm-{index}", open(path, "rb").read())
 for index, path in enumerate(stores):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:

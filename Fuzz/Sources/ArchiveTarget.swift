@@ -3,10 +3,12 @@ import OpenCoreData
 import OpenCoreDataCore
 
 /// Keyed archive → model (seeds: the fixtures' `.mom` files and their stores' inflated model
-/// caches). A model that reads and freezes must also write, read back, and create a store that
-/// saves an object of every entity.
+/// caches) and → compiled mapping model (seeds: the fixtures' `.cdm` files). A model that reads
+/// and freezes must also write, read back, and create a store that saves an object of every
+/// entity.
 struct ArchiveTarget: FuzzTarget {
     func run(_ input: Data) throws {
+        _ = try? MappingModel.entityMappings(compiled: input)
         let model = try ManagedObjectModel(archive: input)
         _ = model.entityVersionHashesByName
         try model.freeze()

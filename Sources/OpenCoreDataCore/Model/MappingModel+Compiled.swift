@@ -10,7 +10,7 @@ extension MappingModel {
         guard let data = try? Data(contentsOf: url) else {
             throw CoreDataError(.coreData, "Could not read the compiled mapping model at \(url.path).")
         }
-        let mappings = try Self.compiledEntityMappings(data, file: url)
+        let mappings = try Self.compiledEntityMappings(data, named: "at \(url.path)")
         for mapping in mappings {
             for (entity, hash, model, side) in [(mapping.sourceEntityName, mapping.sourceHash, sourceModel, "source"),
                                                 (mapping.destinationEntityName, mapping.destinationHash, destinationModel, "destination")] {
@@ -43,6 +43,12 @@ extension MappingModel {
         return nil
     }
 
+    /// The entity mappings of a compiled mapping model's bytes, without checking them against
+    /// any model (what the fuzzer reads hostile input with).
+    package static func entityMappings(compiled data: Data) throws -> [EntityMapping] {
+        try compiledEntityMappings(data, named: "given").map(\.mapping)
+    }
+
     /// An entity mapping of a `.cdm` with the version hashes it records.
     private struct CompiledEntityMapping {
         var mapping: EntityMapping
@@ -56,20 +62,20 @@ extension MappingModel {
     /// policy and the value expressions of its `NSAttributeMappings` and `NSRelationshipMappings`
     /// (archived `NSExpression`s, kept in predicate format). A mapping that removes an entity
     /// (no destination) makes nothing and is left out, as in the XML form.
-    private static func compiledEntityMappings(_ data: Data, file: URL) throws -> [CompiledEntityMapping] {
+    private static func compiledEntityMappings(_ data: Data, named place: String) throws -> [CompiledEntityMapping] {
         let archive: KeyedArchive
         do {
             archive = try KeyedArchive(data)
         } catch {
-            throw CoreDataError(.coreData, "The compiled mapping model at \(file.path) is not an archive: \(error.message)")
+            throw CoreDataError(.coreData, "The compiled mapping model \(place) is not an archive: \(error.message)")
         }
         guard let model = archive.object(archive.root), model.isKind(of: "NSMappingModel") else {
-            throw CoreDataError(.coreData, "The compiled mapping model at \(file.path) holds no NSMappingModel.")
+            throw CoreDataError(.coreData, "The compiled mapping model \(place) holds no NSMappingModel.")
         }
         var result: [CompiledEntityMapping] = []
         for index in archive.members(model["NSEntityMappings"]) {
             guard let entity = archive.object(index), entity.isKind(of: "NSEntityMapping") else {
-                throw CoreDataError(.coreData, "The compiled mapping model at \(file.path) lists something other than an NSEntityMapping.")
+                throw CoreDataError(.coreData, "The compiled mapping model \(place) lists something other than an NSEntityMapping.")
             }
             func name(_ key: String) -> String? { archive.string(entity[key]).flatMap { $0.isEmpty ? nil : $0 } }
             guard let destination = name("NSDestinationEntityName") else { continue }
@@ -82,7 +88,7 @@ extension MappingModel {
                 mapping.valueExpressions[destinationName] = archive.expressionText(propertyMapping["NSValueExpression"])
             }
             guard !archive.isExhausted else {
-                throw CoreDataError(.coreData, "The compiled mapping model at \(file.path) is larger than any mapping model (its archive refers to itself); it was not read.")
+                throw CoreDataError(.coreData, "The compiled mapping model \(place) is larger than any mapping model (its archive refers to itself); it was not read.")
             }
             func hash(_ key: String) -> Data? {
                 if case .data(let bytes)? = archive.value(entity[key]) { bytes } else { nil }
