@@ -43,14 +43,19 @@ package enum PostgreSQLMigration {
         // Without a lock first: a store at the current version costs two reads.
         guard try storedHashes(session, storeURL, differingFrom: model) != nil else { return false }
 
+        // A scratch schema of this attempt's own: one that a killed migration left is dropped
+        // first (below), never inside the migration's transaction, whose uncommitted DROP would
+        // hold the old tables' locks against the scratch store's own connections until the
+        // statement timeout (`Reliability/run --postgres`, kill -9 during a migration).
         var scratch = storeURL
-        scratch.schema = "ocd_migrating_" + storeURL.digest
+        scratch.schema = scratchPrefix(of: storeURL) + "_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let directory = ScratchDirectory.url()
         defer {
             try? FileManager.default.removeItem(at: directory)
             _ = try? session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
         }
         do {
+            try dropLeftScratchSchemas(session, of: storeURL)
             return try session.transaction {
                 try PostgreSQLStore.lockSchema(session, storeURL)
                 guard let hashes = try storedHashes(session, storeURL, differingFrom: model) else { return false }
@@ -59,8 +64,6 @@ package enum PostgreSQLMigration {
                                                              destination: model, options: options).model
                 try session.execute("SET LOCAL lock_timeout = '\(lockTimeout)'")
                 try session.execute("LOCK TABLE Z_METADATA IN EXCLUSIVE MODE")
-                // Left by a migration that crashed (this one holds the schema's lock).
-                try session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
                 let hasHistory = try session.tableExists("atransaction", inSchema: storeURL.schema)
                 let tracksHistory = hasHistory || PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
                 try ScratchDirectory.create(directory)
@@ -105,6 +108,25 @@ package enum PostgreSQLMigration {
             throw failure
         } catch {
             throw CoreDataError(.migration, "The PostgreSQL store \(storeURL.description) could not be migrated, and is unchanged: \(error)")
+        }
+    }
+
+    /// The start of the names of the store's scratch schemas (`ocd_migrating_<digest>_<attempt>`;
+    /// earlier versions named theirs `ocd_migrating_<digest>`).
+    package static func scratchPrefix(of url: PostgreSQLStoreURL) -> String {
+        "ocd_migrating_" + url.digest
+    }
+
+    /// Drops the scratch schemas that migrations of the store killed on the way left, in a
+    /// transaction of its own under the schema's lock: no migration of the store is running
+    /// then (each holds the lock until it ends), so every scratch schema found is a leftover.
+    private static func dropLeftScratchSchemas(_ session: PostgreSQLSession, of url: PostgreSQLStoreURL) throws {
+        try session.transaction {
+            try PostgreSQLStore.lockSchema(session, url)
+            let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)", [.string(scratchPrefix(of: url))]).rows
+            for case .string(let name) in rows.compactMap(\.first) where PostgreSQLStoreURL.isIdentifier(name) {
+                try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(name) + " CASCADE")
+            }
         }
     }
 

@@ -27,6 +27,10 @@ do {
         try IOFaults.work(directory: arguments[1], operation: arguments[2])
     case "work-store-operation":
         try KillDuringStoreOperations.work(operation: arguments[1], directory: arguments[2])
+    case "work-pg-migrate":
+        try PostgreSQLMigrationKills.migrate(url: arguments[1])
+    case "work-pg-writer":
+        try PostgreSQLMigrationKills.write(url: arguments[1], ledger: arguments[2])
     case "work-soak":
         try Soak.work(store: arguments[1], seconds: Double(arguments[2])!)
     case "run":
@@ -55,6 +59,7 @@ do {
             for fault in [PostgreSQLServerFaults.Fault.crash, .terminate] {
                 results.append(PostgreSQLServerFaults.run(fault, rounds: quick ? 5 : 50, cluster: server, seed: seed))
             }
+            results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
         }
         Report.print(results)
         if let path = value(after: "--results") {

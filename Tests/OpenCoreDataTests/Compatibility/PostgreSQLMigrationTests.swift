@@ -125,7 +125,30 @@ import TestSupport
         let store = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSession.connect(store)
         defer { session.close() }
-        return try !session.execute("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.string("ocd_migrating_" + store.digest)]).rows.isEmpty
+        return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, $1)", [.string(PostgreSQLMigration.scratchPrefix(of: store))]).rows.isEmpty
+    }
+
+    /// A migration killed on the way leaves its scratch schema, tables and all. The next one drops
+    /// it before it starts and migrates at once: it used to drop it inside its own transaction,
+    /// whose uncommitted DROP locked the scratch store's connections out until the statement
+    /// timeout (found by `Reliability/run --postgres`, kill -9 during a migration).
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aScratchSchemaAKilledMigrationLeftIsDroppedFirst() throws {
+        let directory = TemporaryDirectory()
+        let (url, old) = try Self.notes(["a", "b"], in: directory)
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+        let store = try PostgreSQLStoreURL(url)
+        let session = try PostgreSQLSession.connect(store)
+        defer { session.close() }
+        let left = PostgreSQLMigration.scratchPrefix(of: store)
+        try session.execute("CREATE SCHEMA \(left)")
+        try session.execute("CREATE TABLE \(left).Z_METADATA (Z_VERSION integer, Z_UUID text, Z_PLIST bytea)")
+        try session.execute("INSERT INTO \(left).Z_METADATA VALUES (1, 'left', NULL)")
+        var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "statement_timeout", value: "3")]
+        let migrated = try Self.open(try #require(components.url), model: Self.model(2))
+        #expect(try Self.titles(migrated) == ["a", "b"])
+        #expect(try !Self.scratchSchemaIsLeft(by: url))
     }
 
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
