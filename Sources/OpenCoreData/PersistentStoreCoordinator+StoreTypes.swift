@@ -71,14 +71,17 @@ extension PersistentStoreCoordinator {
         return engine
     }
 
-    /// The metadata of a store file, without adding it. Mirrors
-    /// `metadataForPersistentStore(type:at:options:)`: `NSStoreType`, `NSStoreUUID`,
-    /// `NSStoreModelVersionHashes` (`[String: Data]`), …
+    /// The metadata of a store, without adding it: an SQLite file, or a store of a registered
+    /// type that keeps it (a PostgreSQL schema). Mirrors `metadataForPersistentStore(type:at:options:)`:
+    /// `NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes` (`[String: Data]`), … — what an
+    /// app compares with its model (`isConfiguration(withName:compatibleWithStoreMetadata:)`)
+    /// before it decides to migrate.
     public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
-        guard type == .sqlite, !url.namesInMemorySQLiteStore else {
-            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk; '\(type.rawValue)' at \(url.path) has none.")
+        if type == .sqlite, !url.namesInMemorySQLiteStore { return try SQLiteStore.metadata(at: url) }
+        guard let reader = StoreTypeRegistry.metadataReader(for: type) else {
+            throw CoreDataError(.persistentStoreInvalidType, "Stores of type '\(type.rawValue)' keep no metadata apart from a coordinator (SQLite files and PostgreSQL schemas do); there is none to read at \(url.absoluteString).")
         }
-        return try SQLiteStore.metadata(at: url)
+        return try reader(url, options)
     }
 }
 

@@ -193,6 +193,18 @@ package final class PostgreSQLStore: StoreEngine {
         loaded.withLock { $0?.metadata } ?? [:]
     }
 
+    /// The metadata of the store in the schema `url` names, without adding it (one connection,
+    /// closed at once). Throws 134080 when the schema holds no store.
+    package static func metadata(at url: URL) throws -> [String: any Sendable] {
+        let storeURL = try PostgreSQLStoreURL(url)
+        let session = try PostgreSQLSessionPool(url: storeURL).connect()
+        defer { session.close() }
+        guard try session.tableExists("z_metadata", inSchema: storeURL.schema) else {
+            throw CoreDataError(.persistentStoreOpen, "There is no store in the PostgreSQL schema \(storeURL.schema) of \(storeURL.description).")
+        }
+        return try readMetadata(session)
+    }
+
     package func setMetadata(_ metadata: [String: Any]) throws {
         if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
             throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it).")

@@ -31,6 +31,8 @@ private enum PostgreSQLStoreRegistration {
             try PostgreSQLMigration.migrateIfNeeded(at: url, to: model, options: options)
         } publisher: { url in
             PostgreSQLStoreURL.withoutPassword(url)
+        } metadataReader: { url, _ in
+            try PostgreSQLStore.metadata(at: url)
         }
     }()
 }

@@ -15,19 +15,28 @@ package enum StoreTypeRegistry {
     /// The form of a store's URL that may be shown and passed around (``PersistentStore/url``,
     /// the remote-change notification): without secrets such as a password.
     package typealias Publisher = @Sendable (_ url: URL) -> URL
+    /// Reads the metadata of the store at `url` without adding it (`metadataForPersistentStore`).
+    package typealias MetadataReader = @Sendable (_ url: URL, _ options: [String: any Sendable]) throws -> [String: any Sendable]
 
     private struct Registration {
         var opener: Opener
         var migrator: Migrator?
         var publisher: Publisher?
+        var metadataReader: MetadataReader?
     }
 
     private static let registrations = Locked<[String: Registration]>([:])
 
     /// Makes `type` addable to coordinators (again: the latest registration wins), and
     /// migratable when a `migrator` is given.
-    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil, publisher: Publisher? = nil) {
-        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator, publisher: publisher) }
+    package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil, publisher: Publisher? = nil,
+                                 metadataReader: MetadataReader? = nil) {
+        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator, publisher: publisher, metadataReader: metadataReader) }
+    }
+
+    /// How the metadata of a registered type's store is read without adding it, or `nil`.
+    package static func metadataReader(for type: PersistentStore.StoreType) -> MetadataReader? {
+        registrations.withLock { $0[type.rawValue]?.metadataReader }
     }
 
     /// `url` as a store of `type` publishes it (unchanged for types that keep no secret in it).

@@ -128,6 +128,24 @@ import TestSupport
         return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, $1)", [.string(PostgreSQLMigration.scratchPrefix(of: store))]).rows.isEmpty
     }
 
+    /// Core Data's check before migrating: the schema's metadata, read without adding the store,
+    /// against the model (`metadataForPersistentStore` then `isConfiguration(withName:compatibleWithStoreMetadata:)`).
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func theMetadataIsReadWithoutAddingTheStore() throws {
+        let directory = TemporaryDirectory()
+        let (url, old) = try Self.notes(["a"], in: directory)
+        let uuid = try #require(old.persistentStoreCoordinator.persistentStores.first?.identifier)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: PostgreSQLStoreType, at: url)
+        #expect(metadata["NSStoreUUID"] as? String == uuid)
+        #expect(metadata["NSStoreModelVersionHashes"] as? [String: Data] == Self.model(1).entityVersionHashesByName)
+        #expect(Self.model(1).isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        #expect(!Self.model(2).isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let error = try #require(throws: CoreDataError.self) {
+            try PersistentStoreCoordinator.metadataForPersistentStore(type: .postgreSQL, at: try TestPostgreSQL.storeURL(schema: directory.schemaName + "_none"))
+        }
+        #expect(error.code == .persistentStoreOpen)
+    }
+
     /// A migration killed on the way leaves its scratch schema, tables and all. The next one drops
     /// it before it starts and migrates at once: it used to drop it inside its own transaction,
     /// whose uncommitted DROP locked the scratch store's connections out until the statement
