@@ -31,6 +31,8 @@ do {
         try PostgreSQLMigrationKills.migrate(url: arguments[1])
     case "work-pg-writer":
         try PostgreSQLMigrationKills.write(url: arguments[1], ledger: arguments[2])
+    case "work-pg-create":
+        try PostgreSQLManyProcesses.create(url: arguments[1])
     case "work-soak":
         try Soak.work(store: arguments[1], seconds: Double(arguments[2])!)
     case "run":
@@ -60,6 +62,7 @@ do {
                 results.append(PostgreSQLServerFaults.run(fault, rounds: quick ? 5 : 50, cluster: server, seed: seed))
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
+            results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))
         }
         Report.print(results)
         if let path = value(after: "--results") {
