@@ -67,4 +67,58 @@ import TestSupport
             #expect(owners == owned.map { "\($0[0] ?? "") \($0[1] ?? "")" })
         }
     }
+
+    /// `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)`, as apps that
+    /// migrate step by step call it for a version pair without a mapping model of its own: the
+    /// renamed entity maps from its old name, dropped attributes map from nothing, and the
+    /// migration manager following it makes what a lightweight migration makes.
+    @Test func anInferredMappingModelIsFollowedAsALightweightMigrationIs() throws {
+        let (v1, v2) = (try Self.version("SampleModel"), try Self.version("SampleModel2"))
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2)
+        #expect(mapping.entityMappings.map(\.destinationEntityName) == v2.entities.map(\.name).sorted())
+        let luxury = try #require(mapping.entityMappings.first { $0.destinationEntityName == "LuxuryCar" })
+        #expect(luxury.sourceEntityName == "ExpensiveSportCar" && luxury.name == "ExpensiveSportCarToLuxuryCar")
+        #expect(luxury.valueExpressions["numberPlate"] == "$source.numberPlate")
+        #expect(mapping.entityMappings.allSatisfy { $0.valueExpressions["color"] == nil && $0.valueExpressions["currentDrivingSpeed"] == nil })
+
+        let store = "coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"
+        let directory = TemporaryDirectory()
+        let destination = directory.file("Inferred.sqlite")
+        try MigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(from: try Fixtures.copy(store, into: directory), mapping: mapping, to: destination)
+        let followed = try PersistentContainer.loaded(at: destination, model: v2)
+        let lightweightDirectory = TemporaryDirectory()
+        let lightweight = try MigrationTests.open(store, bundle: EntityMigrationPolicyTests.samples, version: "SampleModel2", in: lightweightDirectory).container
+        func content(_ container: PersistentContainer) throws -> [String] {
+            try container.viewContext.performAndWait {
+                try v2.entities.flatMap { entity in
+                    let request = FetchRequest<ManagedObject>(entityName: entity.name)
+                    request.includesSubentities = false
+                    return try container.viewContext.fetch(request).map { object in
+                        entity.name + ": " + entity.attributesByName.keys.sorted().map { "\($0)=\(object.value(forKey: $0) ?? "nil")" }.joined(separator: " ")
+                            + entity.relationshipsByName.keys.sorted().map { name in
+                                let value = object.value(forKey: name)
+                                return " \(name)#\((value as? Set<ManagedObject>)?.count ?? (value == nil ? 0 : 1))"
+                            }.joined()
+                    }
+                }.sorted()
+            }
+        }
+        let migrated = try content(followed)
+        #expect(!migrated.isEmpty)
+        #expect(migrated == (try content(lightweight)))
+    }
+
+    @Test func aPropertyThatTurnedIntoARelationshipCannotBeInferred() throws {
+        let before = ManagedObjectModel(entities: [
+            EntityDescription(name: "Note", properties: [AttributeDescription(name: "folder", type: .string)]),
+            EntityDescription(name: "Folder", properties: [AttributeDescription(name: "title", type: .string)]),
+        ])
+        let after = ManagedObjectModel(entities: [
+            EntityDescription(name: "Note", properties: [RelationshipDescription(name: "folder", destination: "Folder")]),
+            EntityDescription(name: "Folder", properties: [AttributeDescription(name: "title", type: .string)]),
+        ])
+        let error = try #require(throws: CoreDataError.self) { try MappingModel.inferredMappingModel(forSourceModel: before, destinationModel: after) }
+        #expect(error.code == .inferredMappingModel)
+        #expect(error.message.contains("Note.folder"))
+    }
 }

@@ -1,8 +1,7 @@
 import Foundation
-import OpenCoreDataCore
 
 /// Where a property of the current model takes its values from during a migration.
-enum PropertySource {
+package enum PropertySource {
     /// The old model's property (same name, or the current renaming identifier).
     case property(PropertyDescription)
     /// A key path from the old object across to-one relationships (`continent.numericISO3166Code`),
@@ -19,9 +18,9 @@ enum PropertySource {
 ///
 /// Entities and properties without a counterpart are new (empty, or defaults) or dropped. A
 /// property that changed between attribute and relationship cannot be inferred.
-struct InferredMapping {
-    let source: ManagedObjectModel
-    let destination: ManagedObjectModel
+package struct InferredMapping {
+    package let source: ManagedObjectModel
+    package let destination: ManagedObjectModel
     /// Source entity of each destination entity.
     private var sourceEntities: [ObjectIdentifier: EntityDescription] = [:]
     /// Destination entity of each source entity.
@@ -29,7 +28,7 @@ struct InferredMapping {
     /// Per destination entity, the source property of each of its (inherited included) properties.
     private var sourceProperties: [ObjectIdentifier: [String: PropertySource]] = [:]
 
-    init(source: ManagedObjectModel, destination: ManagedObjectModel, mappingModel: MappingModel? = nil) throws(CoreDataError) {
+    package init(source: ManagedObjectModel, destination: ManagedObjectModel, mappingModel: MappingModel? = nil) throws(CoreDataError) {
         self.source = source
         self.destination = destination
         let sourceByName = source.entitiesByName
@@ -89,22 +88,22 @@ struct InferredMapping {
     }
 
     /// The destination entity rows of `entity` (a source entity) become; nil when it was removed.
-    func destination(of entity: EntityDescription) -> EntityDescription? {
+    package func destination(of entity: EntityDescription) -> EntityDescription? {
         destinationEntities[ObjectIdentifier(entity)]
     }
 
     /// The source entity of a destination entity; nil for a new entity.
-    func source(of entity: EntityDescription) -> EntityDescription? {
+    package func source(of entity: EntityDescription) -> EntityDescription? {
         sourceEntities[ObjectIdentifier(entity)]
     }
 
     /// Where `property` of `entity` (destination) takes its values from.
-    func source(of property: PropertyDescription, in entity: EntityDescription) -> PropertySource? {
+    package func source(of property: PropertyDescription, in entity: EntityDescription) -> PropertySource? {
         sourceProperties[ObjectIdentifier(entity)]?[property.name]
     }
 
     /// The old property whose values `property` of `entity` (destination) takes, when it is one.
-    func sourceProperty(of property: PropertyDescription, in entity: EntityDescription) -> PropertyDescription? {
+    package func sourceProperty(of property: PropertyDescription, in entity: EntityDescription) -> PropertyDescription? {
         if case .property(let old)? = source(of: property, in: entity) { old } else { nil }
     }
 
