@@ -196,6 +196,11 @@ extension ManagedObjectContext {
         }
         // Objects inserted and deleted in between are named too: a controller may have shown them.
         tellGraphObservers(GraphChange(objects: changed, isOwnEdits: true))
+        // The next event's changes count from here (`changedValuesForCurrentEvent()`); a save's
+        // event needs no base: the save makes the values the committed row.
+        if !graph.isSaving {
+            for object in changed where object.managedObjectContext === self && !object.isFaultFlag { object.state.endEvent() }
+        }
     }
 
     /// Gives permanent IDs to objects that still have temporary ones (before a save, e.g. to pass

@@ -127,6 +127,29 @@ extension ManagedObject {
         return result
     }
 
+    /// The persistent attributes and to-one relationships changed since the last
+    /// objects-did-change notification, each with the value it had then (`NSNull` for nil):
+    /// the committed value in the first event after a fetch or save, the initial one for a new
+    /// object. Call it while handling that notification, or during the event. Mirrors
+    /// `changedValuesForCurrentEvent()`; to-many relationships are not included.
+    public func changedValuesForCurrentEvent() -> [String: Any] {
+        var result: [String: Any] = [:]
+        guard !isFaultFlag else { return result }
+        let base = state.eventBase ?? state.snapshot?.values ?? entity.defaultValues
+        let attributes = entity.storedAttributes.count
+        for slot in 0..<min(entity.valueSlotCount, values.count, base.count) where values[slot] != base[slot] {
+            if slot < attributes {
+                let attribute = entity.storedAttributes[slot]
+                result[attribute.name] = attribute.appValue(base[slot]) ?? NSNull()
+            } else if case .object(let id) = base[slot], let context = managedObjectContext {
+                result[entity.toOneRelationships[slot - attributes].name] = context.object(with: id)
+            } else {
+                result[entity.toOneRelationships[slot - attributes].name] = NSNull()
+            }
+        }
+        return result
+    }
+
     private func setRelationship(_ relationship: RelationshipDescription, to value: Any?) throws(CoreDataError) {
         let key = relationship.name
         let unwrapped: Any? = (value as? any OptionalProtocol).map { $0.wrappedAny } ?? value

@@ -72,6 +72,23 @@ package struct ObjectState {
         }
     }
 
+    /// The values as of the end of the last event (objects-did-change outside a save) in which
+    /// the object changed; `nil` when that is its committed row, or its first values if it is
+    /// new. What `changedValuesForCurrentEvent()` compares with. In the extras box: only objects
+    /// changed in an event that no save ended pay for it.
+    package var eventBase: [ManagedValue]? { extras?.eventBase }
+
+    /// The end of an event in which the object changed: its values now are the next event's base
+    /// (one reference; the next write copies them).
+    package mutating func endEvent() {
+        uniqueExtras().eventBase = values
+    }
+
+    /// The base of the next event becomes the committed row again (a save, a reload, a rollback).
+    private mutating func forgetEvent() {
+        if extras?.eventBase != nil { uniqueExtras().eventBase = nil }
+    }
+
     /// The extras box, made now if there is none, and copied first if another state shares it
     /// (a copy of the state must not change this one).
     private mutating func uniqueExtras() -> ObjectStateExtras {
@@ -131,6 +148,7 @@ package struct ObjectState {
     /// values are dropped; the next use loads them again (refresh without merging, a rollback of
     /// an inaccessible object, an object known only by its ID).
     package mutating func becomeFault() {
+        forgetEvent()
         values = []
         snapshot = nil
         dirty.removeAll()
@@ -143,6 +161,7 @@ package struct ObjectState {
 
     /// Fulfils a fault (or reloads an unchanged object) with a committed row.
     package mutating func fulfil(with row: RowSnapshot) {
+        forgetEvent()
         values = row.values
         snapshot = row
         isFault = false
@@ -152,6 +171,7 @@ package struct ObjectState {
     /// resolution): the `kept` slots keep their values and stay changed, every other slot takes
     /// the row's value.
     package mutating func rebase(on row: RowSnapshot, keeping kept: DirtySlots) {
+        forgetEvent()
         var merged = row.values
         for slot in kept.slots where slot < merged.count && slot < values.count { merged[slot] = values[slot] }
         values = merged
@@ -251,6 +271,7 @@ package struct ObjectState {
     /// The object's changes were written (to the store, or pushed to the parent): they become its
     /// committed state at `version`.
     package mutating func commit(version: Int64) {
+        forgetEvent()
         snapshot = RowSnapshot(values: values, version: version)
         isInserted = false
         dirty.removeAll()
@@ -259,6 +280,7 @@ package struct ObjectState {
 
     /// An unsaved insert discarded (rollback, or a uniqueness conflict resolved for the row).
     package mutating func forgetInsert() {
+        forgetEvent()
         isInserted = false
         isDeleted = false
         dirty.removeAll()
@@ -267,6 +289,7 @@ package struct ObjectState {
 
     /// Unsaved changes discarded (rollback): the committed values come back.
     package mutating func discardChanges() {
+        forgetEvent()
         if let snapshot { values = snapshot.values }
         toMany = []
         isDeleted = false
@@ -291,6 +314,7 @@ package struct ObjectState {
 
     /// A delete that a merge policy takes back: the store's row and no changes.
     package mutating func revertDeletion(to row: RowSnapshot) {
+        forgetEvent()
         values = row.values
         snapshot = row
         isDeleted = false
@@ -305,6 +329,7 @@ package struct ObjectState {
     /// An insert that found its row already stored (a uniqueness constraint merged it): the object
     /// becomes that row, keeping its own values as changes (`keepingValues`) or taking the row's.
     package mutating func becomeStored(as row: RowSnapshot, keepingValues: Bool, toManyBase: Int) {
+        forgetEvent()
         isInserted = false
         snapshot = row
         dirty.removeAll()
@@ -324,6 +349,7 @@ final class ObjectStateExtras {
     var toMany: [ToManyState] = []
     var transientValues: [String: ManagedValue] = [:]
     var observation: ObjectObservation?
+    var eventBase: [ManagedValue]?
 
     init() {}
 
@@ -332,6 +358,7 @@ final class ObjectStateExtras {
         copy.toMany = toMany
         copy.transientValues = transientValues
         copy.observation = observation
+        copy.eventBase = eventBase
         return copy
     }
 }

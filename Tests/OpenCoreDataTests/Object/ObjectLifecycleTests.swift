@@ -107,6 +107,47 @@ import TestSupport
         }
     }
 
+    /// `changedValuesForCurrentEvent()` as Core Data code reads it in an objects-did-change
+    /// handler: the properties changed since the last notification, with the values they had at
+    /// that notification (the committed ones after a save, the initial ones for a new object).
+    @Test(arguments: StoreKind.allCases)
+    func changedValuesForTheCurrentEventAreTheValuesAtTheLastNotification(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        /// The dictionary as "key=value" lines, nil values as "nil".
+        @Sendable func summary(_ values: [String: Any]) -> String {
+            values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value is NSNull ? "nil" : "\($0.value)")" }.joined(separator: " ")
+        }
+        try context.performAndWait { () throws in
+            let note = Note(context: context)
+            note.id = 1
+            note.text1 = "first"
+            #expect(summary(note.changedValuesForCurrentEvent()) == "id=0 text1=nil")
+            try context.save()
+            #expect(note.changedValuesForCurrentEvent().isEmpty)
+            let id = note.objectID
+            let seen = Recorder<String>()
+            let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { _ in
+                // Delivered on the context's queue, inside processPendingChanges().
+                seen.append(summary(context.registeredObject(for: id)?.changedValuesForCurrentEvent() ?? [:]))
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            note.text1 = "second"
+            context.processPendingChanges()
+            #expect(seen.values.last == "text1=first")
+            note.text1 = "third"
+            note.text2 = "added"
+            context.processPendingChanges()
+            #expect(seen.values.last == "text1=second text2=nil")
+            // changedValues() counts from the save, with the new values.
+            #expect(summary(note.changedValues()) == "text1=third text2=added")
+            #expect(note.changedValuesForCurrentEvent().isEmpty)
+            context.rollback()
+            note.text2 = "again"
+            #expect(summary(note.changedValuesForCurrentEvent()) == "text2=nil")
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func rollbackDiscardsEveryUnsavedChange(kind: StoreKind) throws {
         let stack = try TestStack(kind)
