@@ -158,27 +158,23 @@ extension PostgreSQLStore {
         guard tracksHistory else { return 0 }
         try checkWritable()
         return try checkedTransaction { session in
-            var limit = number ?? .max
-            if let date {
-                let rows = try session.execute("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < $1", [.double(date.timeIntervalSinceReferenceDate)]).rows
-                if case .integer(let maximum)? = rows.first?.first { limit = maximum } else { limit = 0 }
-            }
-            try session.execute("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= $1", [.integer(limit)])
-            return try session.execute("DELETE FROM ATRANSACTION WHERE Z_PK <= $1", [.integer(limit)]).changed
+            try HistoryReading.delete(through: number, before: date, dialect: .postgreSQL, using: session)
         }
     }
 
     package func lastHistoryNumber() throws -> Int64? {
         guard tracksHistory else { return nil }
-        let rows = try pool.withSession { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(HistoryTables.transactionEntity))]).rows }
-        if case .integer(let number)? = rows.first?.first { return number }
-        return 0
+        return try pool.withSession { try HistoryReading.lastNumber(dialect: .postgreSQL, using: $0) }
     }
 }
 
 extension PostgreSQLSession: HistoryQuerying {
     package func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (PostgreSQLHistoryRow) throws -> Void) throws {
         for row in try execute(sql, arguments).rows { try body(PostgreSQLHistoryRow(values: row)) }
+    }
+
+    package func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int {
+        try execute(sql, arguments).changed
     }
 }
 

@@ -19,12 +19,14 @@ package protocol HistoryRow {
     func tombstone(_ column: Int, type: AttributeType) -> ManagedValue
 }
 
-/// Runs the history queries of one read: every query of one ``HistoryReading/read`` sees one
-/// snapshot of the store (the caller's read transaction).
+/// Runs the history statements of one read or deletion: every statement of one call sees one
+/// snapshot of the store (the caller's transaction).
 package protocol HistoryQuerying {
     associatedtype Row: HistoryRow
     /// Runs `sql` with its values bound, calling `body` with each row in turn.
     func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (Row) throws -> Void) throws
+    /// Runs a statement that returns no rows; returns how many rows it changed.
+    func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int
 }
 
 /// Reading persistent history from Core Data's tables (`ATRANSACTION`, `ACHANGE`,
@@ -152,6 +154,29 @@ package enum HistoryReading {
             if transactions[middle].number < number { low = middle + 1 } else { high = middle }
         }
         return low < transactions.count && transactions[low].number == number ? low : nil
+    }
+
+    /// The number of the last transaction recorded (0 when none was).
+    package static func lastNumber(dialect: SQLDialect, using connection: some HistoryQuerying) throws -> Int64 {
+        var last: Int64 = 0
+        try connection.forEachRow("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(dialect.placeholder(1))", [.integer(Int64(HistoryTables.transactionEntity))]) { row in
+            last = row.integer(0) ?? 0
+        }
+        return last
+    }
+
+    /// Deletes the transactions up to `number` (or committed before `date`) and their changes,
+    /// inside the caller's write transaction; returns how many transactions went.
+    package static func delete(through number: Int64?, before date: Date?, dialect: SQLDialect, using connection: some HistoryQuerying) throws -> Int {
+        var limit = number ?? .max
+        if let date {
+            limit = 0
+            try connection.forEachRow("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < \(dialect.placeholder(1))", [.double(date.timeIntervalSinceReferenceDate)]) { row in
+                limit = row.integer(0) ?? 0
+            }
+        }
+        _ = try connection.run("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= \(dialect.placeholder(1))", [.integer(limit)])
+        return try connection.run("DELETE FROM ATRANSACTION WHERE Z_PK <= \(dialect.placeholder(1))", [.integer(limit)])
     }
 
     /// Throws 134301 when some transaction after `number` was deleted.

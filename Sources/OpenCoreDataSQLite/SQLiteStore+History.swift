@@ -117,33 +117,13 @@ extension SQLiteStore {
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
         guard tracksHistory else { return 0 }
         return try withWriter { db in
-            try db.transaction {
-                var limit = number ?? .max
-                if let date {
-                    let select = try db.cachedStatement("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < ?")
-                    defer { select.reset() }
-                    try select.bind([.double(date.timeIntervalSinceReferenceDate)])
-                    limit = try select.step() && !select.isNull(at: 0) ? select.int64(at: 0) : 0
-                }
-                let changes = try db.cachedStatement("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= ?")
-                try changes.bind([.integer(limit)])
-                try changes.run()
-                let transactions = try db.cachedStatement("DELETE FROM ATRANSACTION WHERE Z_PK <= ?")
-                try transactions.bind([.integer(limit)])
-                try transactions.run()
-                return db.changes
-            }
+            try db.transaction { try HistoryReading.delete(through: number, before: date, dialect: .sqlite, using: db) }
         }
     }
 
     package func lastHistoryNumber() throws -> Int64? {
         guard tracksHistory else { return nil }
-        return try readers.read { db in
-            let statement = try db.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-            defer { statement.reset() }
-            try statement.bind([.integer(Int64(Self.transactionEntity))])
-            return try statement.step() ? statement.int64(at: 0) : 0
-        }
+        return try readers.read { db in try HistoryReading.lastNumber(dialect: .sqlite, using: db) }
     }
 }
 
@@ -153,6 +133,14 @@ extension SQLiteConnection: HistoryQuerying {
         defer { statement.reset() }
         try statement.bind(arguments)
         while try statement.step() { try body(statement) }
+    }
+
+    package func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        try statement.run()
+        return changes
     }
 }
 
