@@ -37,14 +37,20 @@ enum KillDuringMigration {
         description.shouldMigrateStoreAutomatically = false
         container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()
+        try writeEntries(into: container, ledger: ledger, first: first)
+    }
+
+    /// Saves one entry after another with the container's (old) model, each acknowledged in the
+    /// ledger, until a save is refused because the store was migrated under it (134100).
+    static func writeEntries(into container: PersistentContainer, ledger: String, first: Int64) throws {
+        guard let entity = container.managedObjectModel.entitiesByName["Entry"] else { throw Failure("no Entry entity") }
         let acknowledged = try Ledger(ledger)
         let context = container.newBackgroundContext()
         var number = first
         while true {
             do {
                 try context.performAndWait { () throws in
-                let entry = ManagedObject(entity: container.managedObjectModel.entitiesByName["Entry"]!, insertInto: context)
-                entry.setValue(1_000_000 + number, forKey: "batch")
+                    ManagedObject(entity: entity, insertInto: context).setValue(1_000_000 + number, forKey: "batch")
                     try context.save()
                 }
             } catch let error as CoreDataError where error.code == .persistentStoreIncompatibleVersionHash {

@@ -36,23 +36,7 @@ enum PostgreSQLMigrationKills {
     /// save is refused because the schema was migrated under it (or it is killed).
     static func write(url: String, ledger: String) throws {
         guard let url = URL(string: url) else { throw Failure("bad URL \(url)") }
-        let container = try open(url, version: 1, migrating: false)
-        let acknowledged = try Ledger(ledger)
-        let context = container.newBackgroundContext()
-        guard let entity = container.managedObjectModel.entitiesByName["Entry"] else { throw Failure("no Entry entity") }
-        var number: Int64 = 0
-        while true {
-            do {
-                try context.performAndWait { () throws in
-                    ManagedObject(entity: entity, insertInto: context).setValue(1_000_000 + number, forKey: "batch")
-                    try context.save()
-                }
-            } catch let error as CoreDataError where error.code == .persistentStoreIncompatibleVersionHash {
-                return
-            }
-            acknowledged.append(String(number))
-            number += 1
-        }
+        try KillDuringMigration.writeEntries(into: try open(url, version: 1, migrating: false), ledger: ledger, first: 0)
     }
 
     /// A new schema of version 1 with `templateEntries` entries.
