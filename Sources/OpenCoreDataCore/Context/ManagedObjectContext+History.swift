@@ -57,14 +57,10 @@ extension ManagedObjectContext {
     /// are kept or the history ends.
     private func history(of store: PersistentStore, after number: Int64?, date: Date?, includingChanges: Bool,
                          filter: HistoryFilter, wanted: Int) throws -> [PersistentHistoryTransaction] {
-        let page = max(wanted, 256)
         var kept: [PersistentHistoryTransaction] = []
-        var after = number
-        while kept.count < wanted {
-            let records = try store.engine.fetchHistory(after: after, date: date, limit: page, includingChanges: includingChanges)
+        try store.engine.forEachHistoryPage(after: number, date: date, size: max(wanted, 256), includingChanges: includingChanges) { records in
             kept += try filter.apply(to: records.map { transaction(from: $0, store: store, includeChanges: includingChanges) })
-            guard records.count == page, let last = records.last else { break }
-            after = last.number
+            return kept.count < wanted
         }
         return Array(kept.prefix(wanted))
     }

@@ -47,15 +47,13 @@ package enum StoreCopy {
         if source.tracksHistory, destination.tracksHistory {
             // A page of transactions (with their changes) at a time, each written in one
             // transaction of the destination.
-            var last: Int64?
-            while true {
-                let page = try source.fetchHistory(after: last, date: nil, limit: historyPage, includingChanges: true)
-                guard let final = page.last?.number else { break }
-                try destination.importHistory(page, lastNumber: final)
-                last = final
-                if page.count < historyPage { break }
+            var last: Int64 = 0
+            try source.forEachHistoryPage(after: nil, date: nil, size: historyPage, includingChanges: true) { page in
+                last = page.last?.number ?? last
+                try destination.importHistory(page, lastNumber: last)
+                return true
             }
-            try destination.importHistory([], lastNumber: max(try source.lastHistoryNumber() ?? 0, last ?? 0))
+            try destination.importHistory([], lastNumber: max(try source.lastHistoryNumber() ?? 0, last))
         }
         let appKeys = try source.metadata().filter { !$0.key.hasPrefix("NS") && !$0.key.hasPrefix("_NS") }
         if !appKeys.isEmpty { try destination.setMetadata(appKeys) }
