@@ -366,7 +366,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // Inserted rows are not cached: the saving context holds them, and caching a large import
         // would only evict rows other contexts use.
         rowCache.remove(request.deletes.map { .permanent($0.entity, storeNumber: number, primaryKey: $0.primaryKey) })
-        rowCache.store(cached)
+        rowCache.storeSaved(cached)
     }
 
     /// Runs a batch operation on `stores` (default: each store that holds the entity; one

@@ -9,6 +9,14 @@ import Foundation
 ///
 /// An ``IDTable`` keyed by the rows' IDs: each entry carries the order in which it was stored, so
 /// eviction needs no separate list of IDs (which had to be compacted as rows came and went).
+///
+/// Rows a save wrote are kept as the save's list and entered into the table only when the cache
+/// is next used (``storeSaved(_:)``): a service whose contexts never read through the cache (a
+/// fetch does not) pays one append per save instead of a probe and a bucket per row — a tenth of
+/// the instructions of updating a fetched object, and a table of 64-byte buckets written at
+/// random (17 MB for 100,000 rows). Every reading, removing or storing operation enters the
+/// waiting lists first, in save order, so what the cache answers is what it answered when saves
+/// entered their rows at once.
 package final class RowCache: Sendable {
     struct Entry: IDTableEntry, Sendable {
         var tag: UInt64
@@ -25,6 +33,10 @@ package final class RowCache: Sendable {
     private struct State {
         var rows = IDTable<Entry>()
         var nextSequence: UInt64 = 0
+        /// Rows of saves not entered into `rows` yet, oldest save first, with when each was saved.
+        var saved: [(rows: [(ManagedObjectID, RowSnapshot)], at: TimeInterval)] = []
+        /// The number of rows in `saved`.
+        var savedCount = 0
     }
     /// Guarded by the lock: contexts on any queue read and fill the cache.
     private let state = Locked(State())
@@ -35,6 +47,7 @@ package final class RowCache: Sendable {
     /// The cached row, when there is one no older than `maximumAge` seconds (any age when nil).
     package func snapshot(for id: ManagedObjectID, maximumAge: TimeInterval? = nil) -> RowSnapshot? {
         state.withLock { state in
+            enterSaved(&state)
             guard let index = state.rows.index(for: id) else { return nil }
             let entry = state.rows[index]
             if let maximumAge, ProcessInfo.processInfo.systemUptime - entry.cachedAt > maximumAge { return nil }
@@ -42,19 +55,46 @@ package final class RowCache: Sendable {
         }
     }
 
+    /// Caches rows read from a store (or written by a save), now.
     package func store(_ rows: [(ManagedObjectID, RowSnapshot)]) {
         guard !rows.isEmpty else { return }
         let now = ProcessInfo.processInfo.systemUptime
         state.withLock { state in
-            state.rows.reserveCapacity(min(state.rows.count + rows.count, capacity + rows.count))
-            for (id, row) in rows {
-                // Never replace a row with an older version of itself.
-                state.rows.insert(Entry(tag: state.rows.tag(id), id: id, row: row, cachedAt: now, sequence: state.nextSequence), for: id,
-                                  keepingExisting: { $0.row.version > row.version })
-                state.nextSequence += 1
-            }
-            if state.rows.count > capacity { Self.evictOlderHalf(&state) }
+            enterSaved(&state)
+            enter(rows, at: now, into: &state)
         }
+    }
+
+    /// Caches the rows a save wrote, entered into the table when the cache is next used (or once
+    /// they are more than the cache holds). Same result as ``store(_:)``, paid only when read.
+    package func storeSaved(_ rows: [(ManagedObjectID, RowSnapshot)]) {
+        guard !rows.isEmpty else { return }
+        let now = ProcessInfo.processInfo.systemUptime
+        state.withLock { state in
+            state.saved.append((rows, now))
+            state.savedCount += rows.count
+            if state.savedCount > capacity { enterSaved(&state) }
+        }
+    }
+
+    /// Enters the rows of saves that wait, oldest save first.
+    private func enterSaved(_ state: inout State) {
+        guard !state.saved.isEmpty else { return }
+        let saved = state.saved
+        state.saved = []
+        state.savedCount = 0
+        for (rows, at) in saved { enter(rows, at: at, into: &state) }
+    }
+
+    private func enter(_ rows: [(ManagedObjectID, RowSnapshot)], at time: TimeInterval, into state: inout State) {
+        state.rows.reserveCapacity(min(state.rows.count + rows.count, capacity + rows.count))
+        for (id, row) in rows {
+            // Never replace a row with an older version of itself.
+            state.rows.insert(Entry(tag: state.rows.tag(id), id: id, row: row, cachedAt: time, sequence: state.nextSequence), for: id,
+                              keepingExisting: { $0.row.version > row.version })
+            state.nextSequence += 1
+        }
+        if state.rows.count > capacity { Self.evictOlderHalf(&state) }
     }
 
     /// Drops the entries stored before the median one.
@@ -65,19 +105,33 @@ package final class RowCache: Sendable {
     }
 
     /// The number of buckets the cache's table has (what it costs, however many rows it holds).
-    package var tableCapacity: Int { state.withLock { $0.rows.capacity } }
+    package var tableCapacity: Int {
+        state.withLock { state in
+            enterSaved(&state)
+            return state.rows.capacity
+        }
+    }
 
     package func remove(_ ids: [ManagedObjectID]) {
         guard !ids.isEmpty else { return }
         state.withLock { state in
+            enterSaved(&state)
             for id in ids { if let index = state.rows.index(for: id) { state.rows.remove(at: index) } }
         }
     }
 
     /// Drops every row whose ID matches.
     package func removeAll(where matches: (ManagedObjectID) -> Bool) {
-        state.withLock { state in _ = state.rows.removeAll { entry in entry.id.map(matches) ?? false } }
+        state.withLock { state in
+            enterSaved(&state)
+            _ = state.rows.removeAll { entry in entry.id.map(matches) ?? false }
+        }
     }
 
-    package var count: Int { state.withLock { $0.rows.count } }
+    package var count: Int {
+        state.withLock { state in
+            enterSaved(&state)
+            return state.rows.count
+        }
+    }
 }

@@ -40,6 +40,32 @@ import TestSupport
         #expect(cache.count == 1)
     }
 
+    /// Rows a save wrote wait as the save's list until the cache is next used; the answers are
+    /// those of a cache that took them at once.
+    @Test func rowsASaveWroteAnswerAsIfCachedAtOnce() {
+        let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
+        let cache = RowCache(capacity: 1_000)
+        let id = ManagedObjectID.permanent(entity, store: "S", primaryKey: 1)
+        cache.storeSaved([(id, RowSnapshot(values: [.string("two")], version: 2))])
+        cache.storeSaved([(id, RowSnapshot(values: [.string("three")], version: 3))])
+        // A load that read the row before those saves does not bring back its older version.
+        cache.store([(id, RowSnapshot(values: [.string("one")], version: 1))])
+        #expect(cache.snapshot(for: id) == RowSnapshot(values: [.string("three")], version: 3))
+        // A row saved, then deleted by the next save: gone, and it does not come back later.
+        cache.storeSaved([(id, RowSnapshot(values: [.string("four")], version: 4))])
+        cache.remove([id])
+        #expect(cache.snapshot(for: id) == nil)
+        #expect(cache.count == 0)
+        // More saved rows than the cache holds: the older half goes, the newest rows stay.
+        let many = (0..<1_500).map { ManagedObjectID.permanent(entity, store: "S", primaryKey: Int64(10 + $0)) }
+        for chunk in stride(from: 0, to: many.count, by: 500) {
+            cache.storeSaved(many[chunk..<chunk + 500].map { ($0, RowSnapshot(values: [], version: 1)) })
+        }
+        #expect(cache.count <= 1_000)
+        #expect(cache.snapshot(for: many[0]) == nil)
+        #expect(cache.snapshot(for: many.last!) == RowSnapshot(values: [], version: 1))
+    }
+
     @Test func aParentForgetsRetiredTemporaryIDsOnceItsChildrenAreGone() throws {
         let stack = try TestStack(.sqlite)
         let parent = stack.container.newBackgroundContext()
