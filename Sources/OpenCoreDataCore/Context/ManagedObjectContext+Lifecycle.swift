@@ -39,7 +39,8 @@ extension ManagedObjectContext {
     func prepareObjectsForSave() throws {
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
         func saved(_ object: ManagedObject) -> Bool { object.managedObjectContext === self && object.hasChanges }
-        var round = graph.pending.all.filter(saved)
+        var round: [ManagedObject] = []
+        graph.pending.forEachHeld { if saved($0) { round.append($0) } }
         var called: Set<ObjectIdentifier>?      // made only when a round changes something
         var rounds = 0
         while !round.isEmpty {

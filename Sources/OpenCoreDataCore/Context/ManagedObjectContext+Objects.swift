@@ -163,7 +163,7 @@ extension ManagedObjectContext {
         var changed: [ManagedObject] = []
         while !graph.unprocessed.isEmpty {
             let batch = graph.takeUnprocessed()
-            changed += batch
+            if changed.isEmpty { changed = batch } else { changed += batch }
             let deleted = batch.filter(\.isDeletedFlag)
             if propagates {
                 propagateDeletes(deleted)

@@ -68,8 +68,13 @@ extension ManagedObjectContext {
             }
             guard let store = outcome.0, !outcome.1.isEmpty else {
                 advanceQueryGeneration()
-                didCommit(inserted: parts.flatMap(\.batch.inserted), updated: parts.flatMap(\.batch.updated),
-                          deleted: parts.flatMap(\.batch.deleted), toStore: true)
+                if parts.count == 1 {
+                    // The lists as they are: joining one part's lists would copy every object's reference.
+                    didCommit(inserted: parts[0].batch.inserted, updated: parts[0].batch.updated, deleted: parts[0].batch.deleted, toStore: true)
+                } else {
+                    didCommit(inserted: parts.flatMap(\.batch.inserted), updated: parts.flatMap(\.batch.updated),
+                              deleted: parts.flatMap(\.batch.deleted), toStore: true)
+                }
                 return
             }
             attempts += 1
@@ -86,7 +91,7 @@ extension ManagedObjectContext {
     private var hasPendingWork: Bool { graph.pending.hasLiveChanges(in: self) }
 
     func clearPending() {
-        for object in graph.pending.all { object.isPendingFlag = false }
+        graph.pending.forEachHeld { $0.isPendingFlag = false }
         graph.pending.removeAll()
     }
 
@@ -101,24 +106,19 @@ extension ManagedObjectContext {
     /// The save's parts: one batch per store that has changed objects (the store each object's
     /// ID names), in the order the stores were added.
     private func makeSaveBatches(_ coordinator: PersistentStoreCoordinator) throws -> [(store: PersistentStore, batch: SaveBatch)] {
-        let inserted = graph.pending.liveInserted(in: self)
-        let changed = graph.pending.liveChanged(in: self)
         let stores = coordinator.persistentStores
         if stores.count == 1 {
-            // Every object must be this store's: one of a store removed since is not written
-            // into another under its key.
-            let number = stores[0].number
-            if let stray = inserted.first(where: { $0.objectID.storeNumber != number })
-                ?? changed.first(where: { $0.objectID.storeNumber != number && $0.objectID.primaryKey != nil }) {
-                throw strayObject(stray)
-            }
-            let batch = makeSaveBatch(inserted: inserted, changed: changed)
+            // The pending lists walked once, in place (building them would copy every object's
+            // reference); every object must be this store's: one of a store removed since is not
+            // written into another under its key.
+            let batch = try makeSaveBatch(inserted: graph.pending.liveInserts(in: self), changed: graph.pending.liveChanges(in: self),
+                                          onlyStore: stores[0].number)
             guard !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty else { return [] }
             return [(stores[0], batch)]
         }
         var groups: [UInt32: (inserted: [ManagedObject], changed: [ManagedObject])] = [:]
-        for object in inserted { groups[object.objectID.storeNumber, default: ([], [])].inserted.append(object) }
-        for object in changed where object.objectID.primaryKey != nil {
+        for object in graph.pending.liveInserts(in: self) { groups[object.objectID.storeNumber, default: ([], [])].inserted.append(object) }
+        for object in graph.pending.liveChanges(in: self) where object.objectID.primaryKey != nil {
             groups[object.objectID.storeNumber, default: ([], [])].changed.append(object)
         }
         for (number, group) in groups where !stores.contains(where: { $0.number == number }) {
@@ -128,7 +128,7 @@ extension ManagedObjectContext {
         for store in stores {
             guard let group = groups[store.number] else { continue }
             try checkRelationshipsStay(in: store, group.inserted + group.changed.filter { !$0.isDeletedFlag })
-            let batch = makeSaveBatch(inserted: group.inserted, changed: group.changed)
+            let batch = try makeSaveBatch(inserted: group.inserted, changed: group.changed, onlyStore: nil)
             if !batch.inserted.isEmpty || !batch.updated.isEmpty || !batch.deleted.isEmpty { parts.append((store, batch)) }
         }
         return parts
@@ -153,12 +153,15 @@ extension ManagedObjectContext {
         }
     }
 
-    private func makeSaveBatch(inserted: [ManagedObject], changed: [ManagedObject]) -> SaveBatch {
+    /// The batch of one store's objects; with `onlyStore`, an object of another store (one removed
+    /// since) is refused (inserted objects are checked first, then changed ones, in list order).
+    private func makeSaveBatch(inserted: some Sequence<ManagedObject>, changed: some Sequence<ManagedObject>, onlyStore: UInt32?) throws -> SaveBatch {
         var batch = SaveBatch()
         // Inserted objects in insertion order: their keys were allocated in that order and rows
         // are appended to the table in key order.
-        batch.request.inserts.reserveCapacity(inserted.count)
+        batch.request.inserts.reserveCapacity(inserted.underestimatedCount)
         for object in inserted {
+            if let onlyStore, object.objectID.storeNumber != onlyStore { throw strayObject(object) }
             guard let pk = object.objectID.primaryKey else { continue }
             batch.request.inserts.append(.init(entity: object.entity, primaryKey: pk, values: object.values))
             batch.inserted.append(object)
@@ -169,6 +172,7 @@ extension ManagedObjectContext {
         var lastSlots: (written: [Int], changed: [Int]) = ([], [])
         for object in changed {
             guard let pk = object.objectID.primaryKey else { continue }
+            if let onlyStore, object.objectID.storeNumber != onlyStore { throw strayObject(object) }
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
                 if object.isInaccessibleFlag { continue }   // no row to delete; discarded by the next save
@@ -245,8 +249,8 @@ extension ManagedObjectContext {
         graph.announced.removeAll()
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info.value)
         let event = SaveEvent(
-            insertedObjectIDs: Set(inserted.map(\.objectID)), updatedObjectIDs: Set(updated.map(\.objectID)),
-            deletedObjectIDs: Set(deleted.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
+            insertedObjectIDs: Set(inserted.lazy.map(\.objectID)), updatedObjectIDs: Set(updated.lazy.map(\.objectID)),
+            deletedObjectIDs: Set(deleted.lazy.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
         saveEvents.send(event)
         for child in mergingChildren { child.queue.async { child.merge(event) } }

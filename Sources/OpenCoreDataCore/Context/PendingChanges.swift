@@ -122,6 +122,14 @@ package struct PendingChanges {
     /// Every object held: inserted (live or stale) and changed.
     package var all: [ManagedObject] { inserted + changed }
 
+    /// Calls `body` with every object of ``all``, in that order, without building the list (a
+    /// save's passes over 100,000 objects each paid a retain, a release and a cache miss per object
+    /// for the list alone).
+    package func forEachHeld(_ body: (ManagedObject) throws -> Void) rethrows {
+        for object in inserted { try body(object) }
+        for object in changedList where object.changedListing == .listed { try body(object) }
+    }
+
     /// Drops stale inserted entries (after objects were deleted before their first save).
     package mutating func compactInserted(in context: ManagedObjectContext) {
         inserted = liveInserted(in: context)

@@ -39,17 +39,20 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// Whether persistent history keeps this value in the tombstone of a deleted object.
     public var preservesValueInHistoryOnDeletion: Bool = false { didSet { checkMutable() } }
 
+    // The validation rules below are read without a run-time access record, as the entity's
+    // `isAbstract` is: set while the model is built, by one thread, then only read once it is
+    // frozen (a change then traps); every saved object paid a record per rule read.
     /// The smallest valid value (numbers) or length (strings); `nil` for no bound. Checked at
     /// save (1620, 1670).
-    public var minimum: Double? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var minimum: Double? { didSet { checkMutable() } }
     /// The largest valid value (numbers) or length (strings); `nil` for no bound (1610, 1660).
-    public var maximum: Double? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var maximum: Double? { didSet { checkMutable() } }
     /// The earliest valid date (1640).
-    public var earliestDate: Date? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var earliestDate: Date? { didSet { checkMutable() } }
     /// The latest valid date (1630).
-    public var latestDate: Date? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var latestDate: Date? { didSet { checkMutable() } }
     /// A regular expression the whole string must match (1680).
-    public var regularExpression: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var regularExpression: String? { didSet { checkMutable() } }
 
     /// The name of the value transformer of a Transformable attribute (recorded; the archived
     /// bytes are read and written as `Data`).

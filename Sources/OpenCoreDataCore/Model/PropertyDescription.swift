@@ -10,8 +10,10 @@ import Foundation
 public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     /// The property's name, also its key for `value(forKey:)`.
     public var name: String { didSet { checkMutable() } }
+    // Read without a run-time access record at every save's validation: set while the model is
+    // built, then only read once it is frozen (a change then traps).
     /// Whether the property may be `nil` when saved. Core Data's `isOptional`.
-    public var isOptional: Bool = true { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isOptional: Bool = true { didSet { checkMutable() } }
     /// Whether the property is transient (kept in memory, never stored).
     public var isTransient: Bool = false { didSet { checkMutable() } }
     /// Whether the property is read-only.
