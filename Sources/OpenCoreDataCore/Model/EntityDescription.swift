@@ -189,6 +189,14 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     // cycle), and checked: an object ID kept after its model is gone traps with a clear message
     // instead of reading freed memory.
     @exclusivity(unchecked) private unowned(safe) var frozenRoot: EntityDescription?
+    @exclusivity(unchecked) private var frozenRootIdentity: ObjectIdentifier?
+
+    /// The identity of ``rootEntity``, without a reference to it (reading the unowned root costs
+    /// a strong retain and release; hashing an object ID needs only its identity).
+    package var rootIdentity: ObjectIdentifier {
+        if isFrozen, let frozenRootIdentity { return frozenRootIdentity }
+        return ObjectIdentifier(rootEntity)
+    }
     /// The values a new object starts with, in slot order (shared by every new object). Built when
     /// the model freezes, like the block above (unchecked exclusivity for the same reason: read
     /// for every object made).
@@ -288,6 +296,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         hasRelationshipRules = toOneRelationships.contains { !$0.isOptional }
             || toManyRelationships.contains { $0.minCount > 0 || $0.upperBound != nil || !$0.isOptional }
         frozenRoot = superentity?.rootEntity ?? self
+        frozenRootIdentity = ObjectIdentifier(superentity?.rootEntity ?? self)
         isFrozen = true
     }
 

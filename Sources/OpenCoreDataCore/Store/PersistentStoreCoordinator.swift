@@ -351,22 +351,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
-        var cached: [(ManagedObjectID, RowSnapshot)] = []
-        cached.reserveCapacity(request.updates.count)
         let number = store.number
         // Rows with derived attributes are changed by the store's triggers after the save wrote
         // them (a count follows its relationship's rows): they are read again, not cached.
         if managedObjectModel.entities.contains(where: \.hasDerivedAttributes) {
             rowCache.removeAll { $0.entity.hasDerivedAttributes }
         }
-        for update in request.updates where !update.entity.hasDerivedAttributes {
-            cached.append((.permanent(update.entity, storeNumber: number, primaryKey: update.primaryKey),
-                           RowSnapshot(values: update.values, version: update.expectedVersion + 1)))
-        }
         // Inserted rows are not cached: the saving context holds them, and caching a large import
         // would only evict rows other contexts use.
         rowCache.remove(request.deletes.map { .permanent($0.entity, storeNumber: number, primaryKey: $0.primaryKey) })
-        rowCache.storeSaved(cached)
+        // The updates as the save made them: the cache makes its rows when it is next used.
+        rowCache.storeSaved(request.updates, store: number)
     }
 
     /// Runs a batch operation on `stores` (default: each store that holds the entity; one

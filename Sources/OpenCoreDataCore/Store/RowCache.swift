@@ -10,11 +10,11 @@ import Foundation
 /// An ``IDTable`` keyed by the rows' IDs: each entry carries the order in which it was stored, so
 /// eviction needs no separate list of IDs (which had to be compacted as rows came and went).
 ///
-/// Rows a save wrote are kept as the save's list and entered into the table only when the cache
-/// is next used (``storeSaved(_:)``): a service whose contexts never read through the cache (a
-/// fetch does not) pays one append per save instead of a probe and a bucket per row — a tenth of
-/// the instructions of updating a fetched object, and a table of 64-byte buckets written at
-/// random (17 MB for 100,000 rows). Every reading, removing or storing operation enters the
+/// Rows a save wrote are kept as the save's own list of updates and entered into the table only
+/// when the cache is next used (``storeSaved(_:store:)``): a service whose contexts never read
+/// through the cache (a fetch does not) pays one append per save instead of a probe and a bucket
+/// per row — a tenth of the instructions of updating a fetched object, and a table of 64-byte
+/// buckets written at random (17 MB for 100,000 rows). Every reading, removing or storing operation enters the
 /// waiting lists first, in save order, so what the cache answers is what it answered when saves
 /// entered their rows at once.
 package final class RowCache: Sendable {
@@ -33,8 +33,9 @@ package final class RowCache: Sendable {
     private struct State {
         var rows = IDTable<Entry>()
         var nextSequence: UInt64 = 0
-        /// Rows of saves not entered into `rows` yet, oldest save first, with when each was saved.
-        var saved: [(rows: [(ManagedObjectID, RowSnapshot)], at: TimeInterval)] = []
+        /// Updates of saves not entered into `rows` yet, oldest save first, with the store each
+        /// wrote and when.
+        var saved: [(updates: [StoreSaveRequest.Update], store: UInt32, at: TimeInterval)] = []
         /// The number of rows in `saved`.
         var savedCount = 0
     }
@@ -65,14 +66,17 @@ package final class RowCache: Sendable {
         }
     }
 
-    /// Caches the rows a save wrote, entered into the table when the cache is next used (or once
-    /// they are more than the cache holds). Same result as ``store(_:)``, paid only when read.
-    package func storeSaved(_ rows: [(ManagedObjectID, RowSnapshot)]) {
-        guard !rows.isEmpty else { return }
+    /// Caches the rows a save's updates wrote to the store numbered `store` (each row at its
+    /// next version), entered into the table when the cache is next used (or once they are more
+    /// than the cache holds). Same result as ``store(_:)``, paid only when read. Rows of entities
+    /// with derived attributes are left out: the store's triggers changed them after the save
+    /// wrote them.
+    package func storeSaved(_ updates: [StoreSaveRequest.Update], store: UInt32) {
+        guard !updates.isEmpty else { return }
         let now = ProcessInfo.processInfo.systemUptime
         state.withLock { state in
-            state.saved.append((rows, now))
-            state.savedCount += rows.count
+            state.saved.append((updates, store, now))
+            state.savedCount += updates.count
             if state.savedCount > capacity { enterSaved(&state) }
         }
     }
@@ -83,7 +87,12 @@ package final class RowCache: Sendable {
         let saved = state.saved
         state.saved = []
         state.savedCount = 0
-        for (rows, at) in saved { enter(rows, at: at, into: &state) }
+        for (updates, store, at) in saved {
+            let rows = updates.lazy.filter { !$0.entity.hasDerivedAttributes }.map {
+                (ManagedObjectID.permanent($0.entity, storeNumber: store, primaryKey: $0.primaryKey), RowSnapshot(values: $0.values, version: $0.expectedVersion + 1))
+            }
+            enter(Array(rows), at: at, into: &state)
+        }
     }
 
     private func enter(_ rows: [(ManagedObjectID, RowSnapshot)], at time: TimeInterval, into state: inout State) {

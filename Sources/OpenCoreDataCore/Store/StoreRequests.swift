@@ -143,6 +143,15 @@ package struct StoreSaveRequest: Sendable {
         package var values: [ManagedValue]
         /// Every changed slot, to-many ones (`valueSlotCount + index`) included: for history.
         package var changedSlots: [Int] = []
+
+        package init(entity: EntityDescription, primaryKey: Int64, expectedVersion: Int64, slots: [Int], values: [ManagedValue], changedSlots: [Int] = []) {
+            self.entity = entity
+            self.primaryKey = primaryKey
+            self.expectedVersion = expectedVersion
+            self.slots = slots
+            self.values = values
+            self.changedSlots = changedSlots
+        }
     }
     package struct Delete: Sendable {
         package var entity: EntityDescription

@@ -42,7 +42,7 @@ package struct IDTable<Entry: IDTableEntry> {
     @inline(__always)
     package func tag(_ id: ManagedObjectID) -> UInt64 {
         var mixed = UInt64(bitPattern: id.rawKey) ^ (UInt64(id.storeNumber) << 48) ^ seed
-        mixed ^= UInt64(UInt(bitPattern: ObjectIdentifier(id.entity.rootEntity))) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= UInt64(UInt(bitPattern: id.entity.rootIdentity)) &* 0x9E37_79B9_7F4A_7C15
         // The finalizer of MurmurHash3: every input bit reaches every bit of the index.
         mixed ^= mixed >> 33
         mixed &*= 0xFF51_AFD7_ED55_8CCD

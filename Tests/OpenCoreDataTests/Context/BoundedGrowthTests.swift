@@ -40,30 +40,34 @@ import TestSupport
         #expect(cache.count == 1)
     }
 
-    /// Rows a save wrote wait as the save's list until the cache is next used; the answers are
-    /// those of a cache that took them at once.
+    /// Rows a save wrote wait as the save's list of updates until the cache is next used; the
+    /// answers are those of a cache that took them at once.
     @Test func rowsASaveWroteAnswerAsIfCachedAtOnce() {
         let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
         let cache = RowCache(capacity: 1_000)
-        let id = ManagedObjectID.permanent(entity, store: "S", primaryKey: 1)
-        cache.storeSaved([(id, RowSnapshot(values: [.string("two")], version: 2))])
-        cache.storeSaved([(id, RowSnapshot(values: [.string("three")], version: 3))])
+        let store = StoreNumbers.number(for: "S")
+        // An update that read `version - 1` and wrote `text`: the row is cached at `version`.
+        func update(_ key: Int64, _ text: String, version: Int64) -> StoreSaveRequest.Update {
+            .init(entity: entity, primaryKey: key, expectedVersion: version - 1, slots: [1], values: [.integer(key), .string(text)])
+        }
+        let id = ManagedObjectID.permanent(entity, storeNumber: store, primaryKey: 1)
+        cache.storeSaved([update(1, "two", version: 2)], store: store)
+        cache.storeSaved([update(1, "three", version: 3)], store: store)
         // A load that read the row before those saves does not bring back its older version.
-        cache.store([(id, RowSnapshot(values: [.string("one")], version: 1))])
-        #expect(cache.snapshot(for: id) == RowSnapshot(values: [.string("three")], version: 3))
+        cache.store([(id, RowSnapshot(values: [.integer(1), .string("one")], version: 1))])
+        #expect(cache.snapshot(for: id) == RowSnapshot(values: [.integer(1), .string("three")], version: 3))
         // A row saved, then deleted by the next save: gone, and it does not come back later.
-        cache.storeSaved([(id, RowSnapshot(values: [.string("four")], version: 4))])
+        cache.storeSaved([update(1, "four", version: 4)], store: store)
         cache.remove([id])
         #expect(cache.snapshot(for: id) == nil)
         #expect(cache.count == 0)
         // More saved rows than the cache holds: the older half goes, the newest rows stay.
-        let many = (0..<1_500).map { ManagedObjectID.permanent(entity, store: "S", primaryKey: Int64(10 + $0)) }
-        for chunk in stride(from: 0, to: many.count, by: 500) {
-            cache.storeSaved(many[chunk..<chunk + 500].map { ($0, RowSnapshot(values: [], version: 1)) })
+        for chunk in stride(from: 10, to: 1_510, by: 500) {
+            cache.storeSaved((chunk..<chunk + 500).map { update(Int64($0), "n", version: 1) }, store: store)
         }
         #expect(cache.count <= 1_000)
-        #expect(cache.snapshot(for: many[0]) == nil)
-        #expect(cache.snapshot(for: many.last!) == RowSnapshot(values: [], version: 1))
+        #expect(cache.snapshot(for: .permanent(entity, storeNumber: store, primaryKey: 10)) == nil)
+        #expect(cache.snapshot(for: .permanent(entity, storeNumber: store, primaryKey: 1_509)) == RowSnapshot(values: [.integer(1_509), .string("n")], version: 1))
     }
 
     @Test func aParentForgetsRetiredTemporaryIDsOnceItsChildrenAreGone() throws {
