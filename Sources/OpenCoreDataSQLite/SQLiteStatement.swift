@@ -129,6 +129,15 @@ final class SQLiteStatement: @unchecked Sendable {
 
     /// Reads a column as the stored form of an attribute of `type`.
     func value(at column: Int32, type: AttributeType) -> ManagedValue {
+        if type == .string {
+            // SQLite's text of NULL is a null pointer (its conversion table), so the common case
+            // needs no separate type call; a null pointer for anything else is out of memory,
+            // read as the empty string as `string(at:)` does.
+            guard let text = sqlite3_column_text(handle, column) else {
+                return sqlite3_column_type(handle, column) == SQLITE_NULL ? .null : .string("")
+            }
+            return .string(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self))
+        }
         if sqlite3_column_type(handle, column) == SQLITE_NULL { return .null }
         switch type {
         case .integer16, .integer32, .integer64, .objectID: return .integer(sqlite3_column_int64(handle, column))
