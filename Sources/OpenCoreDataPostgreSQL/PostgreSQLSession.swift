@@ -27,6 +27,8 @@ import PostgresNIO
 /// its connection, which postgres-nio makes safe to share.
 package final class PostgreSQLSession: Sendable {
     private let connection: PostgresConnection
+    /// The TCP connection under `connection` (opened here, with the URL's keepalive).
+    private let channel: any Channel
     private let logger: Logger
     /// Where the session is connected (without the password), for messages.
     package let target: String
@@ -45,8 +47,9 @@ package final class PostgreSQLSession: Sendable {
     /// cancellation's round trip, a busy server) before the path is taken for dead.
     package static let answerGrace: TimeAmount = .seconds(5)
 
-    private init(connection: PostgresConnection, logger: Logger, target: String, deadline: TimeAmount?) {
+    private init(connection: PostgresConnection, channel: any Channel, logger: Logger, target: String, deadline: TimeAmount?) {
         self.connection = connection
+        self.channel = channel
         self.logger = logger
         self.target = target
         self.deadline = deadline
@@ -64,14 +67,27 @@ package final class PostgreSQLSession: Sendable {
             if let authorities = url.tlsCAFile { tlsConfiguration.trustRoots = .file(authorities) }
             switch url.tls {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            case .prefer:
+                // As libpq's `prefer`: encrypted when the server offers it, its certificate not
+                // checked (unless tls_ca names the authorities) — the default for a server on this
+                // machine, where Debian's packages serve a self-signed certificate; verifying it
+                // refused every connection.
+                if url.tlsCAFile == nil { tlsConfiguration.certificateVerification = .none }
+                tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration))
             case .require: tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
             }
         } catch {
             throw CoreDataError(.persistentStoreOpen, "TLS for the PostgreSQL store \(url.description) could not be set up\(url.tlsCAFile.map { " with the authorities in \($0)" } ?? ""): \(error). For a server whose certificate a private authority signed, name its PEM file with tls_ca=.")
         }
-        var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: tls)
-        configuration.options.connectTimeout = .seconds(Int64(url.connectTimeout))
+        // The TCP connection is opened here (postgres-nio's own connect sets no socket options: no
+        // keepalive), then handed over; the connect timeout bounds both parts together.
+        let started = NIODeadline.now()
+        let channel = try openChannel(url)
+        var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: tls, username: url.user, password: url.password, database: url.database)
+        // The name the server's certificate is checked against (and sent for SNI), as postgres-nio
+        // does for a host it connects to itself: the host, unless it is an IP address.
+        configuration.options.tlsServerName = Self.isIPAddress(url.host) ? nil : url.host
+        configuration.options.connectTimeout = max(.seconds(Int64(url.connectTimeout)) - (NIODeadline.now() - started), .milliseconds(1))
         // In the startup message: in force from the first statement, without a round trip, and
         // over the role's or database's defaults. A save's rules assume READ COMMITTED (each
         // statement sees the rows committed before it; a conflict is a row whose Z_OPT moved, not
@@ -86,10 +102,53 @@ package final class PostgreSQLSession: Sendable {
         let logger = Logger(label: "OpenCoreData.PostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
         // postgres-nio's connectTimeout bounds the whole connection, TLS and authentication
         // included: a path that accepts it and then stays silent ends there too.
-        let connection = try wait(for: PostgresConnection.connect(on: eventLoops.next(), configuration: configuration, id: 0, logger: logger),
+        let connection: PostgresConnection
+        do {
+            connection = try wait(for: PostgresConnection.connect(on: channel.eventLoop, configuration: configuration, id: 0, logger: logger),
                                   doing: "connect to \(url.description)", code: .persistentStoreOpen)
+        } catch {
+            channel.close(promise: nil)     // a handshake that failed leaves no socket behind
+            throw error
+        }
         let deadline = url.statementTimeout == 0 ? nil : .seconds(Int64(url.statementTimeout)) + answerGrace
-        return PostgreSQLSession(connection: connection, logger: logger, target: url.description, deadline: deadline)
+        return PostgreSQLSession(connection: connection, channel: channel, logger: logger, target: url.description, deadline: deadline)
+    }
+
+    /// An open TCP connection to the URL's server, with the URL's keepalive (see
+    /// ``PostgreSQLStoreURL``) and connect timeout; throws 134080 when it cannot be opened.
+    private static func openChannel(_ url: PostgreSQLStoreURL) throws -> any Channel {
+        var bootstrap = ClientBootstrap(group: eventLoops.next()).connectTimeout(.seconds(Int64(url.connectTimeout)))
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+        if url.keepaliveIdle > 0 {
+            bootstrap = bootstrap
+                .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+                .channelOption(keepaliveOption(TCP_KEEPIDLE), value: SocketOptionValue(url.keepaliveIdle))
+                .channelOption(keepaliveOption(TCP_KEEPINTVL), value: SocketOptionValue(url.keepaliveInterval))
+                .channelOption(keepaliveOption(TCP_KEEPCNT), value: SocketOptionValue(url.keepaliveCount))
+        }
+        return try wait(for: bootstrap.connect(host: url.host, port: url.port), doing: "connect to \(url.description)", code: .persistentStoreOpen)
+    }
+
+    /// A TCP-level socket option (the keepalive timings).
+    private static func keepaliveOption(_ name: Int32) -> ChannelOptions.Types.SocketOption {
+        ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address (not a name to verify a certificate against).
+    static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return inet_pton(AF_INET, bare, &v4) == 1 || inet_pton(AF_INET6, bare, &v6) == 1
+    }
+
+    /// The TCP keepalive settings of the session's socket, as the system reports them: idle
+    /// seconds, interval seconds, probe count; `nil` when keepalive is off.
+    package func keepaliveSettings() throws -> (idle: Int, interval: Int, count: Int)? {
+        func read(_ option: ChannelOptions.Types.SocketOption) throws -> Int {
+            Int(try Self.wait(for: channel.getOption(option), doing: "read the socket options of \(target)", code: .persistentStoreOperation))
+        }
+        guard try read(ChannelOptions.socketOption(.so_keepalive)) != 0 else { return nil }
+        return (try read(Self.keepaliveOption(TCP_KEEPIDLE)), try read(Self.keepaliveOption(TCP_KEEPINTVL)), try read(Self.keepaliveOption(TCP_KEEPCNT)))
     }
 
     /// Runs one statement with `arguments` bound to `$1`, `$2`, …; returns its rows (values as

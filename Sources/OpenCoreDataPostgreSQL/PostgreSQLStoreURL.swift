@@ -3,7 +3,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s&keepalives_count=n`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
@@ -12,9 +12,10 @@ import OpenCoreDataSQL
 /// - `generations` is how many query generations may be open on the store at once (1–64,
 ///   default 16): each holds a connection of its own, outside the pool, in a transaction the
 ///   server keeps old row versions for.
-/// - `tls` is `disable`, `prefer` (TLS when the server offers it) or `require` (TLS, with the
-///   server's certificate verified against the system's trusted authorities or `tls_ca`, and its
-///   name against `host`). The default is `require`, except for a loopback host (`localhost`,
+/// - `tls` is `disable`, `prefer` (TLS when the server offers it, its certificate not checked, as
+///   libpq's `prefer`, unless `tls_ca` is given) or `require` (TLS, with the server's certificate
+///   verified against the system's trusted authorities or `tls_ca`, and its name against `host`:
+///   libpq's `verify-full`). The default is `require`, except for a loopback host (`localhost`,
 ///   `127.x.x.x`, `::1`), where it is `prefer`: on a network, `prefer` lets whoever sits on the
 ///   path answer "no TLS" and read the password.
 /// - `tls_ca` is a PEM file of the authorities to trust instead (a private CA).
@@ -24,6 +25,14 @@ import OpenCoreDataSQL
 ///   call throws 134090 instead of waiting for ever. A save or batch that must run longer needs a
 ///   larger value.
 /// - `connect_timeout` bounds opening a connection, in seconds (default 10).
+/// - `keepalives_idle`, `keepalives_interval`, `keepalives_count` (libpq's names): TCP keepalive
+///   on every connection — after `keepalives_idle` seconds without traffic (default 30) the
+///   system probes the server every `keepalives_interval` seconds (default 10) and closes the
+///   connection after `keepalives_count` unanswered probes (default 3). An idle connection to a
+///   server that vanished without a word (powered off, partitioned away) — a pooled session, or the
+///   one that listens for other processes' saves — is then found dead within about a minute
+///   instead of the system's two hours, and the listener reconnects. `keepalives_idle=0` turns
+///   keepalive off.
 ///
 /// The password is never published: a store's ``/OpenCoreDataCore/PersistentStore/url`` and its
 /// remote-change notifications carry the URL without it. A URL without a password uses the one
@@ -55,6 +64,12 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var statementTimeout: Int
     /// How long opening a connection may take, in seconds.
     package var connectTimeout: Int
+    /// Seconds without traffic before TCP keepalive probes start; 0 for no keepalive.
+    package var keepaliveIdle: Int
+    /// Seconds between keepalive probes.
+    package var keepaliveInterval: Int
+    /// Unanswered probes after which the system closes the connection.
+    package var keepaliveCount: Int
 
     package static let defaultPort = 5432
     package static let defaultPoolSize = 4
@@ -62,6 +77,9 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package static let defaultGenerations = 16
     package static let defaultStatementTimeout = 30
     package static let defaultConnectTimeout = 10
+    package static let defaultKeepaliveIdle = 30
+    package static let defaultKeepaliveInterval = 10
+    package static let defaultKeepaliveCount = 3
     /// The longest `statement_timeout` or `connect_timeout`: a day.
     package static let longestTimeout = 86_400
 
@@ -92,6 +110,9 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         tlsCAFile = nil
         statementTimeout = Self.defaultStatementTimeout
         connectTimeout = Self.defaultConnectTimeout
+        keepaliveIdle = Self.defaultKeepaliveIdle
+        keepaliveInterval = Self.defaultKeepaliveInterval
+        keepaliveCount = Self.defaultKeepaliveCount
         /// A parameter's value as whole seconds from `lowest` to a day.
         func seconds(_ name: String, _ value: String, from lowest: Int) throws(CoreDataError) -> Int {
             guard let seconds = Int(value), (lowest...Self.longestTimeout).contains(seconds) else {
@@ -129,8 +150,17 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                 statementTimeout = try seconds(item.name, value, from: 0)
             case "connect_timeout":
                 connectTimeout = try seconds(item.name, value, from: 1)
+            case "keepalives_idle":
+                keepaliveIdle = try seconds(item.name, value, from: 0)
+            case "keepalives_interval":
+                keepaliveInterval = try seconds(item.name, value, from: 1)
+            case "keepalives_count":
+                guard let count = Int(value), (1...100).contains(count) else {
+                    throw Self.invalid(url, "keepalives_count is '\(value)', not a number from 1 to 100")
+                }
+                keepaliveCount = count
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, statement_timeout and connect_timeout are known)")
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, statement_timeout, connect_timeout, keepalives_idle, keepalives_interval and keepalives_count are known)")
             }
         }
         if tlsCAFile != nil && tls == .disable {
@@ -183,6 +213,6 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds.")
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.")
     }
 }

@@ -10,6 +10,26 @@ import TestSupport
 /// The synchronous session over postgres-nio, against a real server.
 @Suite(.enabled(if: TestServer.isConfigured, TestServer.skipReason), .dedicatedThread)
 struct PostgreSQLSessionTests {
+    /// An idle connection to a server that vanished without a word is found dead by TCP
+    /// keepalive: the URL's timings reach the socket (a dropped path cannot be made on loopback,
+    /// whose kernel answers the probes: the settings are what can be checked here).
+    @Test func theURLsKeepaliveReachesTheSocket() throws {
+        let tuned = try PostgreSQLSession.connect(try TestServer.url(adding: [
+            URLQueryItem(name: "keepalives_idle", value: "7"), URLQueryItem(name: "keepalives_interval", value: "2"), URLQueryItem(name: "keepalives_count", value: "4"),
+        ]))
+        defer { tuned.close() }
+        let settings = try #require(try tuned.keepaliveSettings())
+        #expect(settings.idle == 7 && settings.interval == 2 && settings.count == 4)
+        #expect(try tuned.execute("SELECT 1").rows == [[.integer(1)]])
+        let (byDefault, schema) = try TestServer.session()
+        defer { TestServer.drop(schema, with: byDefault) }
+        let defaults = try #require(try byDefault.keepaliveSettings())
+        #expect(defaults.idle == 30 && defaults.interval == 10 && defaults.count == 3)
+        let without = try PostgreSQLSession.connect(try TestServer.url(adding: [URLQueryItem(name: "keepalives_idle", value: "0")]))
+        defer { without.close() }
+        #expect(try without.keepaliveSettings() == nil)
+    }
+
     @Test func everyKindOfValueComesBackAsItWasBound() throws {
         let (session, schema) = try TestServer.session()
         defer { TestServer.drop(schema, with: session) }
@@ -136,5 +156,43 @@ final class Received: Sendable {
         let deadline = Date().addingTimeInterval(20)
         while values.count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         return values
+    }
+}
+
+/// TLS against a server with a self-signed certificate (`.ci/postgres-server`'s, as Debian's
+/// packages serve one).
+@Suite(.enabled(if: TestServer.isConfigured && TestServer.tlsAuthority != nil, "OCD_POSTGRES_TLS_CA is not set: .ci/run exports the certificate of the server it starts"), .dedicatedThread)
+struct PostgreSQLTLSTests {
+    private func isEncrypted(_ session: PostgreSQLSession) throws -> Bool {
+        try session.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows == [[.bool(true)]]
+    }
+
+    /// A store URL naming a server on this machine, as a newcomer writes it, connects — encrypted,
+    /// its certificate not checked (libpq's `prefer`); checking it refused every connection.
+    @Test func theDefaultOnThisMachineConnectsEncryptedToASelfSignedServer() throws {
+        for host in ["127.0.0.1", "localhost"] {
+            let session = try PostgreSQLSession.connect(try TestServer.url(adding: [], host: host))
+            defer { session.close() }
+            #expect(try isEncrypted(session), "\(host)")
+        }
+    }
+
+    /// `require` verifies the certificate: against the authority `tls_ca` names it connects (by
+    /// name and by address); against the system's authorities, which never signed it, it refuses.
+    @Test func requireVerifiesTheCertificate() throws {
+        let authority = try #require(TestServer.tlsAuthority)
+        for host in ["127.0.0.1", "localhost"] {
+            let session = try PostgreSQLSession.connect(try TestServer.url(adding: [URLQueryItem(name: "tls", value: "require"), URLQueryItem(name: "tls_ca", value: authority)], host: host))
+            defer { session.close() }
+            #expect(try isEncrypted(session), "\(host)")
+        }
+        var refusal: CoreDataError?
+        do {
+            _ = try PostgreSQLSession.connect(try TestServer.url(adding: [URLQueryItem(name: "tls", value: "require")]))
+        } catch {
+            refusal = error as? CoreDataError
+        }
+        #expect(refusal?.code == .persistentStoreOpen)
+        #expect(refusal?.message.contains("CERTIFICATE_VERIFY_FAILED") == true, "\(String(describing: refusal))")
     }
 }

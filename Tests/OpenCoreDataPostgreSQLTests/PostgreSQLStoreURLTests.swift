@@ -30,6 +30,13 @@ import TestSupport
         let url = try parse("postgres://app@/notes")
         #expect(url.host == "localhost" && url.port == 5432 && url.schema == "public" && url.poolSize == 4 && url.tls == .prefer && url.password == nil)
         #expect(url.statementTimeout == 30 && url.connectTimeout == 10)
+        #expect(url.keepaliveIdle == 30 && url.keepaliveInterval == 10 && url.keepaliveCount == 3)
+    }
+
+    @Test func keepaliveIsReadUnderLibpqsNames() throws {
+        let url = try parse("postgres://app@db.example.com/notes?keepalives_idle=5&keepalives_interval=2&keepalives_count=4")
+        #expect(url.keepaliveIdle == 5 && url.keepaliveInterval == 2 && url.keepaliveCount == 4)
+        #expect(try parse("postgres://app@db.example.com/notes?keepalives_idle=0").keepaliveIdle == 0)
     }
 
     /// On a network, `prefer` would let whoever sits on the path answer "no TLS" and read the
@@ -69,6 +76,9 @@ import TestSupport
         ("postgres://app@host/db?statement_timeout=-1", "statement_timeout is '-1'"),
         ("postgres://app@host/db?statement_timeout=5s", "statement_timeout is '5s'"),
         ("postgres://app@host/db?connect_timeout=0", "connect_timeout is '0'"),
+        ("postgres://app@host/db?keepalives_idle=-5", "keepalives_idle is '-5'"),
+        ("postgres://app@host/db?keepalives_interval=0", "keepalives_interval is '0'"),
+        ("postgres://app@host/db?keepalives_count=0", "keepalives_count is '0'"),
         ("postgres://app@host/db?tls_ca=", "tls_ca names no file"),
         ("postgres://app@host/db?tls=disable&tls_ca=/ca.pem", "tls_ca is given with tls=disable"),
         ("postgres://app@host/db?shema=x", "the parameter 'shema' is unknown"),

@@ -92,7 +92,7 @@ extension MigrationScenario {
         for _ in 0..<3 {
             let schema = "ocd_bench_m_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             var components = postgresBase
-            components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+            components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "tls", value: "disable")]   // plaintext, as earlier figures
             let url = components.url!
             try fill(url, type: .postgreSQL, n: n)
             ours.append(try measure {

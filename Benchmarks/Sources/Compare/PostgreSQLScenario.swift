@@ -26,7 +26,7 @@ enum PostgreSQLScenario {
         for _ in 0..<runs {
             let schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             var url = components
-            url.queryItems = [URLQueryItem(name: "schema", value: schema)]
+            url.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "tls", value: "disable")]   // plaintext, as the peer
             let peer = try await Peer(components: components, schema: schema + "_peer")
             let container = PersistentContainer(name: "Bench", managedObjectModel: ManagedObjectModel(Note.self))
             container.persistentStoreDescriptions = [PersistentStoreDescription(url: url.url!, type: .postgreSQL)]

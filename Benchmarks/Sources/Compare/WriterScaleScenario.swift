@@ -23,7 +23,7 @@ enum WriterScaleScenario {
                 if type == .postgreSQL {
                     var components = postgresBase
                     schema = "ocd_bench_w_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-                    components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+                    components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "tls", value: "disable")]   // plaintext, as earlier figures
                     url = components.url!
                 } else {
                     url = scratchFile("writers.sqlite")
@@ -105,7 +105,7 @@ enum WriterScaleScenario {
     private static func remoteChangeDelay(base: URLComponents) throws -> Result {
         var components = base
         let schema = "ocd_bench_r_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+        components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "tls", value: "disable")]   // plaintext, as earlier figures
         let url = components.url!
         let writer = try container(url, type: .postgreSQL)
         let listener = PersistentContainer(name: "Listener", managedObjectModel: ManagedObjectModel(Note.self))

@@ -19,7 +19,9 @@ import TestSupport
         var components = try #require(URLComponents(url: TestPostgreSQL.storeURL(schema: schema), resolvingAgainstBaseURL: false))
         components.host = "127.0.0.1"
         components.port = proxy.port
-        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "statement_timeout", value: "2"), URLQueryItem(name: "connect_timeout", value: "3")]
+        // In plaintext: the proxy finds the COMMIT in the protocol's bytes (TLS would hide it).
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "statement_timeout", value: "2"), URLQueryItem(name: "connect_timeout", value: "3"),
+                                                                 URLQueryItem(name: "tls", value: "disable")]
         return try #require(components.url)
     }
 
