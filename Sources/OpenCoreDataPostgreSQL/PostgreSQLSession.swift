@@ -83,7 +83,8 @@ package final class PostgreSQLSession: Sendable {
         // keepalive), then handed over; the connect timeout bounds both parts together.
         let started = NIODeadline.now()
         let channel = try openChannel(url)
-        var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: tls, username: url.user, password: url.password, database: url.database)
+        var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: tls, username: url.user, password: url.password,
+                                                             database: url.database)
         // The name the server's certificate is checked against (and sent for SNI), as postgres-nio
         // does for a host it connects to itself: the host, unless it is an IP address.
         configuration.options.tlsServerName = Self.isIPAddress(url.host) ? nil : url.host
@@ -148,7 +149,8 @@ package final class PostgreSQLSession: Sendable {
             Int(try Self.wait(for: channel.getOption(option), doing: "read the socket options of \(target)", code: .persistentStoreOperation))
         }
         guard try read(ChannelOptions.socketOption(.so_keepalive)) != 0 else { return nil }
-        return (try read(Self.keepaliveOption(TCP_KEEPIDLE)), try read(Self.keepaliveOption(TCP_KEEPINTVL)), try read(Self.keepaliveOption(TCP_KEEPCNT)))
+        return (idle: try read(Self.keepaliveOption(TCP_KEEPIDLE)), interval: try read(Self.keepaliveOption(TCP_KEEPINTVL)),
+                count: try read(Self.keepaliveOption(TCP_KEEPCNT)))
     }
 
     /// Runs one statement with `arguments` bound to `$1`, `$2`, …; returns its rows (values as

@@ -155,7 +155,8 @@ extension ManagedObjectContext {
 
     /// The batch of one store's objects; with `onlyStore`, an object of another store (one removed
     /// since) is refused (inserted objects are checked first, then changed ones, in list order).
-    private func makeSaveBatch(inserted: some Sequence<ManagedObject>, changed: some Sequence<ManagedObject>, onlyStore: UInt32?) throws -> SaveBatch {
+    private func makeSaveBatch(inserted: some Sequence<ManagedObject>, changed: some Sequence<ManagedObject>,
+                               onlyStore: UInt32?) throws -> SaveBatch {
         var batch = SaveBatch()
         // Inserted objects in insertion order: their keys were allocated in that order and rows
         // are appended to the table in key order.

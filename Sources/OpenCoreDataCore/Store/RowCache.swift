@@ -14,9 +14,9 @@ import Foundation
 /// when the cache is next used (``storeSaved(_:store:)``): a service whose contexts never read
 /// through the cache (a fetch does not) pays one append per save instead of a probe and a bucket
 /// per row — a tenth of the instructions of updating a fetched object, and a table of 64-byte
-/// buckets written at random (17 MB for 100,000 rows). Every reading, removing or storing operation enters the
-/// waiting lists first, in save order, so what the cache answers is what it answered when saves
-/// entered their rows at once.
+/// buckets written at random (17 MB for 100,000 rows). Every reading, removing or storing
+/// operation enters the waiting lists first, in save order, so what the cache answers is what it
+/// answered when saves entered their rows at once.
 package final class RowCache: Sendable {
     struct Entry: IDTableEntry, Sendable {
         var tag: UInt64
@@ -89,7 +89,8 @@ package final class RowCache: Sendable {
         state.savedCount = 0
         for (updates, store, at) in saved {
             let rows = updates.lazy.filter { !$0.entity.hasDerivedAttributes }.map {
-                (ManagedObjectID.permanent($0.entity, storeNumber: store, primaryKey: $0.primaryKey), RowSnapshot(values: $0.values, version: $0.expectedVersion + 1))
+                (ManagedObjectID.permanent($0.entity, storeNumber: store, primaryKey: $0.primaryKey),
+                 RowSnapshot(values: $0.values, version: $0.expectedVersion + 1))
             }
             enter(Array(rows), at: at, into: &state)
         }

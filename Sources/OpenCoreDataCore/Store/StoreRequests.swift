@@ -144,7 +144,8 @@ package struct StoreSaveRequest: Sendable {
         /// Every changed slot, to-many ones (`valueSlotCount + index`) included: for history.
         package var changedSlots: [Int] = []
 
-        package init(entity: EntityDescription, primaryKey: Int64, expectedVersion: Int64, slots: [Int], values: [ManagedValue], changedSlots: [Int] = []) {
+        package init(entity: EntityDescription, primaryKey: Int64, expectedVersion: Int64, slots: [Int], values: [ManagedValue],
+                     changedSlots: [Int] = []) {
             self.entity = entity
             self.primaryKey = primaryKey
             self.expectedVersion = expectedVersion
