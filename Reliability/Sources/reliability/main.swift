@@ -64,6 +64,12 @@ do {
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
             results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))
         }
+        guard !results.isEmpty else {
+            // An empty table would replace the results file's rows with nothing.
+            let hint = only == "postgres" ? ": the PostgreSQL scenarios need Reliability/run --postgres (it starts their cluster)" : ""
+            FileHandle.standardError.write(Data("reliability run: no scenario ran (--only \(only ?? "")); nothing written\(hint)\n".utf8))
+            exit(2)
+        }
         Report.print(results)
         if let path = value(after: "--results") {
             try Report.write(results, mode: quick ? "quick" : "full", to: path)
