@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import OpenCoreDataCore
+import OpenCoreDataSQL
 import PostgresNIO
 
 /// One PostgreSQL connection used synchronously, as a store's callers — context queues that wait
@@ -164,6 +165,20 @@ package final class PostgreSQLSession: Sendable {
         answeredSinceLent.withLock { $0 = true }
         let rows = try result.rows.map { row in try row.map { try PostgreSQLValues.value(of: $0) } }
         return (rows, result.metadata.rows ?? 0)
+    }
+
+    /// Runs one statement built as structure: rendered with `$1`, `$2`, … numbered in order and
+    /// its values bound in that order.
+    @discardableResult
+    package func execute(_ statement: SQLFragment) throws -> (rows: [[ManagedValue]], changed: Int) {
+        let (sql, arguments) = statement.rendered(for: .postgreSQL)
+        return try execute(sql, arguments)
+    }
+
+    /// The first value of every row `statement` returns, as integers (keys).
+    package func integers(_ statement: SQLFragment) throws -> [Int64] {
+        let (sql, arguments) = statement.rendered(for: .postgreSQL)
+        return try integers(sql, arguments)
     }
 
     /// Starts a borrower's use of the session (see `hasAnsweredSinceLent`).

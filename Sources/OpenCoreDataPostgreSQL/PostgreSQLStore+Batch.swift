@@ -8,13 +8,15 @@ extension PostgreSQLStore {
         // Rows colliding with the first uniqueness constraint update the row they collide with,
         // which keeps its key (read back).
         let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
-        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
-        var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES ($1, $2, 1\(mapping.columns.isEmpty ? "" : ", " + SQLDialect.postgreSQL.placeholders(from: 3, count: mapping.columns.count)))"
+        // A row's statement: the shared insert's text, its key, entity number and values bound in order.
+        var statement = RelationalLayout.insertStatement(mapping.table, columns: mapping.columns)
         if !conflictColumns.isEmpty {
-            let updates = mapping.columns.map { "\($0) = EXCLUDED.\($0)" } + ["Z_OPT = \(mapping.table).Z_OPT + 1"]
-            sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
+            let updates = mapping.columns.map { SQLFragment("\(identifier: $0) = EXCLUDED.\(identifier: $0)") }
+                + ["Z_OPT = \(identifier: mapping.table).Z_OPT + 1"]
+            statement += " ON CONFLICT (\(SQLFragment.identifiers(conflictColumns))) DO UPDATE SET \(SQLFragment.joined(updates, separator: ", "))"
         }
-        sql += " RETURNING Z_PK"
+        statement += " RETURNING Z_PK"
+        let sql = statement.rendered(for: .postgreSQL).sql
         guard !rows.isEmpty else { return [] }
         var next = try allocatePrimaryKeys(root: entity.rootEntity, count: rows.count)
         let entityNumber = Int64(mapping.entityNumbers[0])
@@ -49,20 +51,19 @@ extension PostgreSQLStore {
     package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        var arguments = Self.columnValues(values.map(\.value))
-        let sets = ["Z_OPT = Z_OPT + 1"] + values.enumerated().map { "\(mapping.columns[$1.slot]) = $\($0 + 1)" }
-        let update = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))"
-        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        let sets = ["Z_OPT = Z_OPT + 1"] + values.map { SQLFragment("\(identifier: mapping.columns[$0.slot]) = \(bind: $0.value)") }
+        let update: SQLFragment = "UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", "))"
+        let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .postgreSQL)
         let slots = values.map(\.slot)
         let rows = try batchTransaction { session in
             // String operators are tested in Swift: the rows that match, locked, then those rows by key.
-            let matching = exact ? nil : try lockedKeys(request, mapping: mapping, layout: layout, session: session)
+            let matching = query.isExact ? nil : try lockedKeys(request, mapping: mapping, layout: layout, session: session)
             let rows = if let matching {
-                try Self.eachChunk(of: matching, after: values.count) { list, keyArguments in
-                    try session.execute(update + " WHERE Z_PK IN (\(list)) RETURNING Z_PK, Z_ENT", Self.columnValues(values.map(\.value)) + keyArguments).rows
+                try Self.eachChunk(of: matching) { keys in
+                    try session.execute(update + " WHERE Z_PK IN (\(list: keys.map { .integer($0) })) RETURNING Z_PK, Z_ENT").rows
                 }.flatMap { $0 }
             } else {
-                try session.execute(update + condition + " RETURNING Z_PK, Z_ENT", arguments).rows
+                try session.execute(update + query.condition + " RETURNING Z_PK, Z_ENT").rows
             }
             let changes = rows.compactMap { row -> StoreHistoryChange? in
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { return nil }
@@ -77,18 +78,18 @@ extension PostgreSQLStore {
     package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        var arguments: [ManagedValue] = []
-        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
+        let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .postgreSQL)
+        let (condition, exact) = (query.condition, query.isExact)
         if exact, !request.entity.hasRelationshipsInHierarchy, !tracksHistory {
             let keys = try batchTransaction { session in
-                try session.integers("DELETE FROM \(mapping.table)\(condition) RETURNING Z_PK", arguments)
+                try session.integers("DELETE FROM \(identifier: mapping.table)\(condition) RETURNING Z_PK")
             }
             return BatchOutcome(count: keys.count, keys: returningKeys ? keys : nil)
         }
         // Row by row through the rules (which also read what history keeps of each row).
         let keys = try batchTransaction { session in
             let keys = try exact
-                ? session.integers("SELECT Z_PK FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments)
+                ? session.integers("SELECT Z_PK FROM \(identifier: mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE")
                 : lockedKeys(request, mapping: mapping, layout: layout, session: session)
             var rows = PostgreSQLDeleteRows(store: self, session: session, layout: layout)
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
@@ -106,19 +107,16 @@ extension PostgreSQLStore {
     /// waiting for another writer is read as that writer left it.
     private func lockedKeys(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout,
                             session: PostgreSQLSession) throws -> [Int64] {
-        var arguments: [ManagedValue] = []
-        let (condition, _) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        let cells = try session.execute("SELECT \(Self.rowColumns(mapping)) FROM \(mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE", arguments).rows
+        let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .postgreSQL).condition
+        let cells = try session.execute("SELECT \(FetchQuery.rowColumns(mapping)) FROM \(identifier: mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE").rows
         return try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), request).map(\.primaryKey)
     }
 
-    /// Calls `body` once per chunk of `keys` with the chunk's placeholder list (numbered after
-    /// `offset` values bound before it) and the chunk as values.
-    static func eachChunk<T>(of keys: [Int64], after offset: Int = 0, _ body: (String, [ManagedValue]) throws -> T) throws -> [T] {
+    /// Calls `body` once per chunk of up to 1,000 of `keys`.
+    static func eachChunk<T>(of keys: [Int64], _ body: ([Int64]) throws -> T) throws -> [T] {
         var results: [T] = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
-            let chunk = keys[start..<min(start + 1000, keys.count)]
-            results.append(try body(SQLDialect.postgreSQL.placeholders(from: offset + 1, count: chunk.count), chunk.map { .integer($0) }))
+            results.append(try body(Array(keys[start..<min(start + 1000, keys.count)])))
         }
         return results
     }
@@ -133,24 +131,25 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     /// The deletions to record in history (with tombstone values when history is kept).
     var history: [StoreHistoryChange] = []
 
-    /// The first column of every row `sql(list)` selects, chunk by chunk (none when it answers `nil`).
-    private func column(_ keys: [Int64], _ sql: (String) throws -> String?) throws -> [Int64] {
-        try PostgreSQLStore.eachChunk(of: keys) { list, arguments -> [Int64] in
-            guard let sql = try sql(list) else { return [] }
-            return try session.integers(sql, arguments)
+    /// The first column of every row `statement(chunk)` selects, chunk by chunk (none when it
+    /// answers `nil`).
+    private func column(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws -> [Int64] {
+        try PostgreSQLStore.eachChunk(of: keys) { chunk -> [Int64] in
+            guard let statement = try statement(chunk) else { return [] }
+            return try session.integers(statement)
         }.flatMap { $0 }
     }
 
-    private func run(_ keys: [Int64], _ sql: (String) throws -> String?) throws {
-        _ = try PostgreSQLStore.eachChunk(of: keys) { list, arguments in
-            if let sql = try sql(list) { try session.execute(sql, arguments) }
+    private func run(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws {
+        _ = try PostgreSQLStore.eachChunk(of: keys) { chunk in
+            if let statement = try statement(chunk) { try session.execute(statement) }
         }
     }
 
     mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
         var groups = KeysByEntity()
-        for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { list, arguments in
-            try session.execute(try layout.deletedRowsQuery(root, withValues: store.tracksHistory, list: list), arguments).rows
+        for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { chunk in
+            try session.execute(try layout.deletedRowsQuery(root, withValues: store.tracksHistory, keys: chunk)).rows
         }) {
             for row in chunkRows {
                 guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }
@@ -163,14 +162,14 @@ private struct PostgreSQLDeleteRows: BatchDeleteRows {
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, list: $0) }
+        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, keys: $0) }
     }
 
     mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        try run(keys) { try layout.detachStatement(relationship, list: $0) }
+        try run(keys) { try layout.detachStatement(relationship, keys: $0) }
     }
 
     mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        try run(keys) { try layout.removeStatement(root, list: $0) }
+        try run(keys) { try layout.removeStatement(root, keys: $0) }
     }
 }

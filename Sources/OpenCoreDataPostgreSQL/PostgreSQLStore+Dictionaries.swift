@@ -8,12 +8,11 @@ extension PostgreSQLStore {
     package func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.fetch.entity)
-        var arguments: [ManagedValue] = []
-        let (condition, exact) = try whereClause(request.fetch, mapping: mapping, layout: layout, arguments: &arguments)
-        guard exact, let query = DictionaryQuery(request, mapping: mapping, condition: condition, arguments: arguments, dialect: .postgreSQL) else {
+        let selection = try FetchQuery(request.fetch, mapping: mapping, layout: layout, dialect: .postgreSQL)
+        guard selection.isExact, let query = DictionaryQuery(request, mapping: mapping, condition: selection.condition, dialect: .postgreSQL) else {
             return request.evaluate(try fetch(request.unwindowedFetch).map(\.snapshot.values))
         }
-        let cells = try read { try $0.execute(query.sql, query.arguments).rows }
+        let cells = try read { try $0.execute(query.statement).rows }
         let rows = cells.map { row in request.columns.enumerated().map { index, column in Self.attributeValue(row[index], type: column.type) } }
         return request.finish(rows, distinct: query.distinctInSwift, having: query.havingInSwift, window: query.windowInSwift)
     }

@@ -6,29 +6,19 @@ extension PostgreSQLStore {
     /// window: string operators (which PostgreSQL cannot test with Core Data's Unicode rules) or
     /// sort comparators other than binary are applied in Swift, then the window.
     struct Selection {
-        var sql: String
-        var arguments: [ManagedValue]
+        var query: FetchQuery
+        var statement: SQLFragment
         var inSwift: Bool
     }
 
     /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …`; the order only when
     /// `sorted`, the window only when SQL selects exactly.
-    func select(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, columns: String,
+    func select(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, columns: SQLFragment,
                 sorted: Bool = true) throws -> Selection {
-        var arguments: [ManagedValue] = []
-        let (condition, exact) = try whereClause(request, mapping: mapping, layout: layout, arguments: &arguments)
-        let inSwift = !exact || (sorted && Self.sortsInSwift(request))
-        var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
-        if sorted, !request.sort.isEmpty, !inSwift { sql += try Self.orderBy(request, mapping: mapping, layout: layout) }
-        if !inSwift, request.limit > 0 || request.offset > 0 {
-            if request.limit > 0 {
-                arguments.append(.integer(Int64(request.limit)))
-                sql += " LIMIT " + SQLDialect.postgreSQL.placeholder(arguments.count)
-            }
-            arguments.append(.integer(Int64(request.offset)))
-            sql += " OFFSET " + SQLDialect.postgreSQL.placeholder(arguments.count)
-        }
-        return Selection(sql: sql, arguments: arguments, inSwift: inSwift)
+        let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .postgreSQL)
+        let inSwift = !query.isExact || (sorted && Self.sortsInSwift(request))
+        let statement = try query.select(columns, sorted: sorted && !inSwift, windowed: !inSwift)
+        return Selection(query: query, statement: statement, inSwift: inSwift)
     }
 
     /// Whether the request's order is one SQL cannot give: a string compared other than by its
@@ -37,42 +27,14 @@ extension PostgreSQLStore {
         request.sort.contains { $0.comparator != .binary && $0.attributeType(from: request.entity) == .string }
     }
 
-    /// ` ORDER BY …` for a request's sort keys (binary ones), ties by key.
-    static func orderBy(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) throws -> String {
-        var compiler = SQLCompiler(layout: layout, mapping: mapping, dialect: .postgreSQL)
-        var terms: [String] = []
-        for key in request.sort { terms.append(SQLDialect.postgreSQL.order(try compiler.sortValue(key), ascending: key.ascending)) }
-        return " ORDER BY " + (terms + ["Z_PK"]).joined(separator: ", ")
-    }
-
-    /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "", and whether it
-    /// selects exactly the matching rows.
-    func whereClause(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout,
-                     arguments: inout [ManagedValue]) throws -> (String, exact: Bool) {
-        var conditions: [String] = []
-        if mapping.hasSubentities || request.entity.superentity != nil {
-            let numbers = request.includesSubentities ? mapping.entityNumbers : [mapping.entityNumbers[0]]
-            conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        var exact = true
-        if let predicate = request.predicate {
-            var compiler = SQLCompiler(layout: layout, mapping: mapping, dialect: .postgreSQL)
-            // Numbered after what the caller bound before (a batch update's new values).
-            conditions.append(try compiler.compile(predicate, appendingTo: &arguments))
-            arguments = Self.columnValues(arguments)
-            exact = compiler.isExact
-        }
-        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), exact)
-    }
-
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let selection = try select(request, mapping: mapping, layout: layout, columns: Self.rowColumns(mapping))
+        let selection = try select(request, mapping: mapping, layout: layout, columns: FetchQuery.rowColumns(mapping))
         if selection.inSwift, request.limit > 0, !Self.sortsInSwift(request) {
             return try fetchWindowInChunks(request, superset: selection, mapping: mapping, layout: layout)
         }
-        let cells = try read { try $0.execute(selection.sql, selection.arguments).rows }
+        let cells = try read { try $0.execute(selection.statement).rows }
         let rows = try storeRows(cells, request: request, mapping: mapping, layout: layout)
         return selection.inSwift ? try finishInSwift(rows, request) : rows
     }
@@ -84,9 +46,7 @@ extension PostgreSQLStore {
     private func fetchWindowInChunks(_ request: StoreFetchRequest, superset: Selection, mapping: RelationalLayout.EntityMapping,
                                      layout: RelationalLayout) throws -> [StoreRow] {
         let wanted = request.offset.addingSaturated(request.limit)
-        let sql = try superset.sql + Self.orderBy(request, mapping: mapping, layout: layout)
-            + " LIMIT " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 1)
-            + " OFFSET " + SQLDialect.postgreSQL.placeholder(superset.arguments.count + 2)
+        let ordered = try superset.statement + superset.query.order()
         var unwindowed = request
         unwindowed.limit = 0
         unwindowed.offset = 0
@@ -96,7 +56,7 @@ extension PostgreSQLStore {
             var read = 0
             var chunk = min(max(100, wanted.addingSaturated(wanted)), 10_000)
             while matches.count < wanted {
-                let cells = try session.execute(sql, superset.arguments + [.integer(Int64(chunk)), .integer(Int64(read))]).rows
+                let cells = try session.execute(ordered + superset.query.window(limit: chunk, offset: read)).rows
                 matches += try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), unwindowed)
                 read += cells.count
                 if cells.count < chunk { break }
@@ -107,12 +67,7 @@ extension PostgreSQLStore {
         }
     }
 
-    /// The columns `storeRows` reads: `Z_PK, Z_ENT, Z_OPT` and the table's columns.
-    static func rowColumns(_ mapping: RelationalLayout.EntityMapping) -> String {
-        "Z_PK, Z_ENT, Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined()
-    }
-
-    /// Fetched rows (`rowColumns`) as store rows.
+    /// Fetched rows (`FetchQuery.rowColumns`) as store rows.
     func storeRows(_ cells: [[ManagedValue]], request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping,
                            layout: RelationalLayout) throws -> [StoreRow] {
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
@@ -155,7 +110,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK")
         if selection.inSwift { return try fetch(request).map(\.primaryKey) }
-        return try read { try $0.integers(selection.sql, selection.arguments) }
+        return try read { try $0.integers(selection.statement) }
     }
 
     package func count(_ request: StoreFetchRequest) throws -> Int {
@@ -164,8 +119,8 @@ extension PostgreSQLStore {
         let windowed = request.limit > 0 || request.offset > 0
         let selection = try select(request, mapping: mapping, layout: layout, columns: windowed ? "1" : "COUNT(*)", sorted: false)
         if selection.inSwift { return try fetch(request).count }
-        let sql = windowed ? "SELECT COUNT(*) FROM (\(selection.sql)) AS window_rows" : selection.sql
-        let rows = try read { try $0.execute(sql, selection.arguments).rows }
+        let statement: SQLFragment = windowed ? "SELECT COUNT(*) FROM (\(selection.statement)) AS window_rows" : selection.statement
+        let rows = try read { try $0.execute(statement).rows }
         guard case .integer(let count)? = rows.first?.first else { return 0 }
         return Int(count)
     }
@@ -177,14 +132,14 @@ extension PostgreSQLStore {
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let (select, order, target) = try layout.relatedQuery(relationship)
+        let target = try layout.relatedQuery(relationship, sources: []).destination
         let allowed = try layout.mapping(for: target).entityNumbers
         let keys = primaryKeys.sorted()
         var result: [(source: Int64, member: ManagedObjectID)] = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = keys[start..<min(start + 1000, keys.count)]
-            let sql = select + "(" + SQLDialect.postgreSQL.placeholders(from: 1, count: chunk.count) + ") ORDER BY " + order
-            let rows = try read { try $0.execute(sql, chunk.map { .integer($0) }).rows }
+            let query = try layout.relatedQuery(relationship, sources: Array(chunk)).query
+            let rows = try read { try $0.execute(query).rows }
             for row in rows {
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }
                 guard allowed.contains(Int(number)) else {

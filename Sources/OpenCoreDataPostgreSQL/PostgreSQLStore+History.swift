@@ -150,7 +150,7 @@ extension PostgreSQLStore {
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? session.execute("COMMIT") }
             return try HistoryReading.read(after: number, date: date, limit: limit, includingChanges: includingChanges, layout: layout,
-                                           dialect: .postgreSQL, using: session)
+                                           using: session)
         }
     }
 
@@ -158,28 +158,28 @@ extension PostgreSQLStore {
         guard tracksHistory else { return 0 }
         try checkWritable()
         return try checkedTransaction { session in
-            try HistoryReading.delete(through: number, before: date, dialect: .postgreSQL, using: session)
+            try HistoryReading.delete(through: number, before: date, using: session)
         }
     }
 
     package func lastHistoryNumber() throws -> Int64? {
         guard tracksHistory else { return nil }
-        return try pool.withSession { try HistoryReading.lastNumber(dialect: .postgreSQL, using: $0) }
+        return try pool.withSession { try HistoryReading.lastNumber(using: $0) }
     }
 }
 
-extension PostgreSQLSession: HistoryQuerying {
-    package func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (PostgreSQLHistoryRow) throws -> Void) throws {
-        for row in try execute(sql, arguments).rows { try body(PostgreSQLHistoryRow(values: row)) }
+extension PostgreSQLSession: SQLSession {
+    package func forEachRow(_ statement: SQLFragment, _ body: (PostgreSQLRow) throws -> Void) throws {
+        for row in try execute(statement).rows { try body(PostgreSQLRow(values: row)) }
     }
 
-    package func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int {
-        try execute(sql, arguments).changed
+    package func run(_ statement: SQLFragment) throws -> Int {
+        try execute(statement).changed
     }
 }
 
-/// A row of a history query as the session decoded it.
-package struct PostgreSQLHistoryRow: HistoryRow {
+/// A row as the session decoded it.
+package struct PostgreSQLRow: SQLRow {
     package let values: [ManagedValue]
 
     package func integer(_ column: Int) -> Int64? {

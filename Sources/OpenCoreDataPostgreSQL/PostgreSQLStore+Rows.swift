@@ -3,12 +3,11 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 extension PostgreSQLStore {
-    /// A value as its column holds it: truth values in `bigint` columns as 0 and 1, as Core
-    /// Data's SQLite stores keep them (so that comparisons, sums and sorts agree). Dates, URLs
-    /// and objects are converted by ``PostgreSQLValues`` when bound.
+    /// A value as its column holds it (`SQLDialect.boundValue`: truth values as 0 and 1); a
+    /// statement built as an `SQLFragment` binds its values so by itself. Dates, URLs and objects
+    /// are converted by ``PostgreSQLValues`` when bound.
     static func columnValue(_ value: ManagedValue) -> ManagedValue {
-        if case .bool(let flag) = value { return .integer(flag ? 1 : 0) }
-        return value
+        SQLDialect.postgreSQL.boundValue(value)
     }
 
     /// Every value of a statement, as columns hold them.
@@ -49,17 +48,22 @@ extension PostgreSQLStore {
     /// each, not one per row).
     static func insertRows(_ session: PostgreSQLSession, into table: String, columns: [String], entityNumber: Int64,
                            rows: [(key: Int64, values: [ManagedValue])]) throws {
-        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
+        let names = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + columns)
         try eachMultiRowChunk(of: rows, width: 2 + columns.count) { chunk in
-            var arguments: [ManagedValue] = []
-            arguments.reserveCapacity(chunk.count * (2 + columns.count))
             let tuples = chunk.map { row in
-                let first = arguments.count + 1
-                arguments += [.integer(row.key), .integer(entityNumber)] + row.values
-                return "(" + SQLDialect.postgreSQL.placeholders(from: first, count: 2) + ", 1" + (columns.isEmpty ? "" : ", " + SQLDialect.postgreSQL.placeholders(from: first + 2, count: columns.count)) + ")"
+                var tuple: SQLFragment = "(\(list: [.integer(row.key), .integer(entityNumber)]), 1"
+                if !columns.isEmpty { tuple += ", \(list: row.values)" }
+                return tuple + ")"
             }
-            try session.execute("INSERT INTO \(table) (\(names)) VALUES " + tuples.joined(separator: ", "), arguments)
+            try session.execute("INSERT INTO \(identifier: table) (\(names)) VALUES \(SQLFragment.joined(tuples, separator: ", "))")
         }
+    }
+
+    /// One row of a `VALUES` list whose values carry their types (`($1::bigint, $2::text, …)`):
+    /// PostgreSQL cannot infer a `VALUES` column's type from a parameter.
+    static func typedRow(_ values: [ManagedValue], types: [String]) -> SQLFragment {
+        let cells = zip(values, types).map { value, type in SQLFragment("\(bind: value)::\(sql: type)") }
+        return "(\(SQLFragment.joined(cells, separator: ", ")))"
     }
 
     /// `items` in groups of equal `key`, groups in the order their first item comes, items in theirs.

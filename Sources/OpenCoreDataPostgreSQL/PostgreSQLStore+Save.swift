@@ -121,24 +121,24 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
         let mapping = try layout.mapping(for: update.entity)
-        var arguments: [ManagedValue] = [.integer(update.expectedVersion + 1)]
-        var sets = ["Z_OPT = $1"]
+        var sets: [SQLFragment] = ["Z_OPT = \(bind: .integer(update.expectedVersion + 1))"]
         for slot in update.slots {
-            arguments.append(PostgreSQLStore.columnValue(update.values[slot]))
-            sets.append("\(mapping.columns[slot]) = $\(arguments.count)")
+            sets.append("\(identifier: mapping.columns[slot]) = \(bind: PostgreSQLStore.columnValue(update.values[slot]))")
         }
         for slot in update.slots {
             guard let column = mapping.entityColumns[slot] else { continue }
-            if case .object(let id) = update.values[slot] {
-                arguments.append(.integer(Int64(layout.entityNumber(of: id.entity))))
-            } else {
-                arguments.append(.null)
-            }
-            sets.append("\(column.name) = $\(arguments.count)")
+            sets.append("\(identifier: column.name) = \(bind: entityNumber(of: update.values[slot]))")
         }
-        arguments += [.integer(update.primaryKey), .integer(update.expectedVersion)]
-        let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = $\(arguments.count - 1) AND Z_OPT = $\(arguments.count)"
-        return try session.execute(sql, arguments).changed > 0
+        let statement: SQLFragment = """
+            UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", ")) \
+            WHERE Z_PK = \(bind: .integer(update.primaryKey)) AND Z_OPT = \(bind: .integer(update.expectedVersion))
+            """
+        return try session.execute(statement).changed > 0
+    }
+
+    /// The `Z_ENT` column value of a to-one's destination (NULL without one).
+    private func entityNumber(of value: ManagedValue) -> ManagedValue {
+        if case .object(let id) = value { .integer(Int64(layout.entityNumber(of: id.entity))) } else { .null }
     }
 
     /// Updates of one entity that set the same slots go in multi-row statements (a round trip per
@@ -160,24 +160,22 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
             var targets = first.slots.map { (column: mapping.columns[$0], type: dialect.columnType(mapping.types[$0]).components(separatedBy: " ")[0]) }
             let entitySlots = first.slots.filter { mapping.entityColumns[$0] != nil }
             targets += entitySlots.compactMap { mapping.entityColumns[$0].map { (column: $0.name, type: "bigint") } }
-            let sets = ["Z_OPT = v.z_opt + 1"] + targets.enumerated().map { "\($1.column) = v.c\($0)" }
-            let names = (["z_pk", "z_opt"] + targets.indices.map { "c\($0)" }).joined(separator: ", ")
+            let sets = ["Z_OPT = v.z_opt + 1"] + targets.enumerated().map { SQLFragment("\(identifier: $1.column) = v.\(identifier: "c\($0)")") }
+            let names = SQLFragment.identifiers(["z_pk", "z_opt"] + targets.indices.map { "c\($0)" })
             let casts = ["bigint", "bigint"] + targets.map(\.type)
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: casts.count) { chunk in
-                var arguments: [ManagedValue] = []
                 let rows = chunk.map { index in
                     let update = updates[index]
-                    let start = arguments.count
-                    arguments += [.integer(update.primaryKey), .integer(update.expectedVersion)]
-                    arguments += update.slots.map { PostgreSQLStore.columnValue(update.values[$0]) }
-                    arguments += entitySlots.map { slot in
-                        if case .object(let id) = update.values[slot] { .integer(Int64(layout.entityNumber(of: id.entity))) } else { .null }
-                    }
-                    return "(" + casts.enumerated().map { "$\(start + $0 + 1)::\($1)" }.joined(separator: ", ") + ")"
+                    let values = [.integer(update.primaryKey), .integer(update.expectedVersion)]
+                        + update.slots.map { PostgreSQLStore.columnValue(update.values[$0]) } + entitySlots.map { entityNumber(of: update.values[$0]) }
+                    return PostgreSQLStore.typedRow(values, types: casts)
                 }
-                let sql = "UPDATE \(mapping.table) AS t SET \(sets.joined(separator: ", ")) FROM (VALUES \(rows.joined(separator: ", "))) AS v(\(names)) "
-                    + "WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
-                let keys = Set(try session.integers(sql, arguments))
+                let statement: SQLFragment = """
+                    UPDATE \(identifier: mapping.table) AS t SET \(SQLFragment.joined(sets, separator: ", ")) \
+                    FROM (VALUES \(SQLFragment.joined(rows, separator: ", "))) AS v(\(names)) \
+                    WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK
+                    """
+                let keys = Set(try session.integers(statement))
                 for index in chunk { written[index] = keys.contains(updates[index].primaryKey) }
             }
         }
@@ -202,10 +200,12 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
             }
             let table = try layout.mapping(for: deletes[group[0]].entity).table
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
-                let rows = chunk.indices.map { "($\(2 * ($0 - chunk.startIndex) + 1)::bigint, $\(2 * ($0 - chunk.startIndex) + 2)::bigint)" }
-                let arguments = chunk.flatMap { [ManagedValue.integer(deletes[$0].primaryKey), .integer(deletes[$0].expectedVersion)] }
-                let sql = "DELETE FROM \(table) AS t USING (VALUES \(rows.joined(separator: ", "))) AS v(z_pk, z_opt) WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK"
-                let keys = Set(try session.integers(sql, arguments))
+                let rows = chunk.map { PostgreSQLStore.typedRow([.integer(deletes[$0].primaryKey), .integer(deletes[$0].expectedVersion)], types: ["bigint", "bigint"]) }
+                let statement: SQLFragment = """
+                    DELETE FROM \(identifier: table) AS t USING (VALUES \(SQLFragment.joined(rows, separator: ", "))) AS v(z_pk, z_opt) \
+                    WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK
+                    """
+                let keys = Set(try session.integers(statement))
                 for index in chunk { removed[index] = keys.contains(deletes[index].primaryKey) }
             }
         }
@@ -214,13 +214,13 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
         let mapping = try layout.mapping(for: delete.entity)
-        return try session.execute("DELETE FROM \(mapping.table) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(delete.primaryKey), .integer(delete.expectedVersion)]).changed > 0
+        return try session.execute(RelationalLayout.removeRowStatement(mapping.table, key: delete.primaryKey, version: delete.expectedVersion)).changed > 0
     }
 
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
         let mapping = try layout.mapping(for: entity)
-        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = $1"
-        guard let row = try session.execute(sql, [.integer(primaryKey)]).rows.first, case .integer(let version) = row[0] else { return nil }
+        guard let row = try session.execute(RelationalLayout.currentRowQuery(mapping, key: primaryKey)).rows.first,
+              case .integer(let version) = row[0] else { return nil }
         return RowSnapshot(values: store.values(of: row, from: 1, mapping: mapping, layout: layout), version: version)
     }
 
@@ -245,12 +245,12 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         for group in PostgreSQLStore.grouped(pairs, by: \.target) {
             let target = group[0].target
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
-                let list = chunk.indices.map { "(" + SQLDialect.postgreSQL.placeholders(from: 2 * ($0 - chunk.startIndex) + 1, count: 2) + ")" }.joined(separator: ", ")
-                let arguments = chunk.flatMap { [ManagedValue.integer($0.join.source), .integer($0.join.destination)] }
-                let sql = target.isInsert
-                    ? "INSERT INTO \(target.table) (\(target.own), \(target.other)) VALUES \(list) ON CONFLICT DO NOTHING"
-                    : "DELETE FROM \(target.table) WHERE (\(target.own), \(target.other)) IN (\(list))"
-                try session.execute(sql, arguments)
+                let list = SQLFragment.joined(chunk.map { SQLFragment("(\(list: [.integer($0.join.source), .integer($0.join.destination)]))") }, separator: ", ")
+                let columns = SQLFragment.identifiers([target.own, target.other])
+                let statement: SQLFragment = target.isInsert
+                    ? "INSERT INTO \(identifier: target.table) (\(columns)) VALUES \(list) ON CONFLICT DO NOTHING"
+                    : "DELETE FROM \(identifier: target.table) WHERE (\(columns)) IN (\(list))"
+                try session.execute(statement)
             }
         }
     }
@@ -267,9 +267,10 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
         for change in orders {
-            guard let sql = try layout.orderUpdate(change.relationship, dialect: .postgreSQL) else { continue }
             for (index, member) in change.members.enumerated() {
-                try session.execute(sql, [.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])
+                guard let update = try layout.orderUpdate(change.relationship, order: RelationalLayout.orderValue(index), member: member,
+                                                          source: change.source) else { break }
+                try session.execute(update)
             }
         }
     }

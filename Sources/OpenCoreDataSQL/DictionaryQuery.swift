@@ -11,16 +11,16 @@ import OpenCoreDataCore
 /// text; sums of non-numbers; strings ordered by a non-binary comparator; an order by values
 /// that are not in the results) has no query: the store evaluates it over its rows.
 package struct DictionaryQuery {
-    package var sql: String
-    package var arguments: [ManagedValue]
+    /// The statement, its values bound in it.
+    package var statement: SQLFragment
     /// The steps left to `StoreDictionaryRequest.finish`.
     package var distinctInSwift: Bool
     package var havingInSwift: Bool
     package var windowInSwift: Bool
 
-    /// The query for `request` on `mapping`'s table, whose rows `condition` (` WHERE …` or "",
-    /// with its `arguments`, numbered from 1) selects; nil when SQL cannot answer it exactly.
-    package init?(_ request: StoreDictionaryRequest, mapping: RelationalLayout.EntityMapping, condition: String, arguments: [ManagedValue], dialect: SQLDialect) {
+    /// The query for `request` on `mapping`'s table, whose rows `condition` (` WHERE …` or empty)
+    /// selects; nil when SQL cannot answer it exactly.
+    package init?(_ request: StoreDictionaryRequest, mapping: RelationalLayout.EntityMapping, condition: SQLFragment, dialect: SQLDialect) {
         let types = mapping.types
         guard !request.columns.isEmpty else { return nil }     // no column to select: Swift's empty rows
         for column in request.columns {
@@ -41,8 +41,8 @@ package struct DictionaryQuery {
             if grouped && !grouping.contains(key.slot) { return nil }
         }
         let columns = mapping.columns
-        let selected = request.columns.map { column -> String in
-            let name = columns[column.slot]
+        let selected = request.columns.map { column -> SQLFragment in
+            let name: SQLFragment = "\(identifier: columns[column.slot])"
             switch column.function {
             case nil: return name
             case .count: return "COUNT(\(name))"
@@ -52,30 +52,27 @@ package struct DictionaryQuery {
             case .maximum: return "MAX(\(name))"
             }
         }
-        var sql = "SELECT \(selected.joined(separator: ", ")) FROM \(mapping.table)\(condition)"
+        var sql: SQLFragment = "SELECT \(SQLFragment.joined(selected, separator: ", ")) FROM \(identifier: mapping.table)\(condition)"
         if !grouping.isEmpty {
             var seen = Set<Int>()
-            sql += " GROUP BY " + grouping.filter { seen.insert($0).inserted }.map { columns[$0] }.joined(separator: ", ")
+            let names = grouping.filter { seen.insert($0).inserted }.map { SQLFragment("\(identifier: columns[$0])") }
+            sql += " GROUP BY \(SQLFragment.joined(names, separator: ", "))"
         }
-        let order = sort.map { dialect.order(columns[$0.slot], ascending: $0.ascending) }
+        let order = sort.map { dialect.order("\(identifier: columns[$0.slot])", ascending: $0.ascending) }
         if grouped {
             // Ties (and groups without an order) by their first row, as `evaluate` meets them.
-            if !grouping.isEmpty { sql += " ORDER BY " + (order + ["MIN(Z_PK)"]).joined(separator: ", ") }
+            if !grouping.isEmpty { sql += " ORDER BY \(SQLFragment.joined(order + ["MIN(Z_PK)"], separator: ", "))" }
         } else if !order.isEmpty {
-            sql += " ORDER BY " + (order + ["Z_PK"]).joined(separator: ", ")
+            sql += " ORDER BY \(SQLFragment.joined(order + ["Z_PK"], separator: ", "))"
         }
-        var bound = arguments
         havingInSwift = request.having != nil
         distinctInSwift = request.distinct && request.aggregates
         windowInSwift = havingInSwift || distinctInSwift
         if !windowInSwift, request.fetch.limit > 0 || request.fetch.offset > 0 {
-            bound.append(.integer(request.fetch.limit > 0 ? Int64(request.fetch.limit) : (dialect == .sqlite ? -1 : Int64.max)))
-            sql += " LIMIT " + dialect.placeholder(bound.count)
-            bound.append(.integer(Int64(request.fetch.offset)))
-            sql += " OFFSET " + dialect.placeholder(bound.count)
+            let limit = request.fetch.limit > 0 ? Int64(request.fetch.limit) : (dialect == .sqlite ? -1 : Int64.max)
+            sql += " LIMIT \(bind: .integer(limit)) OFFSET \(bind: .integer(Int64(request.fetch.offset)))"
         }
-        self.sql = sql
-        self.arguments = bound
+        statement = sql
     }
 
     /// Whether SQL computes `function` of a column of `type` as `evaluate` does.

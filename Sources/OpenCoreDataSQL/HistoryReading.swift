@@ -1,37 +1,9 @@
 import Foundation
 import OpenCoreDataCore
 
-/// One row of a history query, read by column: an SQLite statement on its row, or a row a
-/// PostgreSQL session returned.
-package protocol HistoryRow {
-    /// An integer column; nil when NULL (or not an integer).
-    func integer(_ column: Int) -> Int64?
-    /// A floating-point column (`ZTIMESTAMP`); nil when NULL.
-    func real(_ column: Int) -> Double?
-    /// A text column; nil when NULL.
-    func text(_ column: Int) -> String?
-    /// A blob column (`ZCOLUMNS`); nil when NULL.
-    func bytes(_ column: Int) -> Data?
-    /// The number of columns of the row.
-    var columnCount: Int { get }
-    /// A `ZTOMBSTONE<n>` column as a value of `type`: SQLite keeps the values themselves,
-    /// PostgreSQL their text (one column type for values of every attribute type).
-    func tombstone(_ column: Int, type: AttributeType) -> ManagedValue
-}
-
-/// Runs the history statements of one read or deletion: every statement of one call sees one
-/// snapshot of the store (the caller's transaction).
-package protocol HistoryQuerying {
-    associatedtype Row: HistoryRow
-    /// Runs `sql` with its values bound, calling `body` with each row in turn.
-    func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (Row) throws -> Void) throws
-    /// Runs a statement that returns no rows; returns how many rows it changed.
-    func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int
-}
-
 /// Reading persistent history from Core Data's tables (`ATRANSACTION`, `ACHANGE`,
 /// `ATRANSACTIONSTRING`), once for both SQL stores: the queries, the columns and what a row
-/// means. The stores supply the connection (``HistoryQuerying``).
+/// means. The stores supply the connection (``SQLSession``).
 package enum HistoryReading {
     /// The columns of a transaction, in the order the query selects them.
     private enum TransactionColumn: Int, CaseIterable {
@@ -69,23 +41,22 @@ package enum HistoryReading {
     /// `limit` of them (0: all), with their changes when `includingChanges`. Throws 134301 when
     /// history after `number` was deleted.
     package static func read(after number: Int64?, date: Date?, limit: Int, includingChanges: Bool, layout: RelationalLayout,
-                             dialect: SQLDialect, using connection: some HistoryQuerying) throws -> [HistoryTransactionRecord] {
-        if let number { try checkNotExpired(after: number, dialect: dialect, using: connection) }
+                             using connection: some SQLSession) throws -> [HistoryTransactionRecord] {
+        if let number { try checkNotExpired(after: number, using: connection) }
         var strings: [Int64: String] = [:]
-        try connection.forEachRow("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING", []) { row in
+        try connection.forEachRow("SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING") { row in
             if let key = row.integer(0), let name = row.text(1) { strings[key] = name }
         }
         var transactions: [HistoryTransactionRecord] = []
-        let (sql, arguments) = transactionsQuery(after: number, date: date, limit: limit, dialect: dialect)
-        try connection.forEachRow(sql, arguments) { row in
+        try connection.forEachRow(transactionsQuery(after: number, date: date, limit: limit)) { row in
             guard let record = transaction(row, strings: strings) else { return }
             transactions.append(record)
         }
         guard includingChanges, let first = transactions.first?.number, let last = transactions.last?.number else { return transactions }
         // Transaction numbers go up with the rows' order: a change finds its transaction by a
         // binary search, and only the changes of the transactions read are read.
-        let changes = "SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= \(dialect.placeholder(1)) AND ZTRANSACTIONID <= \(dialect.placeholder(2)) ORDER BY Z_PK"
-        try connection.forEachRow(changes, [.integer(first), .integer(last)]) { row in
+        let changes: SQLFragment = "SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= \(bind: .integer(first)) AND ZTRANSACTIONID <= \(bind: .integer(last)) ORDER BY Z_PK"
+        try connection.forEachRow(changes) { row in
             guard let (transactionNumber, record) = change(row, layout: layout),
                   let index = index(of: transactionNumber, in: transactions) else { return }
             transactions[index].changes.append(record)
@@ -93,29 +64,21 @@ package enum HistoryReading {
         return transactions
     }
 
-    /// `SELECT … FROM ATRANSACTION WHERE … ORDER BY Z_PK [LIMIT n]` and its values: after a
-    /// transaction number, after a moment, or both (a later page of a read by date).
-    private static func transactionsQuery(after number: Int64?, date: Date?, limit: Int, dialect: SQLDialect) -> (String, [ManagedValue]) {
-        var conditions: [String] = []
-        var arguments: [ManagedValue] = []
-        if number != nil || date == nil {
-            arguments.append(.integer(number ?? 0))
-            conditions.append("Z_PK > " + dialect.placeholder(arguments.count))
-        }
-        if let date {
-            arguments.append(.double(date.timeIntervalSinceReferenceDate))
-            conditions.append("ZTIMESTAMP > " + dialect.placeholder(arguments.count))
-        }
-        var sql = "SELECT " + TransactionColumn.allCases.map(\.name).joined(separator: ", ") + " FROM ATRANSACTION WHERE "
-            + conditions.joined(separator: " AND ") + " ORDER BY Z_PK"
-        if limit > 0 {
-            arguments.append(.integer(Int64(limit)))
-            sql += " LIMIT " + dialect.placeholder(arguments.count)
-        }
-        return (sql, arguments)
+    /// `SELECT … FROM ATRANSACTION WHERE … ORDER BY Z_PK [LIMIT n]`: after a transaction number,
+    /// after a moment, or both (a later page of a read by date).
+    private static func transactionsQuery(after number: Int64?, date: Date?, limit: Int) -> SQLFragment {
+        var conditions: [SQLFragment] = []
+        if number != nil || date == nil { conditions.append("Z_PK > \(bind: .integer(number ?? 0))") }
+        if let date { conditions.append("ZTIMESTAMP > \(bind: .double(date.timeIntervalSinceReferenceDate))") }
+        var query: SQLFragment = """
+            SELECT \(SQLFragment.identifiers(TransactionColumn.allCases.map(\.name))) FROM ATRANSACTION \
+            WHERE \(SQLFragment.joined(conditions, separator: " AND ")) ORDER BY Z_PK
+            """
+        if limit > 0 { query += " LIMIT \(bind: .integer(Int64(limit)))" }
+        return query
     }
 
-    private static func transaction(_ row: some HistoryRow, strings: [Int64: String]) -> HistoryTransactionRecord? {
+    private static func transaction(_ row: some SQLRow, strings: [Int64: String]) -> HistoryTransactionRecord? {
         guard let number = row.integer(TransactionColumn.number.rawValue) else { return nil }
         // A name is kept once in ATRANSACTIONSTRING (the …TS column) or, in older stores, inline.
         func text(_ shared: TransactionColumn, _ inline: TransactionColumn) -> String? {
@@ -130,7 +93,7 @@ package enum HistoryReading {
 
     /// A change row: its transaction's number and the change (nil for a row of an entity the
     /// model does not have).
-    private static func change(_ row: some HistoryRow, layout: RelationalLayout) -> (Int64, HistoryChangeRecord)? {
+    private static func change(_ row: some SQLRow, layout: RelationalLayout) -> (Int64, HistoryChangeRecord)? {
         guard let id = row.integer(ChangeColumn.id), let type = row.integer(ChangeColumn.type), let number = row.integer(ChangeColumn.entity),
               let primaryKey = row.integer(ChangeColumn.primaryKey), let transaction = row.integer(ChangeColumn.transaction),
               let entity = layout.entitiesByNumber[Int(number)] else { return nil }
@@ -157,9 +120,9 @@ package enum HistoryReading {
     }
 
     /// The number of the last transaction recorded (0 when none was).
-    package static func lastNumber(dialect: SQLDialect, using connection: some HistoryQuerying) throws -> Int64 {
+    package static func lastNumber(using connection: some SQLSession) throws -> Int64 {
         var last: Int64 = 0
-        try connection.forEachRow("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(dialect.placeholder(1))", [.integer(Int64(HistoryTables.transactionEntity))]) { row in
+        try connection.forEachRow("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: .integer(Int64(HistoryTables.transactionEntity)))") { row in
             last = row.integer(0) ?? 0
         }
         return last
@@ -167,23 +130,23 @@ package enum HistoryReading {
 
     /// Deletes the transactions up to `number` (or committed before `date`) and their changes,
     /// inside the caller's write transaction; returns how many transactions went.
-    package static func delete(through number: Int64?, before date: Date?, dialect: SQLDialect, using connection: some HistoryQuerying) throws -> Int {
+    package static func delete(through number: Int64?, before date: Date?, using connection: some SQLSession) throws -> Int {
         var limit = number ?? .max
         if let date {
             limit = 0
-            try connection.forEachRow("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < \(dialect.placeholder(1))", [.double(date.timeIntervalSinceReferenceDate)]) { row in
+            try connection.forEachRow("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < \(bind: .double(date.timeIntervalSinceReferenceDate))") { row in
                 limit = row.integer(0) ?? 0
             }
         }
-        _ = try connection.run("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= \(dialect.placeholder(1))", [.integer(limit)])
-        return try connection.run("DELETE FROM ATRANSACTION WHERE Z_PK <= \(dialect.placeholder(1))", [.integer(limit)])
+        _ = try connection.run("DELETE FROM ACHANGE WHERE ZTRANSACTIONID <= \(bind: .integer(limit))")
+        return try connection.run("DELETE FROM ATRANSACTION WHERE Z_PK <= \(bind: .integer(limit))")
     }
 
     /// Throws 134301 when some transaction after `number` was deleted.
-    private static func checkNotExpired(after number: Int64, dialect: SQLDialect, using connection: some HistoryQuerying) throws {
+    private static func checkNotExpired(after number: Int64, using connection: some SQLSession) throws {
         var bounds: (oldest: Int64?, last: Int64)?
-        try connection.forEachRow("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(dialect.placeholder(1)))",
-                                  [.integer(Int64(HistoryTables.transactionEntity))]) { row in
+        let transactionEntity = ManagedValue.integer(Int64(HistoryTables.transactionEntity))
+        try connection.forEachRow("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: transactionEntity))") { row in
             bounds = (row.integer(0), row.integer(1) ?? 0)
         }
         guard let bounds else { return }

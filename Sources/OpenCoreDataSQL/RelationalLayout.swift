@@ -74,8 +74,6 @@ package final class RelationalLayout: @unchecked Sendable {
         package let insertColumns: [String]
         /// Whether some slot is a to-one (rows need the object-ID conversion).
         package let hasToOnes: Bool
-        /// `Z_PK, Z_ENT, Z_OPT, <every table column>`: what a fetch reads.
-        package let rowColumns: String
         /// Whether slot n reads table column n (no reordering needed).
         package let columnsInSlotOrder: Bool
 
@@ -92,7 +90,6 @@ package final class RelationalLayout: @unchecked Sendable {
             self.tableColumns = tableColumns
             self.insertColumns = columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
             self.hasToOnes = types.contains(.objectID)
-            self.rowColumns = (["Z_PK", "Z_ENT", "Z_OPT"] + tableColumns).joined(separator: ", ")
             self.columnsInSlotOrder = tableIndexes == Array(tableIndexes.indices)
         }
     }

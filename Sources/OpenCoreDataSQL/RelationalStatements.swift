@@ -1,87 +1,123 @@
 import OpenCoreDataCore
 
-/// Statements both SQL stores run on Core Data's layout, the same in either dialect except for
-/// their placeholders. Statements over a list of keys take it as `list`, the placeholders of one
-/// chunk of keys (`?, ?, …` or `$1, $2, …`).
+/// Statements both SQL stores run on Core Data's layout, as ``SQLFragment``s: the same in either
+/// dialect, which renders their placeholders. Statements over a list of keys bind them as a list.
 extension RelationalLayout {
-    /// The members of a to-many relationship of a list of sources: `select` + `(<list>) ORDER BY
-    /// <order>` reads `member key, member Z_ENT, source key` rows, in source then member order.
-    package func relatedQuery(_ relationship: RelationshipDescription) throws -> (select: String, order: String, destination: EntityDescription) {
+    /// The members of a to-many relationship of a list of sources: reads `member key, member
+    /// Z_ENT, source key` rows, in source then member order.
+    package func relatedQuery(_ relationship: RelationshipDescription, sources: [Int64]) throws -> (query: SQLFragment, destination: EntityDescription) {
+        let keys = sources.map { ManagedValue.integer($0) }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let column, let orderColumn, let destination):
-            return ("SELECT Z_PK, Z_ENT, \(column) FROM \(table) WHERE \(column) IN ", orderColumn.map { "3, \($0), 1" } ?? "3, 1", destination)
+            let order: SQLFragment = orderColumn.map { "3, \(identifier: $0), 1" } ?? "3, 1"
+            return ("SELECT Z_PK, Z_ENT, \(identifier: column) FROM \(identifier: table) WHERE \(identifier: column) IN (\(list: keys)) ORDER BY \(order)",
+                    destination)
         case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
             let mapping = try mapping(for: destination)
-            return ("SELECT d.Z_PK, d.Z_ENT, j.\(ownColumn) FROM \(table) j JOIN \(mapping.table) d ON d.Z_PK = j.\(otherColumn) WHERE j.\(ownColumn) IN ",
-                    orderColumn.map { "3, j.\($0), 1" } ?? "3, 1", destination)
+            let order: SQLFragment = orderColumn.map { "3, j.\(identifier: $0), 1" } ?? "3, 1"
+            let query: SQLFragment = """
+                SELECT d.Z_PK, d.Z_ENT, j.\(identifier: ownColumn) FROM \(identifier: table) j \
+                JOIN \(identifier: mapping.table) d ON d.Z_PK = j.\(identifier: otherColumn) \
+                WHERE j.\(identifier: ownColumn) IN (\(list: keys)) ORDER BY \(order)
+                """
+            return (query, destination)
         }
     }
 
-    /// Sets the position of one member of an ordered relationship: bound values are the order
-    /// value, the member's key and the source's key. `nil` for an unordered relationship.
-    package func orderUpdate(_ relationship: RelationshipDescription, dialect: SQLDialect) throws -> String? {
+    /// Sets the position `order` of the member `member` of an ordered relationship of `source`.
+    /// `nil` for an unordered relationship.
+    package func orderUpdate(_ relationship: RelationshipDescription, order: Int64, member: Int64, source: Int64) throws -> SQLFragment? {
         let storage = try storage(of: relationship)
         guard let orderColumn = storage.orderColumn else { return nil }
-        let (value, member, source) = (dialect.placeholder(1), dialect.placeholder(2), dialect.placeholder(3))
         switch storage {
         case .inverseForeignKey(let table, let column, _, _):
-            return "UPDATE \(table) SET \(orderColumn) = \(value) WHERE Z_PK = \(member) AND \(column) = \(source)"
+            return """
+                UPDATE \(identifier: table) SET \(identifier: orderColumn) = \(bind: .integer(order)) \
+                WHERE Z_PK = \(bind: .integer(member)) AND \(identifier: column) = \(bind: .integer(source))
+                """
         case .joinTable(let table, let ownColumn, let otherColumn, _, _):
-            return "UPDATE \(table) SET \(orderColumn) = \(value) WHERE \(otherColumn) = \(member) AND \(ownColumn) = \(source)"
+            return """
+                UPDATE \(identifier: table) SET \(identifier: orderColumn) = \(bind: .integer(order)) \
+                WHERE \(identifier: otherColumn) = \(bind: .integer(member)) AND \(identifier: ownColumn) = \(bind: .integer(source))
+                """
         }
     }
 
     // MARK: - Batch deletes that follow delete rules (`BatchDeleteRows`)
 
-    /// The keys of the destinations of `relationship` from the rows `list` of `entity` (one
+    /// The keys of the destinations of `relationship` from the rows `keys` of `entity` (one
     /// column; no NULLs). `nil` when `entity` has no such to-one.
-    package func destinationKeysQuery(of relationship: RelationshipDescription, from entity: EntityDescription, list: String) throws -> String? {
+    package func destinationKeysQuery(of relationship: RelationshipDescription, from entity: EntityDescription, keys: [Int64]) throws -> SQLFragment? {
+        let list = keys.map { ManagedValue.integer($0) }
         if !relationship.isToMany {
             guard let slot = entity.toOneSlotByName[relationship.name] else { return nil }
             let mapping = try mapping(for: entity)
             let column = mapping.columns[slot]
-            return "SELECT \(column) FROM \(mapping.table) WHERE Z_PK IN (\(list)) AND \(column) IS NOT NULL"
+            return "SELECT \(identifier: column) FROM \(identifier: mapping.table) WHERE Z_PK IN (\(list: list)) AND \(identifier: column) IS NOT NULL"
         }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let foreignKey, _, _):
-            return "SELECT Z_PK FROM \(table) WHERE \(foreignKey) IN (\(list))"
+            return "SELECT Z_PK FROM \(identifier: table) WHERE \(identifier: foreignKey) IN (\(list: list))"
         case .joinTable(let table, let own, let other, _, _):
-            return "SELECT \(other) FROM \(table) WHERE \(own) IN (\(list))"
+            return "SELECT \(identifier: other) FROM \(identifier: table) WHERE \(identifier: own) IN (\(list: list))"
         }
     }
 
-    /// Detaches the destinations of `relationship` from the rows `list`: clears the to-one inverse
+    /// Detaches the destinations of `relationship` from the rows `keys`: clears the to-one inverse
     /// that points at them (bumping their `Z_OPT`, and clearing their position in an ordered
     /// relationship) or removes the many-to-many pairs. `nil` when nothing needs writing (a to-one
     /// whose inverse is a to-many: its key is in the deleted row).
-    package func detachStatement(_ relationship: RelationshipDescription, list: String) throws -> String? {
+    package func detachStatement(_ relationship: RelationshipDescription, keys: [Int64]) throws -> SQLFragment? {
+        let list = keys.map { ManagedValue.integer($0) }
         if !relationship.isToMany {
             guard let destination = relationship.destinationEntity, let inverse = relationship.inverseRelationship, !inverse.isToMany,
                   let inverseSlot = destination.toOneSlotByName[inverse.name] else { return nil }
             let mapping = try mapping(for: destination)
             let column = mapping.columns[inverseSlot]
-            return "UPDATE \(mapping.table) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) IN (\(list))"
+            return "UPDATE \(identifier: mapping.table) SET \(identifier: column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(identifier: column) IN (\(list: list))"
         }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let foreignKey, let order, _):
-            return "UPDATE \(table) SET \(foreignKey) = NULL\(order.map { ", \($0) = NULL" } ?? ""), Z_OPT = Z_OPT + 1 WHERE \(foreignKey) IN (\(list))"
+            let clearOrder: SQLFragment = order.map { ", \(identifier: $0) = NULL" } ?? ""
+            return "UPDATE \(identifier: table) SET \(identifier: foreignKey) = NULL\(clearOrder), Z_OPT = Z_OPT + 1 WHERE \(identifier: foreignKey) IN (\(list: list))"
         case .joinTable(let table, let own, _, _, _):
-            return "DELETE FROM \(table) WHERE \(own) IN (\(list))"
+            return "DELETE FROM \(identifier: table) WHERE \(identifier: own) IN (\(list: list))"
         }
     }
 
     /// The rows a batch delete is about to remove, by key: `Z_ENT, Z_PK`, then (`withValues`, for
     /// history tombstones) the table's columns, read by the row's own entity's mapping from
     /// column 2. In key order.
-    package func deletedRowsQuery(_ root: EntityDescription, withValues: Bool, list: String) throws -> String {
+    package func deletedRowsQuery(_ root: EntityDescription, withValues: Bool, keys: [Int64]) throws -> SQLFragment {
         let mapping = try mapping(for: root)
-        let values = withValues ? mapping.tableColumns.map { ", " + $0 }.joined() : ""
-        return "SELECT Z_ENT, Z_PK\(values) FROM \(mapping.table) WHERE Z_PK IN (\(list)) ORDER BY Z_PK"
+        var values = SQLFragment()
+        if withValues { for column in mapping.tableColumns { values += ", \(identifier: column)" } }
+        return "SELECT Z_ENT, Z_PK\(values) FROM \(identifier: mapping.table) WHERE Z_PK IN (\(list: keys.map { .integer($0) })) ORDER BY Z_PK"
     }
 
-    /// Removes the rows `list` of a root entity's table.
-    package func removeStatement(_ root: EntityDescription, list: String) throws -> String {
-        "DELETE FROM \(try mapping(for: root).table) WHERE Z_PK IN (\(list))"
+    /// Removes the rows `keys` of a root entity's table.
+    package func removeStatement(_ root: EntityDescription, keys: [Int64]) throws -> SQLFragment {
+        "DELETE FROM \(identifier: try mapping(for: root).table) WHERE Z_PK IN (\(list: keys.map { .integer($0) }))"
+    }
+
+    /// `INSERT INTO <table> (Z_PK, Z_ENT, Z_OPT, <columns>) VALUES (…, 1, …)`, a statement prepared
+    /// once and run per row: it binds the key, the entity number, then each column's value.
+    package static func insertStatement(_ table: String, columns: [String]) -> SQLFragment {
+        var values: SQLFragment = "\(parameters: 2), 1"
+        if !columns.isEmpty { values += ", \(parameters: columns.count)" }
+        return "INSERT INTO \(identifier: table) (\(SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + columns))) VALUES (\(values))"
+    }
+
+    /// Removes one row by key if it still has the version `version` (a save's delete); its values
+    /// are the key, then the version.
+    package static func removeRowStatement(_ table: String, key: Int64, version: Int64) -> SQLFragment {
+        "DELETE FROM \(identifier: table) WHERE Z_PK = \(bind: .integer(key)) AND Z_OPT = \(bind: .integer(version))"
+    }
+
+    /// A row's version and columns by key (`Z_OPT`, then `mapping.tableColumns`): what a save
+    /// that met a conflict reads back.
+    package static func currentRowQuery(_ mapping: EntityMapping, key: Int64) -> SQLFragment {
+        "SELECT \(SQLFragment.identifiers(["Z_OPT"] + mapping.tableColumns)) FROM \(identifier: mapping.table) WHERE Z_PK = \(bind: .integer(key))"
     }
 
     /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the

@@ -1,11 +1,9 @@
 import OpenCoreDataCore
 
-/// Compiles a ``BoundPredicate`` to an SQL condition in a dialect, with placeholders and their
-/// values.
+/// Compiles a ``BoundPredicate`` to an SQL condition in a dialect: an ``SQLFragment`` whose
+/// values are bound in it, so that it composes into any statement.
 ///
 /// Identifiers come only from the layout (the model); every value is a bound parameter.
-/// Placeholders are numbered after the values already bound before the condition
-/// (`arguments` passed in), for dialects that number them.
 /// The SQL agrees with the in-memory evaluator: `!=` is `IS NOT` (true against `NULL`), and a
 /// `NOT` turns its operand's `NULL` (unknown) into false first, as memory does.
 ///
@@ -26,18 +24,20 @@ package struct SQLCompiler {
             /// Columns are `<qualifier>.<column>`.
             case qualified(String)
             /// Columns are read by a scalar subquery on the destination's key.
-            case throughKey(alias: String, table: String, key: String)
+            case throughKey(alias: String, table: String, key: SQLFragment)
         }
         var mapping: RelationalLayout.EntityMapping
         var access: Access
         /// The SQL of this row's primary key.
-        var primaryKey: String
+        var primaryKey: SQLFragment
 
         /// The SQL of a column of this entity's row.
-        func column(_ name: String) -> String {
+        func column(_ name: String) -> SQLFragment {
             switch access {
-            case .qualified(let qualifier): qualifier + "." + name
-            case .throughKey(let alias, let table, let key): "(SELECT \(alias).\(name) FROM \(table) \(alias) WHERE \(alias).Z_PK = \(key))"
+            case .qualified(let qualifier):
+                "\(identifier: qualifier).\(identifier: name)"
+            case .throughKey(let alias, let table, let key):
+                "(SELECT \(identifier: alias).\(identifier: name) FROM \(identifier: table) \(identifier: alias) WHERE \(identifier: alias).Z_PK = \(key))"
             }
         }
     }
@@ -54,128 +54,114 @@ package struct SQLCompiler {
         self.layout = layout
         self.dialect = dialect
         let table = mapping.table
-        root = Scope(mapping: mapping, access: .qualified(table), primaryKey: table + ".Z_PK")
+        root = Scope(mapping: mapping, access: .qualified(table), primaryKey: "\(identifier: table).Z_PK")
     }
 
-    /// The condition for `predicate`; its values are appended to `arguments`.
-    package mutating func compile(_ predicate: BoundPredicate, appendingTo arguments: inout [ManagedValue]) throws -> String {
-        try compile(predicate, in: root, widening: true, into: &arguments)
-    }
-
-    /// The condition and its values alone.
-    package func compile(_ predicate: BoundPredicate) throws -> (sql: String, arguments: [ManagedValue]) {
-        var arguments: [ManagedValue] = []
-        var compiler = self
-        let sql = try compiler.compile(predicate, appendingTo: &arguments)
-        return (sql, arguments)
+    /// The condition for `predicate`, its values bound in it.
+    package mutating func condition(_ predicate: BoundPredicate) throws -> SQLFragment {
+        try compile(predicate, in: root, widening: true)
     }
 
     /// SQL for a sort key or other plain column reference of the fetched entity.
-    package func column(forSlot slot: Int) -> String {
+    package func column(forSlot slot: Int) -> SQLFragment {
         root.column(root.mapping.columns[slot])
-    }
-
-    /// Appends `values` and returns their placeholders, comma-separated.
-    private func bind(_ values: [ManagedValue], into arguments: inout [ManagedValue]) -> String {
-        let first = arguments.count + 1
-        arguments.append(contentsOf: values)
-        return dialect.placeholders(from: first, count: values.count)
     }
 
     /// `widening`: whether a string test the dialect cannot run becomes true (the condition may
     /// select more rows) or false (under an odd number of `NOT`s, where true would select fewer).
-    private mutating func compile(_ predicate: BoundPredicate, in scope: Scope, widening: Bool, into arguments: inout [ManagedValue]) throws -> String {
-        func col(_ slot: Int) -> String { scope.column(scope.mapping.columns[slot]) }
+    private mutating func compile(_ predicate: BoundPredicate, in scope: Scope, widening: Bool) throws -> SQLFragment {
+        func col(_ slot: Int) -> SQLFragment { scope.column(scope.mapping.columns[slot]) }
         switch predicate {
         case .constant(let value):
-            return dialect.literal(value)
+            return SQLFragment(sql: dialect.literal(value))
         case .compare(let slot, let op, let value):
-            return "\(col(slot)) \(sqlOperator(op)) \(bind([value], into: &arguments))"
+            return "\(col(slot)) \(sql: sqlOperator(op)) \(bind: value)"
         case .isNull(let slot, let negated):
-            return "\(col(slot)) IS \(negated ? "NOT " : "")NULL"
+            return "\(col(slot)) IS \(sql: negated ? "NOT " : "")NULL"
         case .compareSlots(let a, let op, let b):
             // Two columns may both be NULL: memory says nil == nil, so equality is NULL-safe here.
             let sqlOp = op == .equal ? dialect.nullSafe(equal: true) : sqlOperator(op)
-            return "\(col(a)) \(sqlOp) \(col(b))"
+            return "\(col(a)) \(sql: sqlOp) \(col(b))"
         case .isIn(let slot, let values):
-            guard !values.isEmpty else { return dialect.literal(false) }
-            return "\(col(slot)) IN (\(bind(values, into: &arguments)))"
+            guard !values.isEmpty else { return SQLFragment(sql: dialect.literal(false)) }
+            return "\(col(slot)) IN (\(list: values))"
         case .between(let slot, let low, let high):
-            return "\(col(slot)) BETWEEN \(bind([low], into: &arguments)) AND \(bind([high], into: &arguments))"
+            return "\(col(slot)) BETWEEN \(bind: low) AND \(bind: high)"
         case .stringMatch(let slot, let op, let pattern, let options):
             guard dialect.evaluatesStringOperators else {
                 isExact = false
-                return dialect.literal(widening)
+                return SQLFragment(sql: dialect.literal(widening))
             }
             // The same Swift code as the in-memory evaluator, registered as an SQL function.
-            return "ocd_match(\(StringMatching.code(op)), \(options.rawValue), \(col(slot)), \(bind([.string(pattern)], into: &arguments)))"
+            return "ocd_match(\(number: Int(StringMatching.code(op))), \(number: Int(options.rawValue)), \(col(slot)), \(bind: .string(pattern)))"
         case .compareExpressions(let lhs, let op, let rhs):
             if !dialect.evaluatesStringOperators, lhs.testsStrings || rhs.testsStrings {
                 // A count or sum over members filtered by a string test moves both ways when the
                 // test widens: the comparison is left to Swift whole.
                 isExact = false
-                return dialect.literal(widening)
+                return SQLFragment(sql: dialect.literal(widening))
             }
             // Either side may be NULL (an aggregate over no members, a missing bound): memory says
             // nil == nil, so equality is NULL-safe here too.
             let sqlOp = op == .equal ? dialect.nullSafe(equal: true) : sqlOperator(op)
-            return "\(try expression(lhs, in: scope, into: &arguments)) \(sqlOp) \(try expression(rhs, in: scope, into: &arguments))"
+            let left = try expression(lhs, in: scope)
+            return "\(left) \(sql: sqlOp) \(try expression(rhs, in: scope))"
         case .primaryKeyIn(let keys):
-            guard !keys.isEmpty else { return dialect.literal(false) }
-            return "\(scope.primaryKey) IN (\(bind(keys.map { .integer($0) }, into: &arguments)))"
+            guard !keys.isEmpty else { return SQLFragment(sql: dialect.literal(false)) }
+            return "\(scope.primaryKey) IN (\(list: keys.map { .integer($0) }))"
         case .isObject(let ids):
             // A row is a saved object: objects not saved yet match none.
-            return try compile(.primaryKeyIn(ids.compactMap(\.primaryKey)), in: scope, widening: widening, into: &arguments)
+            return try compile(.primaryKeyIn(ids.compactMap(\.primaryKey)), in: scope, widening: widening)
         case .and(let parts):
-            guard !parts.isEmpty else { return dialect.literal(true) }
-            var compiled: [String] = []
-            for part in parts { compiled.append(try compile(part, in: scope, widening: widening, into: &arguments)) }
-            return "(" + compiled.joined(separator: " AND ") + ")"
+            guard !parts.isEmpty else { return SQLFragment(sql: dialect.literal(true)) }
+            var compiled: [SQLFragment] = []
+            for part in parts { compiled.append(try compile(part, in: scope, widening: widening)) }
+            return "(\(SQLFragment.joined(compiled, separator: " AND ")))"
         case .or(let parts):
-            guard !parts.isEmpty else { return dialect.literal(false) }
-            var compiled: [String] = []
-            for part in parts { compiled.append(try compile(part, in: scope, widening: widening, into: &arguments)) }
-            return "(" + compiled.joined(separator: " OR ") + ")"
+            guard !parts.isEmpty else { return SQLFragment(sql: dialect.literal(false)) }
+            var compiled: [SQLFragment] = []
+            for part in parts { compiled.append(try compile(part, in: scope, widening: widening)) }
+            return "(\(SQLFragment.joined(compiled, separator: " OR ")))"
         case .not(let inner):
-            return "NOT COALESCE(\(try compile(inner, in: scope, widening: !widening, into: &arguments)), \(dialect.literal(false)))"
+            return "NOT COALESCE(\(try compile(inner, in: scope, widening: !widening)), \(sql: dialect.literal(false)))"
         case .toOne(let slot, let destination, let inner):
-            return try compile(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), widening: widening, into: &arguments)
+            return try compile(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), widening: widening)
         case .anyMember(let relationship, let inner):
             let (from, member) = try memberSource(relationship, of: scope)
-            let condition = try compile(inner, in: member, widening: widening, into: &arguments)
+            let condition = try compile(inner, in: member, widening: widening)
             return "EXISTS (SELECT 1 FROM \(from) AND \(condition))"
         }
     }
 
     /// Arithmetic in SQL, agreeing with `BoundExpression.evaluate`: division is real division
     /// (SQLite divides integers as integers), and a division by zero is NULL in both.
-    private mutating func expression(_ expression: BoundExpression, in scope: Scope, into arguments: inout [ManagedValue]) throws -> String {
+    private mutating func expression(_ expression: BoundExpression, in scope: Scope) throws -> SQLFragment {
         switch expression {
         case .slot(let slot):
             return scope.column(scope.mapping.columns[slot])
         case .constant(let value):
-            return bind([value], into: &arguments)
+            return "\(bind: value)"
         case .arithmetic(let op, let lhs, let rhs):
-            let left = try self.expression(lhs, in: scope, into: &arguments)
-            let right = try self.expression(rhs, in: scope, into: &arguments)
+            let left = try self.expression(lhs, in: scope)
+            let right = try self.expression(rhs, in: scope)
             switch op {
             case .divide: return dialect.divide(left, by: right)
-            default: return "(\(dialect.real(left)) \(op.rawValue) \(right))"
+            default: return "(\(dialect.real(left)) \(sql: op.rawValue) \(right))"
             }
         case .toOne(let slot, let destination, let inner):
-            return try self.expression(inner, in: try toOneScope(from: scope, slot: slot, destination: destination), into: &arguments)
+            return try self.expression(inner, in: try toOneScope(from: scope, slot: slot, destination: destination))
         case .aggregate(let function, let relationship, let value, let filter):
             let (from, member) = try memberSource(relationship, of: scope)
-            var sql = "(SELECT "
+            var sql: SQLFragment = "(SELECT "
             switch function {
-            case .count: sql += "COUNT(*)"
-            case .sum: sql += dialect.total(try self.expression(valueOrFail(value), in: member, into: &arguments))
-            case .average: sql += dialect.average(try self.expression(valueOrFail(value), in: member, into: &arguments))
-            case .minimum: sql += "MIN(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
-            case .maximum: sql += "MAX(\(try self.expression(valueOrFail(value), in: member, into: &arguments)))"
+            case .count: sql.append(sql: "COUNT(*)")
+            case .sum: sql += dialect.total(try self.expression(valueOrFail(value), in: member))
+            case .average: sql += dialect.average(try self.expression(valueOrFail(value), in: member))
+            case .minimum: sql += "MIN(\(try self.expression(valueOrFail(value), in: member)))"
+            case .maximum: sql += "MAX(\(try self.expression(valueOrFail(value), in: member)))"
             }
             sql += " FROM \(from)"
-            if let filter { sql += " AND \(try compile(filter, in: member, widening: true, into: &arguments))" }
+            if let filter { sql += " AND \(try compile(filter, in: member, widening: true))" }
             return sql + ")"
         }
     }
@@ -183,7 +169,7 @@ package struct SQLCompiler {
     /// The SQL of the value a sort key orders by: the fetched row's column, or the column read
     /// through the key's to-one path by scalar subqueries (NULL without a destination, which
     /// both dialects order as ``SQLDialect/order(_:ascending:)`` says).
-    package mutating func sortValue(_ key: StoreSortKey) throws -> String {
+    package mutating func sortValue(_ key: StoreSortKey) throws -> SQLFragment {
         var scope = root
         for hop in key.path { scope = try toOneScope(from: scope, slot: hop.slot, destination: hop.destination) }
         return scope.column(scope.mapping.columns[key.slot])
@@ -204,29 +190,33 @@ package struct SQLCompiler {
     }
 
     /// `<tables> WHERE <link to the source row>` for the members of a to-many, and their scope.
-    private mutating func memberSource(_ relationship: RelationshipDescription, of scope: Scope) throws -> (String, Scope) {
+    private mutating func memberSource(_ relationship: RelationshipDescription, of scope: Scope) throws -> (SQLFragment, Scope) {
         depth += 1
         let alias = "t\(depth)"
         let member: (EntityDescription) throws -> Scope = { [layout] destination in
             let mapping = try layout.mapping(for: destination)
-            return Scope(mapping: mapping, access: .qualified(alias), primaryKey: alias + ".Z_PK")
+            return Scope(mapping: mapping, access: .qualified(alias), primaryKey: "\(identifier: alias).Z_PK")
         }
         switch try layout.storage(of: relationship) {
         case .inverseForeignKey(let table, let column, _, let destination):
-            let scope2 = try member(destination)
-            return ("\(table) \(alias) WHERE \(alias).\(column) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))", scope2)
+            let from: SQLFragment = "\(identifier: table) \(identifier: alias) WHERE \(identifier: alias).\(identifier: column) = \(scope.primaryKey)"
+            return (from + entityFilter(destination, alias: alias), try member(destination))
         case .joinTable(let table, let ownColumn, let otherColumn, _, let destination):
             let mapping = try layout.mapping(for: destination)
             let join = "j\(depth)"
-            return ("\(table) \(join) JOIN \(mapping.table) \(alias) ON \(alias).Z_PK = \(join).\(otherColumn) WHERE \(join).\(ownColumn) = \(scope.primaryKey)\(entityFilter(destination, alias: alias))",
-                    try member(destination))
+            let from: SQLFragment = """
+                \(identifier: table) \(identifier: join) JOIN \(identifier: mapping.table) \(identifier: alias) \
+                ON \(identifier: alias).Z_PK = \(identifier: join).\(identifier: otherColumn) \
+                WHERE \(identifier: join).\(identifier: ownColumn) = \(scope.primaryKey)
+                """
+            return (from + entityFilter(destination, alias: alias), try member(destination))
         }
     }
 
     /// Restricts a hierarchy table to the destination entity (and its sub-entities).
-    private func entityFilter(_ destination: EntityDescription, alias: String) -> String {
-        guard destination.superentity != nil, let mapping = try? layout.mapping(for: destination) else { return "" }
-        return " AND \(alias).Z_ENT IN (\(mapping.entityNumbers.map(String.init).joined(separator: ", ")))"
+    private func entityFilter(_ destination: EntityDescription, alias: String) -> SQLFragment {
+        guard destination.superentity != nil, let mapping = try? layout.mapping(for: destination) else { return SQLFragment() }
+        return " AND \(identifier: alias).Z_ENT IN (\(SQLFragment.numbers(mapping.entityNumbers)))"
     }
 
     private func sqlOperator(_ op: ComparisonOperator) -> String {

@@ -10,18 +10,15 @@ package enum SQLDialect: Sendable {
     case sqlite
     case postgreSQL
 
-    /// The placeholder of the `number`-th bound value (1-based).
-    package func placeholder(_ number: Int) -> String { placeholders(from: number, count: 1) }
-
-    /// The placeholders of `count` bound values from the `first`-th (1-based), comma-separated:
-    /// `?, ?, …` or `$first, $first+1, …`. Written as UTF-8 bytes, then one string: a batch of
-    /// rows by key binds 500 values a query, and appending to a String (or joining an array of
-    /// them) cost ~600 instructions a placeholder (now ~65).
-    package func placeholders(from first: Int, count: Int) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(count * (self == .sqlite ? 3 : 8))
+    /// Writes the placeholders of `count` bound values from the `first`-th (1-based),
+    /// comma-separated: `?, ?, …` or `$first, $first+1, …`. Only ``SQLFragment`` renders
+    /// placeholders: no statement numbers them by hand. Written as UTF-8 bytes: a batch of rows
+    /// by key binds 500 values a query, and appending to a String (or joining an array of them)
+    /// cost ~600 instructions a placeholder (now ~65).
+    func writePlaceholders(from first: Int, count: Int, into text: inout [UInt8]) {
+        text.reserveCapacity(text.count + count * (self == .sqlite ? 3 : 8))
         for number in first..<(first + count) {
-            if !text.isEmpty {
+            if number > first {
                 // Two appends: appending a String's UTF-8 view costs ~170 instructions.
                 text.append(UInt8(ascii: ","))
                 text.append(UInt8(ascii: " "))
@@ -40,15 +37,22 @@ package enum SQLDialect: Sendable {
                 text[start...].reverse()
             }
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// A value as the dialect binds it: PostgreSQL keeps truth values in `bigint` columns as 0
+    /// and 1, as Core Data's SQLite stores keep them (so that comparisons, sums and sorts agree);
+    /// SQLite binds them as those integers itself.
+    package func boundValue(_ value: ManagedValue) -> ManagedValue {
+        if self == .postgreSQL, case .bool(let flag) = value { return .integer(flag ? 1 : 0) }
+        return value
     }
 
     /// An `ORDER BY` term: NULL first going up and last going down, as SQLite and
     /// `ManagedValue.compare` order it (PostgreSQL's default is the other way).
-    package func order(_ column: String, ascending: Bool) -> String {
+    package func order(_ value: SQLFragment, ascending: Bool) -> SQLFragment {
         switch self {
-        case .sqlite: column + (ascending ? " ASC" : " DESC")
-        case .postgreSQL: column + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+        case .sqlite: "\(value) \(sql: ascending ? "ASC" : "DESC")"
+        case .postgreSQL: "\(value) \(sql: ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
         }
     }
 
@@ -69,16 +73,16 @@ package enum SQLDialect: Sendable {
     }
 
     /// `x` as a floating-point number (for real division and sums).
-    package func real(_ sql: String) -> String {
+    package func real(_ value: SQLFragment) -> SQLFragment {
         switch self {
-        case .sqlite: "CAST(\(sql) AS REAL)"
-        case .postgreSQL: "CAST(\(sql) AS double precision)"
+        case .sqlite: "CAST(\(value) AS REAL)"
+        case .postgreSQL: "CAST(\(value) AS double precision)"
         }
     }
 
     /// Real division, NULL when dividing by zero (SQLite's answer, and memory's nil; PostgreSQL
     /// would raise an error).
-    package func divide(_ lhs: String, by rhs: String) -> String {
+    package func divide(_ lhs: SQLFragment, by rhs: SQLFragment) -> SQLFragment {
         switch self {
         case .sqlite: "(\(real(lhs)) / \(rhs))"
         case .postgreSQL: "(\(real(lhs)) / NULLIF(\(rhs), 0))"
@@ -86,18 +90,18 @@ package enum SQLDialect: Sendable {
     }
 
     /// The sum of `x` over a group, 0.0 for no rows (SQLite's `TOTAL`).
-    package func total(_ sql: String) -> String {
+    package func total(_ value: SQLFragment) -> SQLFragment {
         switch self {
-        case .sqlite: "TOTAL(\(sql))"
-        case .postgreSQL: "COALESCE(SUM(CAST(\(sql) AS double precision)), 0)"
+        case .sqlite: "TOTAL(\(value))"
+        case .postgreSQL: "COALESCE(SUM(CAST(\(value) AS double precision)), 0)"
         }
     }
 
     /// The average of `x`, as a floating-point number.
-    package func average(_ sql: String) -> String {
+    package func average(_ value: SQLFragment) -> SQLFragment {
         switch self {
-        case .sqlite: "AVG(\(sql))"
-        case .postgreSQL: "AVG(CAST(\(sql) AS double precision))"
+        case .sqlite: "AVG(\(value))"
+        case .postgreSQL: "AVG(CAST(\(value) AS double precision))"
         }
     }
 

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// One SQLite connection with its statement cache.
 ///
@@ -62,6 +63,26 @@ final class SQLiteConnection: @unchecked Sendable {
         // in use is freed when its user lets it go.
         if statements.count >= Self.statementCacheLimit { statements.removeAll() }
         statements[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement for `fragment` from the cache (by its text), its values bound; the
+    /// caller resets it.
+    func cachedStatement(_ fragment: SQLFragment) throws -> SQLiteStatement {
+        let (sql, arguments) = fragment.rendered(for: .sqlite)
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        return statement
+    }
+
+    /// A new prepared statement for `fragment`, its values bound; the caller finalizes it.
+    func prepare(_ fragment: SQLFragment) throws -> SQLiteStatement {
+        let (sql, arguments) = fragment.rendered(for: .sqlite)
+        let statement = try prepare(sql)
+        do { try statement.bind(arguments) } catch {
+            statement.finalize()
+            throw error
+        }
         return statement
     }
 

@@ -8,16 +8,18 @@ extension SQLiteStore {
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]
         // Rows colliding with the first uniqueness constraint update the row they collide with.
         let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
-        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.columns
-        var sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.columns.count)))"
+        var sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.columns)
         if !conflictColumns.isEmpty {
-            let updates = mapping.columns.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
+            let updates = mapping.columns.map { SQLFragment("\(identifier: $0) = excluded.\(identifier: $0)") } + ["Z_OPT = Z_OPT + 1"]
             // An upserted row keeps its key: read the keys back.
-            sql += " ON CONFLICT (\(conflictColumns.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", ")) RETURNING Z_PK"
+            sql += """
+                 ON CONFLICT (\(SQLFragment.identifiers(conflictColumns))) DO UPDATE SET \(SQLFragment.joined(updates, separator: ", ")) \
+                RETURNING Z_PK
+                """
         }
         return try writeTransaction { db in
             var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
-            let insert = try db.cachedStatement(sql)
+            let insert = try db.cachedStatement(sql.rendered(for: .sqlite).sql)
             let entityNumber = Int64(mapping.entityNumbers[0])
             var keys: [Int64] = []
             keys.reserveCapacity(rows.count)
@@ -43,11 +45,11 @@ extension SQLiteStore {
     package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let (condition, arguments) = try whereClause(request, mapping: mapping, layout: layout)
-        let sets = ["Z_OPT = Z_OPT + 1"] + values.map { "\(mapping.columns[$0.slot]) = ?" }
-        let sql = "UPDATE \(mapping.table) SET \(sets.joined(separator: ", "))\(condition)"
+        let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).condition
+        let sets = ["Z_OPT = Z_OPT + 1"] + values.map { SQLFragment("\(identifier: mapping.columns[$0.slot]) = \(bind: $0.value)") }
+        let sql: SQLFragment = "UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", "))\(condition)"
         let slots = values.map(\.slot)
-        return try write(sql, arguments: values.map(\.value) + arguments, returningKeys: returningKeys, layout: layout, author: author) { row in
+        return try write(sql, returningKeys: returningKeys, layout: layout, author: author) { row in
             StoreHistoryChange(type: .update, entity: row.entity, primaryKey: row.key, changedSlots: slots)
         }
     }
@@ -55,11 +57,11 @@ extension SQLiteStore {
     package func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let (condition, arguments) = try whereClause(request, mapping: mapping, layout: layout)
+        let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).condition
         if request.entity.hasRelationshipsInHierarchy {
-            return try deleteWithRules(request.entity, sql: "SELECT Z_PK FROM \(mapping.table)\(condition)", arguments: arguments, layout: layout, author: author)
+            return try deleteWithRules(request.entity, select: "SELECT Z_PK FROM \(identifier: mapping.table)\(condition)", layout: layout, author: author)
         }
-        return try write("DELETE FROM \(mapping.table)\(condition)", arguments: arguments, returningKeys: returningKeys, layout: layout, author: author,
+        return try write("DELETE FROM \(identifier: mapping.table)\(condition)", returningKeys: returningKeys, layout: layout, author: author,
                          returningValues: true) { row in
             StoreHistoryChange(type: .delete, entity: row.entity, primaryKey: row.key, values: row.values)
         }
@@ -75,15 +77,14 @@ extension SQLiteStore {
     /// Runs a writing statement in a transaction; with `returningKeys` (or history to record) it
     /// adds `RETURNING Z_PK, Z_ENT` (and, for tombstones, every column) and collects the rows
     /// (without, a whole-table DELETE keeps SQLite's fast truncation).
-    private func write(_ sql: String, arguments: [ManagedValue], returningKeys: Bool, layout: RelationalLayout, author: HistoryAuthor,
+    private func write(_ sql: SQLFragment, returningKeys: Bool, layout: RelationalLayout, author: HistoryAuthor,
                        returningValues: Bool = false, change: (ReturnedRow) -> StoreHistoryChange) throws -> BatchOutcome {
         let returning = returningKeys || tracksHistory
         let withValues = returningValues && tracksHistory
         return try writeTransaction { db in
-            let clause = " RETURNING Z_PK, Z_ENT" + (withValues ? ", *" : "")
+            let clause: SQLFragment = withValues ? " RETURNING Z_PK, Z_ENT, *" : " RETURNING Z_PK, Z_ENT"
             let statement = try db.prepare(returning ? sql + clause : sql)
             defer { statement.finalize() }
-            try statement.bind(arguments)
             guard returning else {
                 try statement.step()
                 return BatchOutcome(count: db.changes, keys: nil)
@@ -105,11 +106,10 @@ extension SQLiteStore {
 extension SQLiteStore {
     /// A batch delete of rows with relationships, in one transaction: the rules are
     /// `BatchDeleteRules`'s, over this store's tables (`SQLiteDeleteRows`).
-    fileprivate func deleteWithRules(_ entity: EntityDescription, sql: String, arguments: [ManagedValue], layout: RelationalLayout, author: HistoryAuthor) throws -> BatchOutcome {
+    fileprivate func deleteWithRules(_ entity: EntityDescription, select query: SQLFragment, layout: RelationalLayout, author: HistoryAuthor) throws -> BatchOutcome {
         try writeTransaction { db in
-            let select = try db.prepare(sql)
+            let select = try db.prepare(query)
             defer { select.finalize() }
-            try select.bind(arguments)
             var keys: [Int64] = []
             while try select.step() { keys.append(select.int64(at: 0)) }
             var rows = SQLiteDeleteRows(store: self, db: db, layout: layout)
@@ -131,22 +131,20 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
 
     private static let chunk = 500
 
-    /// Runs `sql(list)` once per chunk of `keys`, `list` being the chunk's `?, ?, …` (nothing when
-    /// it answers `nil`); `row` is called for each result row.
-    private func each(_ keys: [Int64], _ sql: (String) throws -> String?, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
+    /// Runs `statement(chunk)` once per chunk of `keys` (nothing when it answers `nil`); `row` is
+    /// called for each result row.
+    private func each(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
         for start in stride(from: 0, to: keys.count, by: Self.chunk) {
-            let chunk = keys[start..<min(start + Self.chunk, keys.count)]
-            guard let text = try sql(Array(repeating: "?", count: chunk.count).joined(separator: ", ")) else { return }
-            let statement = try db.prepare(text)
-            defer { statement.finalize() }
-            for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
-            while try statement.step() { try row(statement) }
+            guard let fragment = try statement(Array(keys[start..<min(start + Self.chunk, keys.count)])) else { return }
+            let prepared = try db.prepare(fragment)
+            defer { prepared.finalize() }
+            while try prepared.step() { try row(prepared) }
         }
     }
 
-    private func column(_ keys: [Int64], _ sql: (String) throws -> String?) throws -> [Int64] {
+    private func column(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws -> [Int64] {
         var result: [Int64] = []
-        try each(keys, sql) { if !$0.isNull(at: 0) { result.append($0.int64(at: 0)) } }
+        try each(keys, statement) { if !$0.isNull(at: 0) { result.append($0.int64(at: 0)) } }
         return result
     }
 
@@ -154,7 +152,7 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
         var groups = KeysByEntity()
         var found: [StoreHistoryChange] = []
         let values = store.tracksHistory
-        try each(keys, { try layout.deletedRowsQuery(root, withValues: values, list: $0) }) { statement in
+        try each(keys, { try layout.deletedRowsQuery(root, withValues: values, keys: $0) }) { statement in
             guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
             let key = statement.int64(at: 1)
             let tombstone = values ? store.readValues(statement, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
@@ -166,14 +164,14 @@ private struct SQLiteDeleteRows: BatchDeleteRows {
     }
 
     mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, list: $0) }
+        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, keys: $0) }
     }
 
     mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        try each(keys) { try layout.detachStatement(relationship, list: $0) }
+        try each(keys) { try layout.detachStatement(relationship, keys: $0) }
     }
 
     mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        try each(keys) { try layout.removeStatement(root, list: $0) }
+        try each(keys) { try layout.removeStatement(root, keys: $0) }
     }
 }

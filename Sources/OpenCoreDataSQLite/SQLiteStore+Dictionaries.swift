@@ -7,14 +7,13 @@ extension SQLiteStore {
     package func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[ManagedValue]] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.fetch.entity)
-        let (condition, arguments) = try whereClause(request.fetch, mapping: mapping, layout: layout)
-        guard let query = DictionaryQuery(request, mapping: mapping, condition: condition, arguments: arguments, dialect: .sqlite) else {
+        let condition = try FetchQuery(request.fetch, mapping: mapping, layout: layout, dialect: .sqlite).condition
+        guard let query = DictionaryQuery(request, mapping: mapping, condition: condition, dialect: .sqlite) else {
             return request.evaluate(try fetch(request.unwindowedFetch).map(\.snapshot.values))
         }
         let rows = try readers.read { db in
-            let statement = try db.cachedStatement(query.sql)
+            let statement = try db.cachedStatement(query.statement)
             defer { statement.reset() }
-            try statement.bind(query.arguments)
             var rows: [[ManagedValue]] = []
             while try statement.step() {
                 rows.append(request.columns.enumerated().map { index, column in statement.value(at: Int32(index), type: column.type) })

@@ -5,13 +5,12 @@ extension SQLiteStore {
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
-        let (sql, arguments) = try selectSQL(request, mapping: mapping, layout: layout, columns: mapping.rowColumns)
+        let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).select(FetchQuery.rowColumns(mapping))
         let mixed = mapping.hasSubentities && request.includesSubentities
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         return try readers.read { db in
-            let statement = try db.cachedStatement(sql)
+            let statement = try db.cachedStatement(query)
             defer { statement.reset() }
-            try statement.bind(arguments)
             var rows: [StoreRow] = []
             while try statement.step() {
                 var entity = request.entity
@@ -33,12 +32,11 @@ extension SQLiteStore {
     }
 
     package func fetchKeys(_ request: StoreFetchRequest) throws -> [Int64] {
-        let mapping = try currentLayout().mapping(for: request.entity)
-        let (sql, arguments) = try selectSQL(request, mapping: mapping, columns: "Z_PK")
+        let layout = try currentLayout()
+        let query = try FetchQuery(request, mapping: try layout.mapping(for: request.entity), layout: layout, dialect: .sqlite).select("Z_PK")
         return try readers.read { db in
-            let statement = try db.cachedStatement(sql)
+            let statement = try db.cachedStatement(query)
             defer { statement.reset() }
-            try statement.bind(arguments)
             var keys: [Int64] = []
             while try statement.step() { keys.append(statement.int64(at: 0)) }
             return keys
@@ -46,17 +44,14 @@ extension SQLiteStore {
     }
 
     package func count(_ request: StoreFetchRequest) throws -> Int {
-        let mapping = try currentLayout().mapping(for: request.entity)
-        var countRequest = request
-        countRequest.sort = []
+        let layout = try currentLayout()
+        let query = try FetchQuery(request, mapping: try layout.mapping(for: request.entity), layout: layout, dialect: .sqlite)
         // With a window, count the window's rows; without one, count in the select itself.
         let windowed = request.limit > 0 || request.offset > 0
-        let (select, arguments) = try selectSQL(countRequest, mapping: mapping, columns: windowed ? "1" : "COUNT(*)")
-        let sql = windowed ? "SELECT COUNT(*) FROM (\(select))" : select
+        let sql: SQLFragment = windowed ? "SELECT COUNT(*) FROM (\(try query.select("1", sorted: false)))" : try query.select("COUNT(*)", sorted: false)
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
-            try statement.bind(arguments)
             guard try statement.step() else { return 0 }
             return Int(statement.int64(at: 0))
         }
@@ -70,7 +65,7 @@ extension SQLiteStore {
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let (select, order, target) = try layout.relatedQuery(relationship)
+        let target = try layout.relatedQuery(relationship, sources: []).destination
         var result: [(source: Int64, member: ManagedObjectID)] = []
         let allowed = try layout.mapping(for: target).entityNumbers
         let checksEntity = !target.subentities.isEmpty || target.superentity != nil
@@ -81,11 +76,10 @@ extension SQLiteStore {
             var size = 1
             while size < chunk.count { size *= 2 }
             chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
-            let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") ORDER BY " + order
+            let query = try layout.relatedQuery(relationship, sources: chunk).query
             try readers.read { db in
-                let statement = try db.cachedStatement(sql)
+                let statement = try db.cachedStatement(query)
                 defer { statement.reset() }
-                try statement.bind(chunk.map { .integer($0) })
                 while try statement.step() {
                     if checksEntity { try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: "the destination's table") }
                     let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
@@ -102,43 +96,5 @@ extension SQLiteStore {
     static func checkRowEntity(_ number: Int64, allowed: [Int], key: Int64, table: String) throws {
         guard !allowed.contains(Int(number)) else { return }
         throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of \(table) was selected as one of the entities \(allowed) but says it is entity \(number): the store file is damaged (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
-    }
-
-    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …` for a request.
-    private func selectSQL(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout? = nil, columns: String) throws -> (String, [ManagedValue]) {
-        let (condition, conditionArguments) = try whereClause(request, mapping: mapping, layout: layout)
-        var sql = "SELECT \(columns) FROM \(mapping.table)" + condition
-        var arguments = conditionArguments
-        if !request.sort.isEmpty {
-            var compiler = SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping, dialect: .sqlite)
-            var terms: [String] = []
-            for key in request.sort {
-                let collation = key.comparator == .binary || key.attributeType(from: request.entity) != .string ? "" : " COLLATE \(key.comparator.collationName)"
-                terms.append(SQLDialect.sqlite.order(try compiler.sortValue(key) + collation, ascending: key.ascending))
-            }
-            sql += " ORDER BY " + terms.joined(separator: ", ") + ", Z_PK"
-        }
-        if request.limit > 0 || request.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments += [.integer(request.limit > 0 ? Int64(request.limit) : -1), .integer(Int64(request.offset))]
-        }
-        return (sql, arguments)
-    }
-
-    /// ` WHERE …` for a request's entity (and sub-entities) and predicate, or "".
-    func whereClause(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout? = nil) throws -> (String, [ManagedValue]) {
-        var conditions: [String] = []
-        var arguments: [ManagedValue] = []
-        let isSubentityTable = mapping.hasSubentities || request.entity.superentity != nil
-        if isSubentityTable {
-            let numbers = request.includesSubentities ? mapping.entityNumbers : [mapping.entityNumbers[0]]
-            conditions.append("Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        if let predicate = request.predicate {
-            let compiled = try SQLCompiler(layout: try layout ?? currentLayout(), mapping: mapping, dialect: .sqlite).compile(predicate)
-            conditions.append(compiled.sql)
-            arguments += compiled.arguments
-        }
-        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 }

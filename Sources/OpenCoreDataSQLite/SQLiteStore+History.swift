@@ -110,41 +110,37 @@ extension SQLiteStore {
         guard tracksHistory else { return [] }
         let layout = try currentLayout()
         return try readers.read { db in
-            try HistoryReading.read(after: number, date: date, limit: limit, includingChanges: includingChanges, layout: layout, dialect: .sqlite, using: db)
+            try HistoryReading.read(after: number, date: date, limit: limit, includingChanges: includingChanges, layout: layout, using: db)
         }
     }
 
     package func deleteHistory(through number: Int64?, before date: Date?) throws -> Int {
         guard tracksHistory else { return 0 }
         return try withWriter { db in
-            try db.transaction { try HistoryReading.delete(through: number, before: date, dialect: .sqlite, using: db) }
+            try db.transaction { try HistoryReading.delete(through: number, before: date, using: db) }
         }
     }
 
     package func lastHistoryNumber() throws -> Int64? {
         guard tracksHistory else { return nil }
-        return try readers.read { db in try HistoryReading.lastNumber(dialect: .sqlite, using: db) }
+        return try readers.read { db in try HistoryReading.lastNumber(using: db) }
     }
 }
 
-extension SQLiteConnection: HistoryQuerying {
-    package func forEachRow(_ sql: String, _ arguments: [ManagedValue], _ body: (SQLiteStatement) throws -> Void) throws {
-        let statement = try cachedStatement(sql)
-        defer { statement.reset() }
-        try statement.bind(arguments)
-        while try statement.step() { try body(statement) }
+extension SQLiteConnection: SQLSession {
+    package func forEachRow(_ statement: SQLFragment, _ body: (SQLiteStatement) throws -> Void) throws {
+        let prepared = try cachedStatement(statement)
+        defer { prepared.reset() }
+        while try prepared.step() { try body(prepared) }
     }
 
-    package func run(_ sql: String, _ arguments: [ManagedValue]) throws -> Int {
-        let statement = try cachedStatement(sql)
-        defer { statement.reset() }
-        try statement.bind(arguments)
-        try statement.run()
+    package func run(_ statement: SQLFragment) throws -> Int {
+        try cachedStatement(statement).run()
         return changes
     }
 }
 
-extension SQLiteStatement: HistoryRow {
+extension SQLiteStatement: SQLRow {
     package func integer(_ column: Int) -> Int64? { isNull(at: Int32(column)) ? nil : int64(at: Int32(column)) }
     package func real(_ column: Int) -> Double? { isNull(at: Int32(column)) ? nil : double(at: Int32(column)) }
     package func text(_ column: Int) -> String? { isNull(at: Int32(column)) ? nil : string(at: Int32(column)) }

@@ -140,7 +140,8 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
             statement = previousDelete.statement
         } else {
             let mapping = try layout.mapping(for: delete.entity)
-            statement = try db.cachedStatement("DELETE FROM \(mapping.table) WHERE Z_PK = ? AND Z_OPT = ?")
+            // The shared statement's text, prepared once per entity; key and version bound in order.
+            statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table, key: 0, version: 0).rendered(for: .sqlite).sql)
             previousDelete = (ObjectIdentifier(delete.entity), statement)
         }
         statement.bind(delete.primaryKey, at: 1)
@@ -151,10 +152,8 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
 
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
         let mapping = try layout.mapping(for: entity)
-        let sql = "SELECT Z_OPT" + mapping.tableColumns.map { ", " + $0 }.joined() + " FROM \(mapping.table) WHERE Z_PK = ?"
-        let statement = try db.cachedStatement(sql)
+        let statement = try db.cachedStatement(RelationalLayout.currentRowQuery(mapping, key: primaryKey))
         defer { statement.reset() }
-        try statement.bind([.integer(primaryKey)])
         guard try statement.step() else { return nil }
         return RowSnapshot(values: store.readValues(statement, from: 1, mapping: mapping, layout: layout), version: statement.int64(at: 0))
     }
@@ -173,8 +172,7 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
                 previous = (key, statement, entityNumber, mapping)
             } else {
                 mapping = try layout.mapping(for: insert.entity)
-                let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + mapping.insertColumns
-                let sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: mapping.insertColumns.count)))"
+                let sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.insertColumns).rendered(for: .sqlite).sql
                 (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
                 statements[key] = (statement, entityNumber, mapping)
                 previous = (key, statement, entityNumber, mapping)
@@ -189,22 +187,20 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     mutating func writeJoins(_ joins: [StoreSaveRequest.JoinChange]) throws {
         for join in joins {
             guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
-            let sql = join.isInsert
-                ? "INSERT OR IGNORE INTO \(table) (\(ownColumn), \(otherColumn)) VALUES (?, ?)"
-                : "DELETE FROM \(table) WHERE \(ownColumn) = ? AND \(otherColumn) = ?"
-            let statement = try db.cachedStatement(sql)
-            try statement.bind([.integer(join.source), .integer(join.destination)])
-            try statement.run()
+            let (source, destination) = (ManagedValue.integer(join.source), ManagedValue.integer(join.destination))
+            let statement: SQLFragment = join.isInsert
+                ? "INSERT OR IGNORE INTO \(identifier: table) (\(identifier: ownColumn), \(identifier: otherColumn)) VALUES (\(bind: source), \(bind: destination))"
+                : "DELETE FROM \(identifier: table) WHERE \(identifier: ownColumn) = \(bind: source) AND \(identifier: otherColumn) = \(bind: destination)"
+            try db.cachedStatement(statement).run()
         }
     }
 
     mutating func writeOrders(_ orders: [StoreSaveRequest.OrderChange]) throws {
         for change in orders {
-            guard let sql = try layout.orderUpdate(change.relationship, dialect: .sqlite) else { continue }
-            let statement = try db.cachedStatement(sql)
             for (index, member) in change.members.enumerated() {
-                try statement.bind([.integer(RelationalLayout.orderValue(index)), .integer(member), .integer(change.source)])
-                try statement.run()
+                guard let update = try layout.orderUpdate(change.relationship, order: RelationalLayout.orderValue(index), member: member,
+                                                          source: change.source) else { break }
+                try db.cachedStatement(update).run()
             }
         }
     }
