@@ -121,19 +121,9 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
         let mapping = try layout.mapping(for: update.entity)
-        var sets: [SQLFragment] = ["Z_OPT = \(bind: .integer(update.expectedVersion + 1))"]
-        for slot in update.slots {
-            sets.append("\(identifier: mapping.columns[slot]) = \(bind: PostgreSQLStore.columnValue(update.values[slot]))")
-        }
-        for slot in update.slots {
-            guard let column = mapping.entityColumns[slot] else { continue }
-            sets.append("\(identifier: column.name) = \(bind: entityNumber(of: update.values[slot]))")
-        }
-        let statement: SQLFragment = """
-            UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", ")) \
-            WHERE Z_PK = \(bind: .integer(update.primaryKey)) AND Z_OPT = \(bind: .integer(update.expectedVersion))
-            """
-        return try session.execute(statement).changed > 0
+        let (sql, arguments) = RelationalLayout.updateRowStatement(mapping, slots: update.slots)
+            .rendered(for: .postgreSQL, parameters: layout.updateRowValues(update, mapping: mapping))
+        return try session.execute(sql, arguments).changed > 0
     }
 
     /// The `Z_ENT` column value of a to-one's destination (NULL without one).

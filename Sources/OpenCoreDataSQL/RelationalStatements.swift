@@ -108,6 +108,29 @@ extension RelationalLayout {
         return "INSERT INTO \(identifier: table) (\(SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + columns))) VALUES (\(values))"
     }
 
+    /// A save's update of `slots` of one row, run once per row: `UPDATE <table> SET Z_OPT = …,
+    /// <each slot's column> = …, <the Z_ENT column of each changed to-one into a hierarchy> = …
+    /// WHERE Z_PK = … AND Z_OPT = …`, its parameters in that order (``updateRowValues(_:mapping:)``).
+    package static func updateRowStatement(_ mapping: EntityMapping, slots: [Int]) -> SQLFragment {
+        var names = slots.map { mapping.columns[$0] }
+        names += slots.compactMap { mapping.entityColumns[$0]?.name }
+        var sets: SQLFragment = "Z_OPT = \(parameters: 1)"
+        for name in names { sets += ", \(identifier: name) = \(parameters: 1)" }
+        return "UPDATE \(identifier: mapping.table) SET \(sets) WHERE Z_PK = \(parameters: 1) AND Z_OPT = \(parameters: 1)"
+    }
+
+    /// The parameters of ``updateRowStatement(_:slots:)`` for one update: the new version, the
+    /// slots' values, the `Z_ENT` of each changed to-one into a hierarchy, the key and the
+    /// expected version.
+    package func updateRowValues(_ update: StoreSaveRequest.Update, mapping: EntityMapping) -> [ManagedValue] {
+        var values: [ManagedValue] = [.integer(update.expectedVersion + 1)]
+        values += update.slots.map { update.values[$0] }
+        for slot in update.slots where mapping.entityColumns[slot] != nil {
+            if case .object(let id) = update.values[slot] { values.append(.integer(Int64(entityNumber(of: id.entity)))) } else { values.append(.null) }
+        }
+        return values + [.integer(update.primaryKey), .integer(update.expectedVersion)]
+    }
+
     /// Removes one row by key if it still has the version `version` (a save's delete); its values
     /// are the key, then the version.
     package static func removeRowStatement(_ table: String, key: Int64, version: Int64) -> SQLFragment {

@@ -149,6 +149,25 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
         return (String(decoding: text, as: UTF8.self), arguments)
     }
 
+    /// The statement's text in `dialect` and its values, with `parameters` bound in the places of
+    /// its ``Segment/parameters(_:)`` placeholders, in order.
+    package func rendered(for dialect: SQLDialect, parameters: [ManagedValue]) -> (sql: String, arguments: [ManagedValue]) {
+        var (sql, arguments) = rendered(for: dialect)
+        var next = parameters.makeIterator()
+        var position = 0
+        for segment in segments {
+            switch segment {
+            case .bind: position += 1
+            case .list(let values): position += values.count
+            case .parameters(let count):
+                for index in position..<(position + count) { arguments[index] = dialect.boundValue(next.next() ?? .null) }
+                position += count
+            case .sql, .identifier: break
+            }
+        }
+        return (sql, arguments)
+    }
+
     /// The SQLite rendering, for messages and tests.
     package var description: String { rendered(for: .sqlite).sql }
 

@@ -105,15 +105,14 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
             if let cached = updateStatements[shape] {
                 statement = cached
             } else {
-                let sets = update.slots.map { "\(mapping.columns[$0]) = ?" }
-                    + update.slots.compactMap { mapping.entityColumns[$0].map { "\($0.name) = ?" } }
-                statement = try db.cachedStatement("UPDATE \(mapping.table) SET " + (["Z_OPT = ?"] + sets).joined(separator: ", ") + " WHERE Z_PK = ? AND Z_OPT = ?")
+                statement = try db.cachedStatement(RelationalLayout.updateRowStatement(mapping, slots: update.slots).rendered(for: .sqlite).sql)
                 updateStatements[shape] = statement
             }
             previous = (shape, statement, mapping)
         }
-        // Z_OPT, the changed columns, the Z_ENT of changed to-ones into hierarchies, then the key
-        // and the expected version; values are bound in place.
+        // The parameters of `updateRowStatement` (`updateRowValues`), bound in place without
+        // building their array: Z_OPT, the changed columns, the Z_ENT of changed to-ones into
+        // hierarchies, then the key and the expected version.
         var index: Int32 = 1
         statement.bind(update.expectedVersion + 1, at: index)
         for slot in update.slots {

@@ -58,6 +58,9 @@ import TestSupport
         let mixed: SQLFragment = "\(bind: .integer(7)) \(parameters: 2) \(bind: .integer(8))"
         #expect(mixed.rendered(for: .postgreSQL).sql == "$1 $2, $3 $4")
         #expect(mixed.rendered(for: .postgreSQL).arguments == [.integer(7), .null, .null, .integer(8)])
+        let filled = mixed.rendered(for: .postgreSQL, parameters: [.string("p"), .bool(true)])
+        #expect(filled.sql == "$1 $2, $3 $4")
+        #expect(filled.arguments == [.integer(7), .string("p"), .integer(1), .integer(8)])
     }
 
     /// Joining and appending keep text and values in order; adjacent text merges.
