@@ -94,7 +94,7 @@ let package = Package(
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",
-            dependencies: ["OpenCoreDataPostgreSQL", "TestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["OpenCoreDataPostgreSQL", "OpenCoreDataSQL", "TestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",

@@ -123,7 +123,7 @@ package enum PostgreSQLMigration {
     private static func dropLeftScratchSchemas(_ session: PostgreSQLSession, of url: PostgreSQLStoreURL) throws {
         try session.transaction {
             try PostgreSQLStore.lockSchema(session, url)
-            let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)", [.string(scratchPrefix(of: url))]).rows
+            let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, \(bind: .string(scratchPrefix(of: url))))").rows
             for case .string(let name) in rows.compactMap(\.first) where PostgreSQLStoreURL.isIdentifier(name) {
                 try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(name) + " CASCADE")
             }
@@ -173,8 +173,10 @@ package enum PostgreSQLMigration {
             try session.execute("ALTER SEQUENCE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
         }
         // The old tables' derived-attribute functions (their triggers went with the tables).
-        let functions = try session.execute("SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname LIKE 'z\\_da\\_%'",
-                                            [.string(store.schema)]).rows
+        let functions = try session.execute("""
+            SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+            WHERE n.nspname = \(bind: .string(store.schema)) AND p.proname LIKE 'z\\_da\\_%'
+            """).rows
         for case .string(let name)? in functions.map(\.first) {
             try session.execute("DROP FUNCTION " + PostgreSQLSQL.qualified(store.schema, name) + "()")
         }
@@ -182,8 +184,10 @@ package enum PostgreSQLMigration {
 
     /// The tables and sequences of `schema`, by their names in the catalog.
     private static func relations(_ session: PostgreSQLSession, in schema: String) throws -> [(name: String, isTable: Bool)] {
-        try session.execute("SELECT c.relname::text, c.relkind = 'r' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'S') ORDER BY c.relname",
-                            [.string(schema)]).rows.compactMap { row in
+        try session.execute("""
+            SELECT c.relname::text, c.relkind = 'r' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = \(bind: .string(schema)) AND c.relkind IN ('r', 'S') ORDER BY c.relname
+            """ as SQLFragment).rows.compactMap { row in
             guard case .string(let name) = row[0], case .bool(let isTable) = row[1] else { return nil }
             return (name, isTable)
         }

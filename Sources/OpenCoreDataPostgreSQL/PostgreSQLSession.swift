@@ -154,10 +154,42 @@ package final class PostgreSQLSession: Sendable {
                 count: try read(Self.keepaliveOption(TCP_KEEPCNT)))
     }
 
-    /// Runs one statement with `arguments` bound to `$1`, `$2`, …; returns its rows (values as
-    /// ``PostgreSQLValues`` reads them) and how many rows it changed.
+    /// Runs one statement built as structure: rendered with `$1`, `$2`, … numbered in order and
+    /// its values bound in that order; returns its rows (values as ``PostgreSQLValues`` reads
+    /// them) and how many rows it changed.
     @discardableResult
-    package func execute(_ sql: String, _ arguments: [ManagedValue] = []) throws -> (rows: [[ManagedValue]], changed: Int) {
+    package func execute(_ statement: SQLFragment) throws -> (rows: [[ManagedValue]], changed: Int) {
+        let (sql, arguments) = statement.rendered(for: .postgreSQL)
+        return try run(sql, arguments)
+    }
+
+    /// Runs a statement whose ``SQLFragment/Segment/parameters(_:)`` placeholders take
+    /// `parameters`, in order (a statement run once per row).
+    @discardableResult
+    package func execute(_ statement: SQLFragment, parameters: [ManagedValue]) throws -> (rows: [[ManagedValue]], changed: Int) {
+        let (sql, arguments) = statement.rendered(for: .postgreSQL, parameters: parameters)
+        return try run(sql, arguments)
+    }
+
+    /// Runs a statement that binds no value (transaction control, DDL whose names are quoted by
+    /// ``PostgreSQLSQL``).
+    @discardableResult
+    package func execute(_ sql: String) throws -> (rows: [[ManagedValue]], changed: Int) {
+        try run(sql, [])
+    }
+
+    /// The first value of every row `statement` returns, as integers (keys): a row whose first
+    /// value is not an integer is left out.
+    package func integers(_ statement: SQLFragment) throws -> [Int64] {
+        try execute(statement).rows.compactMap { row in
+            if case .integer(let value)? = row.first { value } else { nil }
+        }
+    }
+
+    /// The one place that hands SQL text to postgres-nio: text rendered from an ``SQLFragment``
+    /// (or without values), its values bound to `$1`, `$2`, … as ``PostgreSQLValues`` encodes
+    /// them. Internal for the codec's tests; the store runs fragments.
+    func run(_ sql: String, _ arguments: [ManagedValue]) throws -> (rows: [[ManagedValue]], changed: Int) {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgreSQLValues.bind(argument, into: &bindings) }
         let result = try answer(to: connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger),
@@ -165,20 +197,6 @@ package final class PostgreSQLSession: Sendable {
         answeredSinceLent.withLock { $0 = true }
         let rows = try result.rows.map { row in try row.map { try PostgreSQLValues.value(of: $0) } }
         return (rows, result.metadata.rows ?? 0)
-    }
-
-    /// Runs one statement built as structure: rendered with `$1`, `$2`, … numbered in order and
-    /// its values bound in that order.
-    @discardableResult
-    package func execute(_ statement: SQLFragment) throws -> (rows: [[ManagedValue]], changed: Int) {
-        let (sql, arguments) = statement.rendered(for: .postgreSQL)
-        return try execute(sql, arguments)
-    }
-
-    /// The first value of every row `statement` returns, as integers (keys).
-    package func integers(_ statement: SQLFragment) throws -> [Int64] {
-        let (sql, arguments) = statement.rendered(for: .postgreSQL)
-        return try integers(sql, arguments)
     }
 
     /// Starts a borrower's use of the session (see `hasAnsweredSinceLent`).
@@ -189,18 +207,10 @@ package final class PostgreSQLSession: Sendable {
     /// Whether the server answered a statement since `lend()`.
     var hasAnsweredSinceLent: Bool { answeredSinceLent.withLock { $0 } }
 
-    /// The first value of every row `sql` returns, as integers (keys): a row whose first value
-    /// is not an integer is left out.
-    package func integers(_ sql: String, _ arguments: [ManagedValue] = []) throws -> [Int64] {
-        try execute(sql, arguments).rows.compactMap { row in
-            if case .integer(let value)? = row.first { value } else { nil }
-        }
-    }
-
     /// Whether `schema` has the table `table` (a lower-case name: PostgreSQL folds the bare names
     /// the stores create), as SQLite's `tableExists` answers for a file.
     package func tableExists(_ table: String, inSchema schema: String) throws -> Bool {
-        let rows = try execute("SELECT to_regclass($1) IS NOT NULL", [.string(PostgreSQLSQL.quoted(schema) + "." + table)]).rows
+        let rows = try execute("SELECT to_regclass(\(bind: .string(PostgreSQLSQL.quoted(schema) + "." + table))) IS NOT NULL").rows
         if case .bool(true)? = rows.first?.first { return true }
         return false
     }
@@ -242,7 +252,7 @@ package final class PostgreSQLSession: Sendable {
     /// Sends `payload` to every listener of `channel` (delivered when the caller's transaction,
     /// if any, commits).
     package func notify(_ channel: String, payload: String) throws {
-        try execute("SELECT FROM pg_notify($1, $2)", [.string(channel), .string(payload)])
+        try execute("SELECT FROM pg_notify(\(bind: .string(channel)), \(bind: .string(payload)))")
     }
 
     /// Closes the connection; the session is unusable afterwards.

@@ -16,7 +16,6 @@ extension PostgreSQLStore {
             statement += " ON CONFLICT (\(SQLFragment.identifiers(conflictColumns))) DO UPDATE SET \(SQLFragment.joined(updates, separator: ", "))"
         }
         statement += " RETURNING Z_PK"
-        let sql = statement.rendered(for: .postgreSQL).sql
         guard !rows.isEmpty else { return [] }
         var next = try allocatePrimaryKeys(root: entity.rootEntity, count: rows.count)
         let entityNumber = Int64(mapping.entityNumbers[0])
@@ -36,7 +35,7 @@ extension PostgreSQLStore {
             var changes: [StoreHistoryChange] = []
             keys.reserveCapacity(rows.count)
             for values in rows {
-                let returned = try session.execute(sql, [.integer(next), .integer(entityNumber)] + Self.columnValues(values)).rows
+                let returned = try session.execute(statement, parameters: [.integer(next), .integer(entityNumber)] + values).rows
                 let key = if case .integer(let key)? = returned.first?.first { key } else { next }
                 keys.append(key)
                 // An upserted row is an update in history (its key was not the one reserved).

@@ -11,9 +11,10 @@ extension PostgreSQLStore {
                                                replacing: Bool = false) throws {
         let wanted = layout.derivedAttributeTriggers(model: model).flatMap { $0.postgreSQLTriggers(schema: schema) }
         guard !wanted.isEmpty else { return }
-        let present: Set<String> = replacing ? [] : Set(try session.execute(
-            "SELECT t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal",
-            [.string(schema)]).rows.compactMap { row -> String? in
+        let present: Set<String> = replacing ? [] : Set(try session.execute("""
+            SELECT t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = \(bind: .string(schema)) AND NOT t.tgisinternal
+            """ as SQLFragment).rows.compactMap { row -> String? in
                 if case .string(let name) = row[0] { name } else { nil }
             })
         for group in wanted where group.triggers.contains(where: { !present.contains($0.name) }) {

@@ -26,7 +26,8 @@ extension PostgreSQLStore {
             try session.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
         }
         let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
-        let columns = Set(try session.execute("SELECT column_name::text FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'achange'", [.string(schema)]).rows.compactMap { row -> String? in
+        let columnQuery: SQLFragment = "SELECT column_name::text FROM information_schema.columns WHERE table_schema = \(bind: .string(schema)) AND table_name = 'achange'"
+        let columns = Set(try session.execute(columnQuery).rows.compactMap { row -> String? in
             if case .string(let name) = row[0] { name } else { nil }
         })
         for index in 0..<tombstones where !columns.contains("ztombstone\(index)") {
@@ -41,12 +42,13 @@ extension PostgreSQLStore {
             try session.execute("CREATE TABLE ATRANSACTIONSTRING ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZNAME text COLLATE \"C\" )")
             try session.execute("CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME)")
         }
-        let present = Set(try session.execute("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT >= $1", [.integer(Int64(HistoryTables.changeEntity))]).rows.compactMap { row -> Int64? in
+        let presentQuery: SQLFragment = "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT >= \(bind: .integer(Int64(HistoryTables.changeEntity)))"
+        let present = Set(try session.execute(presentQuery).rows.compactMap { row -> Int64? in
             if case .integer(let number) = row[0] { number } else { nil }
         })
         for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"), (HistoryTables.stringEntity, "TRANSACTIONSTRING")]
             where !present.contains(Int64(number)) {
-            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, 0, 0)", [.integer(Int64(number)), .string(name)])
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(list: [.integer(Int64(number)), .string(name)]), 0, 0)" as SQLFragment)
         }
     }
 
@@ -61,7 +63,7 @@ extension PostgreSQLStore {
         guard tracksHistory, !changes.isEmpty else { return }
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(session, $0) } }
         let width = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
-        let columns = "Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS" + (0..<width).map { ", ZTOMBSTONE\($0)" }.joined()
+        let columns = SQLFragment.identifiers(["Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZCOLUMNS"] + (0..<width).map { "ZTOMBSTONE\($0)" })
         // Each value cast, so that a column of NULLs alone still has its type.
         let types = ["bigint", "bigint", "bigint", "bigint", "bigint", "bytea"] + Array(repeating: "text", count: width)
         // Changes go in chunks (PostgreSQL binds at most 65,535 values per statement): the first
@@ -69,42 +71,38 @@ extension PostgreSQLStore {
         let perChunk = 60_000 / types.count
         var number: Int64?
         for start in stride(from: 0, to: changes.count, by: perChunk) {
-            var arguments: [ManagedValue] = []
-            var rows: [String] = []
-            if number == nil {
-                arguments = [.integer(Int64(HistoryTables.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null } + [.double(timestamp.timeIntervalSinceReferenceDate)]
-                if let given { arguments.append(.integer(given)) }
-            } else if let number {
-                arguments = [.integer(number)]
-            }
+            var rows: [SQLFragment] = []
             for item in changes[start..<min(start + perChunk, changes.count)] {
                 let kept = item.tombstoneValues.map { value -> ManagedValue in HistoryValueText.text(value).map { .string($0) } ?? .null }
                 let values: [ManagedValue] = [.integer(Int64(HistoryTables.changeEntity)), .integer(1), .integer(Int64(item.type.rawValue)),
                                               .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey),
                                               item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null]
                     + kept + Array(repeating: .null, count: width - kept.count)
-                var cells: [String] = []
-                for (value, type) in zip(values, types) {
-                    arguments.append(value)
-                    cells.append("$\(arguments.count)::\(type)")
-                }
-                rows.append("(" + cells.joined(separator: ", ") + ")")
+                rows.append(PostgreSQLStore.typedRow(values, types: types))
             }
-            let insertChanges = "INSERT INTO ACHANGE (\(columns), ZTRANSACTIONID) SELECT v.*, t.Z_PK FROM t, (VALUES \(rows.joined(separator: ", "))) AS v RETURNING ZTRANSACTIONID"
-            // The number: the next one (first chunk), the imported one ($7), or the one the first
-            // chunk took (later chunks, $1).
-            let insertTransaction = "INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) "
-            let transactionValues = "$1, 1, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::double precision"
-            let sql = switch (number, given) {
+            let insertChanges: SQLFragment = """
+                INSERT INTO ACHANGE (\(columns), ZTRANSACTIONID) SELECT v.*, t.Z_PK FROM t, \
+                (VALUES \(SQLFragment.joined(rows, separator: ", "))) AS v RETURNING ZTRANSACTIONID
+                """
+            // The number: the next one (first chunk), the imported one, or the one the first
+            // chunk took (later chunks).
+            let insertTransaction: SQLFragment = "INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) "
+            let transactionEntity = ManagedValue.integer(Int64(HistoryTables.transactionEntity))
+            let author = PostgreSQLStore.typedCells(strings.map { $0.map { .integer($0) } ?? .null } + [.double(timestamp.timeIntervalSinceReferenceDate)],
+                                                    types: ["bigint", "bigint", "bigint", "bigint", "double precision"])
+            let transactionValues: SQLFragment = "\(bind: transactionEntity), 1, \(author)"
+            let statement: SQLFragment = switch (number, given) {
             case (nil, nil):
-                "WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = $1 RETURNING Z_MAX), "
-                    + "t AS (" + insertTransaction + "SELECT Z_MAX, " + transactionValues + " FROM n RETURNING Z_PK) " + insertChanges
-            case (nil, _?):
-                "WITH t AS (" + insertTransaction + "VALUES ($7::bigint, " + transactionValues + ") RETURNING Z_PK) " + insertChanges
-            case (_?, _):
-                "WITH t AS (SELECT $1::bigint AS Z_PK) " + insertChanges
+                """
+                WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = \(bind: transactionEntity) RETURNING Z_MAX), \
+                t AS (\(insertTransaction)SELECT Z_MAX, \(transactionValues) FROM n RETURNING Z_PK) \(insertChanges)
+                """
+            case (nil, let given?):
+                "WITH t AS (\(insertTransaction)VALUES (\(bind: .integer(given))::bigint, \(transactionValues)) RETURNING Z_PK) \(insertChanges)"
+            case (let number?, _):
+                "WITH t AS (SELECT \(bind: .integer(number))::bigint AS Z_PK) \(insertChanges)"
             }
-            let returned = try session.execute(sql, arguments).rows
+            let returned = try session.execute(statement).rows
             guard case .integer(let recorded)? = returned.first?.first else {
                 throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for its history transactions (Z_ENT \(HistoryTables.transactionEntity)).")
             }
@@ -121,20 +119,24 @@ extension PostgreSQLStore {
                 try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
                                   number: transaction.number, timestamp: transaction.timestamp)
             }
-            try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2",
-                                [.integer(lastNumber), .integer(Int64(HistoryTables.transactionEntity))])
+            try session.execute("""
+                UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, \(bind: .integer(lastNumber))) \
+                WHERE Z_ENT = \(bind: .integer(Int64(HistoryTables.transactionEntity)))
+                """ as SQLFragment)
         }
     }
 
     /// The key of a string in `ATRANSACTIONSTRING`, adding it when new (a writer adding the same
     /// string at once waits for the other's commit, then finds its row).
     private func stringKey(_ session: PostgreSQLSession, _ name: String) throws -> Int64 {
-        let select = "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = $1"
-        if case .integer(let key)? = try session.execute(select, [.string(name)]).rows.first?.first { return key }
+        let select: SQLFragment = "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = \(bind: .string(name))"
+        if case .integer(let key)? = try session.execute(select).rows.first?.first { return key }
         let key = try reserveKeys(session, entityNumber: HistoryTables.stringEntity, count: 1)
-        try session.execute("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES ($1, $2, 1, $3) ON CONFLICT (ZNAME) DO NOTHING",
-                            [.integer(key), .integer(Int64(HistoryTables.stringEntity)), .string(name)])
-        guard case .integer(let found)? = try session.execute(select, [.string(name)]).rows.first?.first else {
+        try session.execute("""
+            INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) \
+            VALUES (\(list: [.integer(key), .integer(Int64(HistoryTables.stringEntity))]), 1, \(bind: .string(name))) ON CONFLICT (ZNAME) DO NOTHING
+            """ as SQLFragment)
+        guard case .integer(let found)? = try session.execute(select).rows.first?.first else {
             throw CoreDataError(.persistentStoreOperation, "The history string '\(name)' could not be recorded in the PostgreSQL store.")
         }
         return found

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Who a write transaction is, as the server knows it: its transaction number (`txid_current()`,
 /// never reused) and the backend process that ran it. Read by the transaction's first statement.
@@ -29,8 +30,11 @@ extension PostgreSQLStore {
             let status: ManagedValue?
             do {
                 status = try pool.withSession { session in
-                    try session.execute("SELECT txid_status($1::bigint), CASE WHEN txid_status($1::bigint) = 'in progress' THEN pg_terminate_backend($2::integer) END",
-                                        [.integer(identity.transaction), .integer(identity.backend)]).rows.first?.first
+                    let transaction = ManagedValue.integer(identity.transaction)
+                    return try session.execute("""
+                        SELECT txid_status(\(bind: transaction)::bigint), CASE WHEN txid_status(\(bind: transaction)::bigint) = 'in progress' \
+                        THEN pg_terminate_backend(\(bind: .integer(identity.backend))::integer) END
+                        """ as SQLFragment).rows.first?.first
                 }
             } catch {
                 // Unreachable, a connection lost again, a refusal: asked again until the deadline.

@@ -62,8 +62,12 @@ extension PostgreSQLStore {
     /// One row of a `VALUES` list whose values carry their types (`($1::bigint, $2::text, …)`):
     /// PostgreSQL cannot infer a `VALUES` column's type from a parameter.
     static func typedRow(_ values: [ManagedValue], types: [String]) -> SQLFragment {
-        let cells = zip(values, types).map { value, type in SQLFragment("\(bind: value)::\(sql: type)") }
-        return "(\(SQLFragment.joined(cells, separator: ", ")))"
+        "(\(typedCells(values, types: types)))"
+    }
+
+    /// Values with their types (`$1::bigint, $2::text, …`), comma-separated.
+    static func typedCells(_ values: [ManagedValue], types: [String]) -> SQLFragment {
+        SQLFragment.joined(zip(values, types).map { value, type in SQLFragment("\(bind: value)::\(sql: type)") }, separator: ", ")
     }
 
     /// `items` in groups of equal `key`, groups in the order their first item comes, items in theirs.

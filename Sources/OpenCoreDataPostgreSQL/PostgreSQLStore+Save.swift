@@ -13,7 +13,7 @@ extension PostgreSQLStore {
 
     package func lastPrimaryKey(root: EntityDescription) throws -> Int64 {
         let number = try currentLayout().mapping(for: root).entityNumbers[0]
-        let rows = try read { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(number))]).rows }
+        let rows = try read { try $0.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: .integer(Int64(number)))" as SQLFragment).rows }
         if case .integer(let maximum)? = rows.first?.first { return maximum }
         return 0
     }
@@ -22,10 +22,12 @@ extension PostgreSQLStore {
     /// held until that transaction ends); returns the first key.
     /// A counter out of range (see ``KeyCounter``) is left as it is and refused.
     func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
-        let rows = try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + $1 WHERE Z_ENT = $2 AND COALESCE(Z_MAX, 0) BETWEEN 0 AND $3 RETURNING Z_MAX",
-                                       [.integer(Int64(count)), .integer(Int64(entityNumber)), .integer(KeyCounter.ceiling(reserving: count))]).rows
+        let rows = try session.execute("""
+            UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + \(bind: .integer(Int64(count))) WHERE Z_ENT = \(bind: .integer(Int64(entityNumber))) \
+            AND COALESCE(Z_MAX, 0) BETWEEN 0 AND \(bind: .integer(KeyCounter.ceiling(reserving: count))) RETURNING Z_MAX
+            """ as SQLFragment).rows
         guard case .integer(let maximum)? = rows.first?.first else {
-            let current = try session.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1", [.integer(Int64(entityNumber))]).rows
+            let current = try session.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: .integer(Int64(entityNumber)))" as SQLFragment).rows
             if case .integer(let value)? = current.first?.first { throw KeyCounter.outOfRange(String(value), table: "Z_ENT \(entityNumber)") }
             throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
         }
@@ -121,9 +123,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
         let mapping = try layout.mapping(for: update.entity)
-        let (sql, arguments) = RelationalLayout.updateRowStatement(mapping, slots: update.slots)
-            .rendered(for: .postgreSQL, parameters: layout.updateRowValues(update, mapping: mapping))
-        return try session.execute(sql, arguments).changed > 0
+        let statement = RelationalLayout.updateRowStatement(mapping, slots: update.slots)
+        return try session.execute(statement, parameters: layout.updateRowValues(update, mapping: mapping)).changed > 0
     }
 
     /// The `Z_ENT` column value of a to-one's destination (NULL without one).

@@ -118,13 +118,13 @@ package final class PostgreSQLStore: StoreEngine {
         // The model, as a keyed archive (Core Data's cache deflates it; PostgreSQL compresses
         // large values itself), so that tools open the store without the app's model file.
         try session.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT bytea)")
-        try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES ($1)", [.data(CompiledModelWriter.archive(model))])
+        try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (\(bind: .data(CompiledModelWriter.archive(model))))" as SQLFragment)
         for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
-            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES ($1, $2, $3, 0)",
-                                [.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))])
+            let row: [ManagedValue] = [.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))]
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(list: row), 0)" as SQLFragment)
         }
         let plist = try StoreMetadataPlist.make(model: model, storeType: Self.typeName)
-        try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, $1, $2)", [.string(identifier), .data(plist)])
+        try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, \(list: [.string(identifier), .data(plist)]))" as SQLFragment)
         return Loaded(layout: layout, metadata: try Self.readMetadata(session))
     }
 
@@ -138,7 +138,7 @@ package final class PostgreSQLStore: StoreEngine {
         let dialect = SQLDialect.postgreSQL
         let unique = layout.indexes.filter(\.isUnique)
         guard !unique.isEmpty else { return }
-        let existing = Set(try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = $1", [.string(url.schema)]).rows.compactMap { row -> String? in
+        let existing = Set(try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))" as SQLFragment).rows.compactMap { row -> String? in
             if case .string(let name)? = row.first { name } else { nil }
         })
         for index in unique where !existing.contains(dialect.identifier(index.name)) {
@@ -178,7 +178,7 @@ package final class PostgreSQLStore: StoreEngine {
     /// Takes the advisory lock that orders the creation and migration of `url`'s schema, until
     /// the session's transaction ends.
     static func lockSchema(_ session: PostgreSQLSession, _ url: PostgreSQLStoreURL) throws {
-        try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext($1))", [.string("OpenCoreData schema " + url.schema)])
+        try session.execute("SELECT FROM pg_advisory_xact_lock(hashtext(\(bind: .string("OpenCoreData schema " + url.schema))))" as SQLFragment)
     }
 
     static func readMetadata(_ session: PostgreSQLSession) throws -> [String: any Sendable] {
@@ -212,7 +212,7 @@ package final class PostgreSQLStore: StoreEngine {
         try checkWritable()
         let written = try checkedTransaction { session in
             let data = try StoreMetadataPlist.replacingAppKeys(metadata, over: try Self.readMetadata(session))
-            try session.execute("UPDATE Z_METADATA SET Z_PLIST = $1 WHERE Z_VERSION = 1", [.data(data)])
+            try session.execute("UPDATE Z_METADATA SET Z_PLIST = \(bind: .data(data)) WHERE Z_VERSION = 1" as SQLFragment)
             return try Self.readMetadata(session)
         }
         loaded.withLock { $0?.metadata = written }
@@ -221,7 +221,7 @@ package final class PostgreSQLStore: StoreEngine {
     package func adoptIdentifier(_ identifier: String) throws {
         try checkWritable()
         let written = try checkedTransaction { session in
-            try session.execute("UPDATE Z_METADATA SET Z_UUID = $1 WHERE Z_VERSION = 1", [.string(identifier)])
+            try session.execute("UPDATE Z_METADATA SET Z_UUID = \(bind: .string(identifier)) WHERE Z_VERSION = 1" as SQLFragment)
             return try Self.readMetadata(session)
         }
         uuid.set(identifier)

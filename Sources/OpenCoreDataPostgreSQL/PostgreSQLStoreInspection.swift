@@ -14,11 +14,13 @@ extension StoreInspection {
         let schema = storeURL.schema
         func count(_ table: String, entity: Int? = nil) throws -> Int {
             let from = "SELECT COUNT(*) FROM " + PostgreSQLSQL.qualified(schema, table.lowercased())
-            let rows = try entity.map { try session.execute(from + " WHERE Z_ENT = $1", [.integer(Int64($0))]) } ?? session.execute(from)
+            let rows = try entity.map { try session.execute("\(sql: from) WHERE Z_ENT = \(bind: .integer(Int64($0)))") } ?? session.execute(from)
             if case .integer(let value)? = rows.rows.first?.first { return Int(value) }
             return 0
         }
-        let names = try session.execute("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1", [.string(schema)])
+        let names = try session.execute("""
+            SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = \(bind: .string(schema)) AND table_type = 'BASE TABLE' ORDER BY 1
+            """ as SQLFragment)
             .rows.compactMap { row -> String? in if case .string(let name)? = row.first { name } else { nil } }
         let tables = try names.map { ($0, try count($0)) }
         let metadata = names.contains("Z_METADATA") ? try PostgreSQLStore.readMetadata(session) : [:]

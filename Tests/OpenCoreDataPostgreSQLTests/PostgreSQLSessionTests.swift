@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OpenCoreDataCore
+import OpenCoreDataSQL
 import Synchronization
 @testable import OpenCoreDataPostgreSQL
 import Testing
@@ -43,14 +44,15 @@ struct PostgreSQLSessionTests {
             [.integer(3), .null, .null, .null, .null, .null, .null, .null],
         ]
         for row in rows {
-            try session.execute("INSERT INTO \(table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", row)
+            // The codec itself (statements the store builds bind truth values as 0 and 1).
+            _ = try session.run("INSERT INTO \(table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", row)
         }
         let read = try session.execute("SELECT * FROM \(table) ORDER BY Z_PK").rows
         #expect(read == rows)
         // Dates go as Core Data keeps them (seconds since 2001, a double) and come back equal.
-        try session.execute("UPDATE \(table) SET ZDOUBLE = $1 WHERE Z_PK = 3", [.date(date)])
+        try session.execute("UPDATE \(sql: table) SET ZDOUBLE = \(bind: .date(date)) WHERE Z_PK = 3" as SQLFragment)
         #expect(try session.execute("SELECT ZDOUBLE FROM \(table) WHERE Z_PK = 3").rows == [[.double(date.timeIntervalSinceReferenceDate)]])
-        #expect(try session.execute("SELECT ZTEXT FROM \(table) WHERE ZTEXT = $1", [.url(URL(string: "https://example.com/a?b=c")!)]).rows.isEmpty)
+        #expect(try session.execute("SELECT ZTEXT FROM \(sql: table) WHERE ZTEXT = \(bind: .url(URL(string: "https://example.com/a?b=c")!))" as SQLFragment).rows.isEmpty)
     }
 
     @Test func valuesShapedLikeSQLAreStoredVerbatim() throws {
@@ -59,7 +61,7 @@ struct PostgreSQLSessionTests {
         let table = PostgreSQLSQL.qualified(schema, "ZNOTE")
         try session.execute("CREATE TABLE \(table) (ZTITLE text)")
         let hostile = "x'); DROP TABLE \(table); --"
-        let outcome = try session.execute("INSERT INTO \(table) VALUES ($1)", [.string(hostile)])
+        let outcome = try session.execute("INSERT INTO \(sql: table) VALUES (\(bind: .string(hostile)))" as SQLFragment)
         #expect(outcome.changed == 1)
         #expect(try session.execute("SELECT ZTITLE FROM \(table)").rows == [[.string(hostile)]])
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import OpenCoreData
 @testable import OpenCoreDataPostgreSQL
+import OpenCoreDataSQL
 import Testing
 import TestSupport
 
@@ -19,7 +20,7 @@ import TestSupport
         let writer = try PostgreSQLSession.connect(url)
         defer { writer.close() }
         try writer.execute("BEGIN")
-        try writer.execute("UPDATE \(PostgreSQLSQL.qualified(url.schema, "znote")) SET ztext1 = $1 WHERE ztext1 = $2", [.string("Final 1"), .string("Draft 1")])
+        try writer.execute("UPDATE \(sql: PostgreSQLSQL.qualified(url.schema, "znote")) SET ztext1 = \(bind: .string("Final 1")) WHERE ztext1 = \(bind: .string("Draft 1"))" as SQLFragment)
         let result = Locked<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let batchContext = stack.container.newBackgroundContext()

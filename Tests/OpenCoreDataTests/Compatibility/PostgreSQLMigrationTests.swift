@@ -1,6 +1,7 @@
 import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
+import OpenCoreDataSQL
 import Testing
 import TestSupport
 
@@ -125,7 +126,7 @@ import TestSupport
         let store = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSession.connect(store)
         defer { session.close() }
-        return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, $1)", [.string(PostgreSQLMigration.scratchPrefix(of: store))]).rows.isEmpty
+        return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, \(bind: .string(PostgreSQLMigration.scratchPrefix(of: store))))" as SQLFragment).rows.isEmpty
     }
 
     /// Core Data's check before migrating: the schema's metadata, read without adding the store,

@@ -94,7 +94,7 @@ import TestSupport
         let url = try PostgreSQLStoreURL(try directory.postgreSQLSchema())
         let session = try PostgreSQLSession.connect(url)
         defer { session.close() }
-        let rows = try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexdef LIKE '%UNIQUE%(za, zb_c)%'", [.string(url.schema)]).rows
+        let rows = try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema)) AND indexdef LIKE '%UNIQUE%(za, zb_c)%'" as SQLFragment).rows
         guard case .string(let name)? = rows.first?.first else {
             throw CoreDataError(.persistentStoreOpen, "The index of [a, b_c] was not found.")
         }
@@ -131,9 +131,10 @@ private final class RawInsert {
             let url = try PostgreSQLStoreURL(try stack.directory.postgreSQLSchema())
             let session = try PostgreSQLSession.connect(url)
             defer { session.close() }
-            let placeholders = (1...(columns.count + 1)).map { "$\($0)" }.joined(separator: ", ")
             let arguments: [ManagedValue] = [.integer(key)] + columns.map { .string(values[$0]!) }
-            _ = try session.execute("INSERT INTO \(PostgreSQLSQL.qualified(url.schema, table.lowercased())) (z_pk, \(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments)
+            _ = try session.execute("""
+                INSERT INTO \(sql: PostgreSQLSQL.qualified(url.schema, table.lowercased())) (z_pk, \(SQLFragment.identifiers(columns))) VALUES (\(list: arguments))
+                """ as SQLFragment)
         default:
             let db = try RawSQLite(stack.storeURL, writable: true)
             let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
