@@ -100,6 +100,13 @@ extension RelationalLayout {
         "DELETE FROM \(identifier: try mapping(for: root).table) WHERE Z_PK IN (\(list: keys.map { .integer($0) }))"
     }
 
+    /// `INSERT INTO <table> (<columns>) VALUES (…)`, a statement prepared once and run per row,
+    /// binding each column's value in order; `orIgnore`: SQLite's `INSERT OR IGNORE` (a row that
+    /// breaks a uniqueness rule is left out).
+    package static func insertRowStatement(_ table: String, columns: [String], orIgnore: Bool = false) -> SQLFragment {
+        "INSERT \(sql: orIgnore ? "OR IGNORE " : "")INTO \(identifier: table) (\(SQLFragment.identifiers(columns))) VALUES (\(parameters: columns.count))"
+    }
+
     /// `INSERT INTO <table> (Z_PK, Z_ENT, Z_OPT, <columns>) VALUES (…, 1, …)`, a statement prepared
     /// once and run per row: it binds the key, the entity number, then each column's value.
     package static func insertStatement(_ table: String, columns: [String]) -> SQLFragment {

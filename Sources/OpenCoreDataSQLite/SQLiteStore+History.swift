@@ -53,19 +53,21 @@ extension SQLiteStore {
         guard tracksHistory, !changes.isEmpty else { return }
         let number = try given ?? reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }
-        let transaction = try db.cachedStatement("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, ?, 1, ?, ?, ?, ?, ?)")
-        try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity))] + strings.map { $0.map { .integer($0) } ?? .null }
+        let transactionColumns = ["Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP"]
+        let transaction = try db.cachedStatement(RelationalLayout.insertRowStatement("ATRANSACTION", columns: transactionColumns).rendered(for: .sqlite).sql)
+        try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity)), .integer(1)] + strings.map { $0.map { .integer($0) } ?? .null }
                              + [.double(timestamp.timeIntervalSinceReferenceDate)])
         try transaction.run()
         var next = try reserveKeys(db, entityNumber: Self.changeEntity, count: changes.count)
         let tombstoneWidth = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
-        let tombstoneColumns = (0..<tombstoneWidth).map { ", ZTOMBSTONE\($0)" }.joined()
-        let change = try db.cachedStatement("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES (?, ?, 1, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: tombstoneWidth)))")
+        let changeColumns = ["Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]
+            + (0..<tombstoneWidth).map { "ZTOMBSTONE\($0)" }
+        let change = try db.cachedStatement(RelationalLayout.insertRowStatement("ACHANGE", columns: changeColumns).rendered(for: .sqlite).sql)
         for item in changes {
             let kept = item.tombstoneValues
             let tombstone = kept + Array(repeating: ManagedValue.null, count: tombstoneWidth - kept.count)
             let columns: ManagedValue = item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null
-            try change.bind([.integer(next), .integer(Int64(Self.changeEntity)), .integer(Int64(item.type.rawValue)),
+            try change.bind([.integer(next), .integer(Int64(Self.changeEntity)), .integer(1), .integer(Int64(item.type.rawValue)),
                              .integer(Int64(layout.entityNumber(of: item.entity))), .integer(item.primaryKey), .integer(number), columns] + tombstone)
             try change.run()
             next += 1

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension Migrator {
 
@@ -8,9 +9,9 @@ extension Migrator {
         for table in ["ATRANSACTIONSTRING", "ATRANSACTION", "ACHANGE"] where try source.tableExists(table) {
             let columns = Set(try target.columns(of: table))
             let ordered = try source.columns(of: table).filter { columns.contains($0) }
-            let select = try source.prepare("SELECT \(ordered.joined(separator: ", ")) FROM \(table)")
+            let select = try source.prepare("SELECT \(SQLFragment.identifiers(ordered)) FROM \(identifier: table)" as SQLFragment)
             defer { select.finalize() }
-            let insert = try target.prepare("INSERT INTO \(table) (\(ordered.joined(separator: ", "))) VALUES (\(ordered.map { _ in "?" }.joined(separator: ", ")))")
+            let insert = try target.prepare(RelationalLayout.insertRowStatement(table, columns: ordered).rendered(for: .sqlite).sql)
             defer { insert.finalize() }
             let entityColumn = ordered.firstIndex(of: "ZENTITY"), keyColumn = ordered.firstIndex(of: "ZENTITYPK")
             rowLoop: while try select.step() {

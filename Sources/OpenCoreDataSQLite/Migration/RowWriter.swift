@@ -49,7 +49,7 @@ struct RowWriter {
             }
         }
         columns += orderColumns
-        sql = "INSERT INTO \(mapping.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        sql = RelationalLayout.insertRowStatement(mapping.table, columns: columns).rendered(for: .sqlite).sql
         entityColumnRelationships = withEntity
         orderColumnRelationships = withOrder
     }
