@@ -111,7 +111,7 @@ package final class PostgreSQLStore: StoreEngine {
         let layout = RelationalLayout(model: model, entityNumbers: numbers)
         let dialect = SQLDialect.postgreSQL
         try session.execute("CREATE SCHEMA IF NOT EXISTS " + PostgreSQLSQL.quoted(url.schema))
-        for sql in dialect.createTables(layout) { try session.execute(sql) }
+        for statement in dialect.createTables(layout) { try session.execute(statement) }
         for index in layout.indexes { try session.execute(dialect.createIndex(index)) }
         try session.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT bigint PRIMARY KEY, Z_NAME text, Z_SUPER bigint, Z_MAX bigint)")
         try session.execute("CREATE TABLE Z_METADATA (Z_VERSION bigint PRIMARY KEY, Z_UUID text, Z_PLIST bytea)")

@@ -129,19 +129,20 @@ package enum SQLDialect: Sendable {
     }
 
     /// `CREATE TABLE` for an entity table of `layout`.
-    package func createTable(_ table: RelationalLayout.Table) -> String {
-        let key = self == .sqlite ? "Z_PK INTEGER PRIMARY KEY" : "Z_PK bigint PRIMARY KEY"
+    package func createTable(_ table: RelationalLayout.Table) -> SQLFragment {
+        let key = self == .sqlite ? "INTEGER PRIMARY KEY" : "bigint PRIMARY KEY"
         let integer = columnType(.integer64)
-        let columns = [key, "Z_ENT \(integer)", "Z_OPT \(integer)"] + table.columns.map { "\($0.name) \(columnType($0.type))" }
-        return "CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )"
+        let columns = [("Z_PK", key), ("Z_ENT", integer), ("Z_OPT", integer)] + table.columns.map { ($0.name, columnType($0.type)) }
+        let definitions = columns.map { name, type in SQLFragment("\(identifier: name) \(sql: type)") }
+        return "CREATE TABLE \(identifier: table.name) ( \(SQLFragment.joined(definitions, separator: ", ")) )"
     }
 
     /// `CREATE TABLE` for a many-to-many join table.
-    package func createTable(_ table: RelationalLayout.JoinTable) -> String {
+    package func createTable(_ table: RelationalLayout.JoinTable) -> SQLFragment {
         let integer = self == .sqlite ? "INTEGER" : columnType(.integer64)
         let (own, other) = table.keyColumns
-        let orders = table.orderColumns.map { ", \($0) \(integer)" }.joined()
-        return "CREATE TABLE \(table.name) ( \(own) \(integer), \(other) \(integer)\(orders), PRIMARY KEY (\(own), \(other)) )"
+        let definitions = ([own, other] + table.orderColumns).map { SQLFragment("\(identifier: $0) \(sql: integer)") }
+        return "CREATE TABLE \(identifier: table.name) ( \(SQLFragment.joined(definitions, separator: ", ")), PRIMARY KEY (\(SQLFragment.identifiers([own, other]))) )"
     }
 
     /// `name` as the database keeps an unquoted identifier. SQLite keeps it as written.
@@ -169,17 +170,20 @@ package enum SQLDialect: Sendable {
     }
 
     /// `CREATE [UNIQUE] INDEX IF NOT EXISTS` for an index of the layout.
-    package func createIndex(_ index: RelationalLayout.Index) -> String {
-        let columns = index.columns.map { column in
-            guard index.collated else { return column.name }
+    package func createIndex(_ index: RelationalLayout.Index) -> SQLFragment {
+        let columns = index.columns.map { column -> SQLFragment in
+            guard index.collated else { return "\(identifier: column.name)" }
             let order = column.ascending ? "ASC" : "DESC"
-            return self == .sqlite ? "\(column.name) COLLATE BINARY \(order)" : "\(column.name) \(order)"
+            return self == .sqlite ? "\(identifier: column.name) COLLATE BINARY \(sql: order)" : "\(identifier: column.name) \(sql: order)"
         }
-        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(identifier(index.name)) ON \(index.table) (\(columns.joined(separator: ", ")))"
+        return """
+            CREATE \(sql: index.isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(identifier: identifier(index.name)) \
+            ON \(identifier: index.table) (\(SQLFragment.joined(columns, separator: ", ")))
+            """
     }
 
     /// Every `CREATE TABLE` of the layout: entity tables, then join tables.
-    package func createTables(_ layout: RelationalLayout) -> [String] {
+    package func createTables(_ layout: RelationalLayout) -> [SQLFragment] {
         layout.tables.map(createTable) + layout.joinTables.map(createTable)
     }
 }

@@ -135,8 +135,11 @@ package final class SQLiteStore: StoreEngine {
         for entity in model.entities { numbers[entity.name] = entity.entityNumber }
         let layout = RelationalLayout(model: model, entityNumbers: numbers)
         let plist = try Self.metadataPlist(model: model)
-        for sql in SQLDialect.sqlite.createTables(layout) { try db.execute(sql) }
-        for index in layout.indexes { try db.execute(SQLDialect.sqlite.createIndex(index)) }
+        for statement in SQLDialect.sqlite.createTables(layout) + layout.indexes.map(SQLDialect.sqlite.createIndex) {
+            let prepared = try db.prepare(statement)
+            defer { prepared.finalize() }
+            try prepared.run()
+        }
         for sql in layout.derivedAttributeTriggers(model: model).flatMap(\.sqliteStatements) { try db.execute(sql) }
         try db.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         try db.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
