@@ -90,7 +90,9 @@ extension PostgreSQLStore {
             let keys = try exact
                 ? session.integers("SELECT Z_PK FROM \(identifier: mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE")
                 : lockedKeys(request, mapping: mapping, layout: layout, session: session)
-            var rows = PostgreSQLDeleteRows(store: self, session: session, layout: layout)
+            var rows = RelationalDeleteRows(session: session, layout: layout, readsTombstones: tracksHistory, chunk: 1000) { row, mapping in
+                self.values(of: row.values, from: 2, mapping: mapping, layout: layout)
+            }
             try BatchDeleteRules.delete(keys, of: request.entity.rootEntity, in: &rows)
             try recordHistory(session, layout: layout, author: author, changes: rows.history)
             return keys
@@ -118,57 +120,5 @@ extension PostgreSQLStore {
             results.append(try body(Array(keys[start..<min(start + 1000, keys.count)])))
         }
         return results
-    }
-}
-
-/// The rows of a batch delete with rules, in the PostgreSQL store's tables, inside the caller's
-/// transaction.
-private struct PostgreSQLDeleteRows: BatchDeleteRows {
-    let store: PostgreSQLStore
-    let session: PostgreSQLSession
-    let layout: RelationalLayout
-    /// The deletions to record in history (with tombstone values when history is kept).
-    var history: [StoreHistoryChange] = []
-
-    /// The first column of every row `statement(chunk)` selects, chunk by chunk (none when it
-    /// answers `nil`).
-    private func column(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws -> [Int64] {
-        try PostgreSQLStore.eachChunk(of: keys) { chunk -> [Int64] in
-            guard let statement = try statement(chunk) else { return [] }
-            return try session.integers(statement)
-        }.flatMap { $0 }
-    }
-
-    private func run(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws {
-        _ = try PostgreSQLStore.eachChunk(of: keys) { chunk in
-            if let statement = try statement(chunk) { try session.execute(statement) }
-        }
-    }
-
-    mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
-        var groups = KeysByEntity()
-        for chunkRows in try PostgreSQLStore.eachChunk(of: keys, { chunk in
-            try session.execute(try layout.deletedRowsQuery(root, withValues: store.tracksHistory, keys: chunk)).rows
-        }) {
-            for row in chunkRows {
-                guard case .integer(let number) = row[0], case .integer(let key) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { continue }
-                let tombstone = store.tracksHistory ? store.values(of: row, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
-                history.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
-                groups.append(key, of: entity)
-            }
-        }
-        return groups.groups
-    }
-
-    mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, keys: $0) }
-    }
-
-    mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        try run(keys) { try layout.detachStatement(relationship, keys: $0) }
-    }
-
-    mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        try run(keys) { try layout.removeStatement(root, keys: $0) }
     }
 }

@@ -105,73 +105,20 @@ extension SQLiteStore {
 
 extension SQLiteStore {
     /// A batch delete of rows with relationships, in one transaction: the rules are
-    /// `BatchDeleteRules`'s, over this store's tables (`SQLiteDeleteRows`).
+    /// `BatchDeleteRules`'s, over this store's tables (`RelationalDeleteRows`; keys go to SQLite
+    /// 500 bound values a statement).
     fileprivate func deleteWithRules(_ entity: EntityDescription, select query: SQLFragment, layout: RelationalLayout, author: HistoryAuthor) throws -> BatchOutcome {
         try writeTransaction { db in
             let select = try db.prepare(query)
             defer { select.finalize() }
             var keys: [Int64] = []
             while try select.step() { keys.append(select.int64(at: 0)) }
-            var rows = SQLiteDeleteRows(store: self, db: db, layout: layout)
+            var rows = RelationalDeleteRows(session: db, layout: layout, readsTombstones: tracksHistory, chunk: 500) { row, mapping in
+                self.readValues(row, from: 2, mapping: mapping, layout: layout)
+            }
             try BatchDeleteRules.delete(keys, of: entity.rootEntity, in: &rows)
             try recordHistory(db, layout: layout, author: author, changes: rows.history)
             return BatchOutcome(count: keys.count, keys: keys)
         }
-    }
-}
-
-/// The rows of a batch delete with rules, in the SQLite store's tables, inside the caller's write
-/// transaction. Keys go to SQLite in chunks of 500 bound parameters.
-private struct SQLiteDeleteRows: BatchDeleteRows {
-    let store: SQLiteStore
-    let db: SQLiteConnection
-    let layout: RelationalLayout
-    /// The deletions to record in history (with tombstone values when history is kept).
-    var history: [StoreHistoryChange] = []
-
-    private static let chunk = 500
-
-    /// Runs `statement(chunk)` once per chunk of `keys` (nothing when it answers `nil`); `row` is
-    /// called for each result row.
-    private func each(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?, row: (SQLiteStatement) throws -> Void = { _ in }) throws {
-        for start in stride(from: 0, to: keys.count, by: Self.chunk) {
-            guard let fragment = try statement(Array(keys[start..<min(start + Self.chunk, keys.count)])) else { return }
-            let prepared = try db.prepare(fragment)
-            defer { prepared.finalize() }
-            while try prepared.step() { try row(prepared) }
-        }
-    }
-
-    private func column(_ keys: [Int64], _ statement: ([Int64]) throws -> SQLFragment?) throws -> [Int64] {
-        var result: [Int64] = []
-        try each(keys, statement) { if !$0.isNull(at: 0) { result.append($0.int64(at: 0)) } }
-        return result
-    }
-
-    mutating func rows(_ keys: [Int64], of root: EntityDescription) throws -> [(entity: EntityDescription, keys: [Int64])] {
-        var groups = KeysByEntity()
-        var found: [StoreHistoryChange] = []
-        let values = store.tracksHistory
-        try each(keys, { try layout.deletedRowsQuery(root, withValues: values, keys: $0) }) { statement in
-            guard let entity = layout.entitiesByNumber[Int(statement.int64(at: 0))] else { return }
-            let key = statement.int64(at: 1)
-            let tombstone = values ? store.readValues(statement, from: 2, mapping: try layout.mapping(for: entity), layout: layout) : nil
-            found.append(StoreHistoryChange(type: .delete, entity: entity, primaryKey: key, values: tombstone))
-            groups.append(key, of: entity)
-        }
-        history += found
-        return groups.groups
-    }
-
-    mutating func destinations(of relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws -> [Int64] {
-        try column(keys) { try layout.destinationKeysQuery(of: relationship, from: entity, keys: $0) }
-    }
-
-    mutating func detach(_ relationship: RelationshipDescription, from keys: [Int64], of entity: EntityDescription) throws {
-        try each(keys) { try layout.detachStatement(relationship, keys: $0) }
-    }
-
-    mutating func remove(_ keys: [Int64], of root: EntityDescription) throws {
-        try each(keys) { try layout.removeStatement(root, keys: $0) }
     }
 }
