@@ -60,13 +60,13 @@ extension ManagedObjectContext {
                 clearPending()
                 return
             }
-            let outcome: (PersistentStore?, [StoreConflict])
+            let result: PersistentStoreCoordinator.SaveResult
             do {
-                outcome = try coordinator.save(parts.map { ($0.store, $0.batch.request) }, from: self) { [self] in makeEvent(parts) }
+                result = try coordinator.save(parts.map { ($0.store, $0.batch.request) }, from: self) { [self] in makeEvent(parts) }
             } catch {
                 throw PersistentStoreCoordinator.wrap(error)
             }
-            guard let store = outcome.0, !outcome.1.isEmpty else {
+            guard case .conflicts(let conflicts, let store) = result, !conflicts.isEmpty else {
                 advanceQueryGeneration()
                 if parts.count == 1 {
                     // The lists as they are: joining one part's lists would copy every object's reference.
@@ -78,7 +78,7 @@ extension ManagedObjectContext {
                 return
             }
             attempts += 1
-            let mergeConflicts = makeMergeConflicts(outcome.1, store: store)
+            let mergeConflicts = makeMergeConflicts(conflicts, store: store)
             guard attempts < 16 else { throw CoreDataError.mergeConflicts(mergeConflicts) }
             try mergePolicy.resolve(mergeConflicts: mergeConflicts)
         }

@@ -286,30 +286,30 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// contexts that merge automatically (in commit order: both happen under `saveOrder`).
     /// Returns the conflicts (and writes nothing) when rows changed underneath.
     package func save(_ request: StoreSaveRequest, store: PersistentStore, event makeEvent: () -> SaveEvent) throws -> [StoreConflict] {
-        let (_, conflicts) = try save([(store, request)], event: makeEvent)
-        return conflicts
+        if case .conflicts(let conflicts, _) = try save([(store, request)], event: makeEvent) { return conflicts }
+        return []
     }
 
     /// Writes a save whose objects live in several stores: each store's part in its own
     /// transaction, committed only once every part is written and free of conflicts (each
-    /// store's transaction stays open, holding its writer, until the next one is ready). Returns
-    /// the first store with conflicts and them (nothing written anywhere), or no conflicts.
+    /// store's transaction stays open, holding its writer, until the next one is ready). Answers
+    /// the first store with conflicts and them (nothing written anywhere), or `saved`.
     ///
     /// When a later store's commit fails after earlier ones committed, what those committed is
     /// kept for `context`'s next save, which leaves it out (`PartialCommits`).
     package func save(_ parts: [(PersistentStore, StoreSaveRequest)], from context: AnyObject? = nil,
-                      event makeEvent: () -> SaveEvent) throws -> (PersistentStore?, [StoreConflict]) {
+                      event makeEvent: () -> SaveEvent) throws -> SaveResult {
         try saveOrder.withLock {
             let toWrite = try partialCommits.remainder(of: parts, from: context)
             var committed: [(PersistentStore, StoreSaveRequest)] = []
-            let (conflicted, conflicts): (PersistentStore?, [StoreConflict])
+            let result: SaveResult
             do {
-                (conflicted, conflicts) = try commit(toWrite[...], committed: &committed)
+                result = try commit(toWrite[...], committed: &committed)
             } catch {
                 partialCommits.remember(committed, from: context)
                 throw error
             }
-            guard conflicts.isEmpty else { return (conflicted, conflicts) }
+            guard case .saved = result else { return result }
             partialCommits.forget(context)
             for (store, request) in parts { updateRowCache(after: request, store: store) }
             let receivers = mergingContexts.withLock { contexts in
@@ -323,7 +323,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 }
                 didSaveEventsBroadcaster.send(event)
             }
-            return (nil, [])
+            return .saved
         }
     }
 
@@ -331,23 +331,32 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// transaction, so that a part that cannot be written withdraws the ones before it.
     /// `committed` collects the parts whose store committed (in no particular order).
     private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>,
-                        committed: inout [(PersistentStore, StoreSaveRequest)]) throws -> (PersistentStore?, [StoreConflict]) {
-        guard let (store, request) = parts.first else { return (nil, []) }
+                        committed: inout [(PersistentStore, StoreSaveRequest)]) throws -> SaveResult {
+        guard let (store, request) = parts.first else { return .saved }
         let rest = parts.dropFirst()
-        var later: (PersistentStore?, [StoreConflict]) = (nil, [])
+        var later = SaveResult.saved
         var inner: [(PersistentStore, StoreSaveRequest)] = []
         defer { committed.append(contentsOf: inner) }
         let outcome = try store.engine.save(request, beforeCommit: rest.isEmpty ? nil : {
             later = try self.commit(rest, committed: &inner)
-            return later.1.isEmpty
+            if case .saved = later { return true }
+            return false
         })
         switch outcome {
         case .committed:
             committed.append((store, request))
-            return (nil, [])
-        case .conflicts(let conflicts): return (store, conflicts)
+            return .saved
+        case .conflicts(let conflicts): return .conflicts(conflicts, in: store)
         case .withdrawn: return later
         }
+    }
+
+    /// How a save across the coordinator's stores ended (errors are thrown).
+    package enum SaveResult {
+        /// Every part was written.
+        case saved
+        /// Nothing was written: the rows of `store` had moved on (optimistic locking).
+        case conflicts([StoreConflict], in: PersistentStore)
     }
 
     private func updateRowCache(after request: StoreSaveRequest, store: PersistentStore) {
