@@ -114,7 +114,15 @@ package enum SQLDialect: Sendable {
     package func columnType(_ type: AttributeType) -> String {
         switch self {
         case .sqlite:
-            return type.sqliteColumnType
+            // The column types Core Data declares.
+            switch type {
+            case .integer16, .integer32, .integer64, .boolean, .objectID: return "INTEGER"
+            case .decimal: return "DECIMAL"
+            case .double, .float: return "FLOAT"
+            case .string, .uri: return "VARCHAR"
+            case .date: return "TIMESTAMP"
+            case .binaryData, .uuid, .transformable: return "BLOB"
+            }
         case .postgreSQL:
             switch type {
             case .integer16, .integer32, .integer64, .boolean, .objectID: return "bigint"

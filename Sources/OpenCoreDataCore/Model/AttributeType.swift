@@ -34,18 +34,6 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable, CustomStringC
     /// as the destination's primary key.
     case objectID = 2000
 
-    /// The column type Core Data declares for the attribute in SQLite.
-    public var sqliteColumnType: String {
-        switch self {
-        case .integer16, .integer32, .integer64, .boolean, .objectID: "INTEGER"
-        case .decimal: "DECIMAL"
-        case .double, .float: "FLOAT"
-        case .string, .uri: "VARCHAR"
-        case .date: "TIMESTAMP"
-        case .binaryData, .uuid, .transformable: "BLOB"
-        }
-    }
-
     /// Whether values of this type are numbers (comparable with `<`, usable in arithmetic).
     public var isNumeric: Bool {
         switch self {

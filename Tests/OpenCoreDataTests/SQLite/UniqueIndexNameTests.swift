@@ -94,8 +94,14 @@ import TestSupport
         let url = try PostgreSQLStoreURL(try directory.postgreSQLSchema())
         let session = try PostgreSQLSession.connect(url)
         defer { session.close() }
-        let rows = try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema)) AND indexdef LIKE '%UNIQUE%(za, zb_c)%'" as SQLFragment).rows
-        guard case .string(let name)? = rows.first?.first else {
+        // The definitions of this schema's indexes only, matched here: a condition on `indexdef`
+        // in SQL may make the server print the definitions of other schemas' indexes, which
+        // tests running beside this one are dropping ("could not open relation").
+        let rows = try session.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))" as SQLFragment).rows
+        let pair = rows.first { row in
+            if case .string(let definition) = row[1] { definition.contains("UNIQUE") && definition.contains("(za, zb_c)") } else { false }
+        }
+        guard case .string(let name)? = pair?.first else {
             throw CoreDataError(.persistentStoreOpen, "The index of [a, b_c] was not found.")
         }
         try session.execute("DROP INDEX " + PostgreSQLSQL.qualified(url.schema, name))
