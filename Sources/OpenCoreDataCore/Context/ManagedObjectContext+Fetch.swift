@@ -234,7 +234,10 @@ extension ManagedObjectContext {
 
     /// The registered object for an ID with a known committed state, made when there is none.
     package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
-        if let existing = graph.registry[id] ?? insertedObject(for: id) {
+        // One probe of the registry for a row met for the first time: its miss says where the
+        // new object goes.
+        let probe = graph.registry.probe(id)
+        if let existing = probe.found.map({ graph.registry.object(at: $0) }) ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
                 fulfil(existing, with: snapshot)
             }
@@ -242,7 +245,7 @@ extension ManagedObjectContext {
         }
         // (An object inserted in an ancestor and not saved yet is registered by its temporary ID.)
         let object = ManagedObject.materialize(entity: id.entity, id: id, context: self, snapshot: snapshot)
-        graph.register(object)
+        graph.register(object, at: probe)
         awakeFetched(object)
         return object
     }

@@ -51,6 +51,12 @@ package struct ObjectGraph {
         if registry.count > purgeThreshold { purgeUnreferencedObjects() }
     }
 
+    /// Registers `object`, whose ID `probe` looked for in the registry and did not find.
+    package mutating func register(_ object: ManagedObject, at probe: IDTable<ObjectRegistry.Entry>.Probe) {
+        registry.insert(object, at: probe)
+        if registry.count > purgeThreshold { purgeUnreferencedObjects() }
+    }
+
     /// Drops registered objects that have no changes and that nobody outside the context
     /// references: what a weak reference would have dropped.
     package mutating func purgeUnreferencedObjects() {

@@ -41,6 +41,15 @@ package struct ObjectRegistry {
         }
     }
 
+    /// Looks `id` up, remembering where its object would go (see ``register(_:at:)``).
+    package func probe(_ id: ManagedObjectID) -> IDTable<Entry>.Probe { table.probe(id) }
+
+    /// Stores `object` under its ID, which `probe` looked for and did not find: with no second
+    /// probe when nothing changed the registry in between.
+    package mutating func insert(_ object: ManagedObject, at probe: IDTable<Entry>.Probe) {
+        table.insert(Entry(tag: table.tag(of: probe), object: object), at: probe, for: object.objectID)
+    }
+
     /// The object in a bucket found by ``index(for:)``.
     package func object(at index: Int) -> ManagedObject {
         // A bucket found by `index(for:)` holds an object (a nil there is a bug of this type).

@@ -26,6 +26,8 @@ package struct IDTable<Entry: IDTableEntry> {
     private var mask = 0
     /// The number of entries held.
     package private(set) var count = 0
+    /// Counts the table's changes, so that a ``Probe`` knows whether its bucket still holds.
+    private var changes = 0
 
     /// Mixes the tags, per process: store keys cannot be chosen to collide (a crafted store
     /// would otherwise make every probe of a fetch walk the whole table). Kept in the table so
@@ -65,10 +67,52 @@ package struct IDTable<Entry: IDTableEntry> {
         }
     }
 
+    /// Where a look-up ended: the bucket of the entry found, or where a new entry of the ID would
+    /// go (for ``insert(_:at:for:)``, one probe for a miss and its insert).
+    package struct Probe {
+        /// The bucket holding the ID's entry, if any.
+        package let found: Int?
+        /// The empty bucket the ID's entry would take, when the table has room for it now.
+        fileprivate let vacant: Int?
+        fileprivate let tag: UInt64
+        fileprivate let changes: Int
+    }
+
+    /// Looks `id` up, remembering where its entry would go if it is not there.
+    package func probe(_ id: ManagedObjectID) -> Probe {
+        let tag = self.tag(id)
+        guard count > 0 else { return Probe(found: nil, vacant: nil, tag: tag, changes: changes) }
+        var index = Int(truncatingIfNeeded: tag) & mask
+        while true {
+            let bucketTag = entries[index].tag
+            if bucketTag == 0 {
+                let hasRoom = (count + 1) * 4 <= entries.count * 3
+                return Probe(found: nil, vacant: hasRoom ? index : nil, tag: tag, changes: changes)
+            }
+            if bucketTag == tag, entries[index].holds(id) { return Probe(found: index, vacant: nil, tag: tag, changes: changes) }
+            index = (index + 1) & mask
+        }
+    }
+
+    /// The tag of the ID a probe looked for.
+    package func tag(of probe: Probe) -> UInt64 { probe.tag }
+
+    /// Stores `entry` (carrying the probe's tag) for the ID `probe` did not find: in the bucket
+    /// the probe ended at when the table has not changed since, else as ``insert(_:for:)`` does.
+    package mutating func insert(_ entry: Entry, at probe: Probe, for id: ManagedObjectID) {
+        guard let slot = probe.vacant, probe.changes == changes else { return insert(entry, for: id) }
+        entries[slot] = entry
+        count += 1
+        changes &+= 1
+    }
+
     /// The entry in a bucket.
     package subscript(index: Int) -> Entry {
         get { entries[index] }
-        _modify { yield &entries[index] }
+        _modify {
+            changes &+= 1
+            yield &entries[index]
+        }
     }
 
     /// Stores `entry` as the entry of `id` (whose tag it carries), replacing the one there.
@@ -83,13 +127,17 @@ package struct IDTable<Entry: IDTableEntry> {
         var index = Int(truncatingIfNeeded: entry.tag) & mask
         while entries[index].tag != 0 {
             if entries[index].tag == entry.tag, entries[index].holds(id) {
-                if !keepsExisting(entries[index]) { entries[index] = entry }
+                if !keepsExisting(entries[index]) {
+                    entries[index] = entry
+                    changes &+= 1
+                }
                 return
             }
             index = (index + 1) & mask
         }
         entries[index] = entry
         count += 1
+        changes &+= 1
     }
 
     /// Removes and returns the entry in a bucket; later entries of its probe run move back, so
@@ -112,6 +160,7 @@ package struct IDTable<Entry: IDTableEntry> {
         }
         entries[hole] = .empty
         count -= 1
+        changes &+= 1
         return removed
     }
 
@@ -148,6 +197,7 @@ package struct IDTable<Entry: IDTableEntry> {
         entries = []
         mask = 0
         count = 0
+        changes &+= 1
     }
 
     private mutating func resize(toFit capacity: Int) {
@@ -161,6 +211,7 @@ package struct IDTable<Entry: IDTableEntry> {
         let old = entries
         entries = Array(repeating: .empty, count: size)
         mask = size - 1
+        changes &+= 1
         for entry in old where entry.tag != 0 {
             var index = Int(truncatingIfNeeded: entry.tag) & mask
             while entries[index].tag != 0 { index = (index + 1) & mask }
