@@ -123,7 +123,8 @@ package enum PostgreSQLMigration {
     private static func dropLeftScratchSchemas(_ session: PostgreSQLSession, of url: PostgreSQLStoreURL) throws {
         try session.transaction {
             try PostgreSQLStore.lockSchema(session, url)
-            let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, \(bind: .string(scratchPrefix(of: url))))").rows
+            let prefix = ManagedValue.string(scratchPrefix(of: url))
+            let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, \(bind: prefix))" as SQLFragment).rows
             for case .string(let name) in rows.compactMap(\.first) where PostgreSQLStoreURL.isIdentifier(name) {
                 try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(name) + " CASCADE")
             }

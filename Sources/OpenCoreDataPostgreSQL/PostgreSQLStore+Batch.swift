@@ -109,7 +109,9 @@ extension PostgreSQLStore {
     private func lockedKeys(_ request: StoreFetchRequest, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout,
                             session: PostgreSQLSession) throws -> [Int64] {
         let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .postgreSQL).condition
-        let cells = try session.execute("SELECT \(FetchQuery.rowColumns(mapping)) FROM \(identifier: mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE").rows
+        let cells = try session.execute("""
+            SELECT \(FetchQuery.rowColumns(mapping)) FROM \(identifier: mapping.table)\(condition) ORDER BY Z_PK FOR UPDATE
+            """).rows
         return try finishInSwift(try storeRows(cells, request: request, mapping: mapping, layout: layout), request).map(\.primaryKey)
     }
 

@@ -26,7 +26,9 @@ extension PostgreSQLStore {
             try session.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
         }
         let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
-        let columnQuery: SQLFragment = "SELECT column_name::text FROM information_schema.columns WHERE table_schema = \(bind: .string(schema)) AND table_name = 'achange'"
+        let columnQuery: SQLFragment = """
+            SELECT column_name::text FROM information_schema.columns WHERE table_schema = \(bind: .string(schema)) AND table_name = 'achange'
+            """
         let columns = Set(try session.execute(columnQuery).rows.compactMap { row -> String? in
             if case .string(let name) = row[0] { name } else { nil }
         })
@@ -48,7 +50,8 @@ extension PostgreSQLStore {
         })
         for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"), (HistoryTables.stringEntity, "TRANSACTIONSTRING")]
             where !present.contains(Int64(number)) {
-            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(list: [.integer(Int64(number)), .string(name)]), 0, 0)" as SQLFragment)
+            let row: [ManagedValue] = [.integer(Int64(number)), .string(name)]
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(list: row), 0, 0)" as SQLFragment)
         }
     }
 
@@ -63,7 +66,8 @@ extension PostgreSQLStore {
         guard tracksHistory, !changes.isEmpty else { return }
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(session, $0) } }
         let width = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0
-        let columns = SQLFragment.identifiers(["Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZCOLUMNS"] + (0..<width).map { "ZTOMBSTONE\($0)" })
+        let columns = SQLFragment.identifiers(["Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZCOLUMNS"]
+                                              + (0..<width).map { "ZTOMBSTONE\($0)" })
         // Each value cast, so that a column of NULLs alone still has its type.
         let types = ["bigint", "bigint", "bigint", "bigint", "bigint", "bytea"] + Array(repeating: "text", count: width)
         // Changes go in chunks (PostgreSQL binds at most 65,535 values per statement): the first
@@ -86,19 +90,22 @@ extension PostgreSQLStore {
                 """
             // The number: the next one (first chunk), the imported one, or the one the first
             // chunk took (later chunks).
-            let insertTransaction: SQLFragment = "INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) "
+            let insertTransaction: SQLFragment = """
+                INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+                """
             let transactionEntity = ManagedValue.integer(Int64(HistoryTables.transactionEntity))
-            let author = PostgreSQLStore.typedCells(strings.map { $0.map { .integer($0) } ?? .null } + [.double(timestamp.timeIntervalSinceReferenceDate)],
-                                                    types: ["bigint", "bigint", "bigint", "bigint", "double precision"])
+            let authorValues: [ManagedValue] = strings.map { key -> ManagedValue in key.map { .integer($0) } ?? .null }
+                + [.double(timestamp.timeIntervalSinceReferenceDate)]
+            let author = PostgreSQLStore.typedCells(authorValues, types: ["bigint", "bigint", "bigint", "bigint", "double precision"])
             let transactionValues: SQLFragment = "\(bind: transactionEntity), 1, \(author)"
             let statement: SQLFragment = switch (number, given) {
             case (nil, nil):
                 """
                 WITH n AS (UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = \(bind: transactionEntity) RETURNING Z_MAX), \
-                t AS (\(insertTransaction)SELECT Z_MAX, \(transactionValues) FROM n RETURNING Z_PK) \(insertChanges)
+                t AS (\(insertTransaction) SELECT Z_MAX, \(transactionValues) FROM n RETURNING Z_PK) \(insertChanges)
                 """
             case (nil, let given?):
-                "WITH t AS (\(insertTransaction)VALUES (\(bind: .integer(given))::bigint, \(transactionValues)) RETURNING Z_PK) \(insertChanges)"
+                "WITH t AS (\(insertTransaction) VALUES (\(bind: .integer(given))::bigint, \(transactionValues)) RETURNING Z_PK) \(insertChanges)"
             case (let number?, _):
                 "WITH t AS (SELECT \(bind: .integer(number))::bigint AS Z_PK) \(insertChanges)"
             }

@@ -27,7 +27,9 @@ extension PostgreSQLStore {
         // process may have started recording it after this store, which records none, was opened.
         let select = "SELECT md5(Z_PLIST), to_regclass('atransaction') IS NOT NULL, txid_current(), pg_backend_pid() FROM Z_METADATA"
         let rows = notifying
-            ? try session.execute("\(sql: intent + select), pg_notify(\(bind: .string(channel)), \(bind: .string(identifier))) WHERE Z_VERSION = 1").rows
+            ? try session.execute("""
+                \(sql: intent + select), pg_notify(\(bind: .string(channel)), \(bind: .string(identifier))) WHERE Z_VERSION = 1
+                """).rows
             : try session.execute(intent + select + " WHERE Z_VERSION = 1").rows
         guard let row = rows.first, case .string(let digest)? = row.first else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; nothing was written. Was the schema changed by hand?")

@@ -23,11 +23,13 @@ extension PostgreSQLStore {
     /// A counter out of range (see ``KeyCounter``) is left as it is and refused.
     func reserveKeys(_ session: PostgreSQLSession, entityNumber: Int, count: Int) throws -> Int64 {
         let rows = try session.execute("""
-            UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + \(bind: .integer(Int64(count))) WHERE Z_ENT = \(bind: .integer(Int64(entityNumber))) \
+            UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + \(bind: .integer(Int64(count))) \
+            WHERE Z_ENT = \(bind: .integer(Int64(entityNumber))) \
             AND COALESCE(Z_MAX, 0) BETWEEN 0 AND \(bind: .integer(KeyCounter.ceiling(reserving: count))) RETURNING Z_MAX
             """ as SQLFragment).rows
         guard case .integer(let maximum)? = rows.first?.first else {
-            let current = try session.execute("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: .integer(Int64(entityNumber)))" as SQLFragment).rows
+            let query: SQLFragment = "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: .integer(Int64(entityNumber)))"
+            let current = try session.execute(query).rows
             if case .integer(let value)? = current.first?.first { throw KeyCounter.outOfRange(String(value), table: "Z_ENT \(entityNumber)") }
             throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for Z_ENT \(entityNumber).")
         }
@@ -158,7 +160,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
                 let rows = chunk.map { index in
                     let update = updates[index]
                     let values = [.integer(update.primaryKey), .integer(update.expectedVersion)]
-                        + update.slots.map { PostgreSQLStore.columnValue(update.values[$0]) } + entitySlots.map { entityNumber(of: update.values[$0]) }
+                        + update.slots.map { PostgreSQLStore.columnValue(update.values[$0]) }
+                        + entitySlots.map { entityNumber(of: update.values[$0]) }
                     return PostgreSQLStore.typedRow(values, types: casts)
                 }
                 let statement: SQLFragment = """
@@ -191,7 +194,10 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
             }
             let table = try layout.mapping(for: deletes[group[0]].entity).table
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
-                let rows = chunk.map { PostgreSQLStore.typedRow([.integer(deletes[$0].primaryKey), .integer(deletes[$0].expectedVersion)], types: ["bigint", "bigint"]) }
+                let rows = chunk.map { index in
+                    let delete = deletes[index]
+                    return PostgreSQLStore.typedRow([.integer(delete.primaryKey), .integer(delete.expectedVersion)], types: ["bigint", "bigint"])
+                }
                 let statement: SQLFragment = """
                     DELETE FROM \(identifier: table) AS t USING (VALUES \(SQLFragment.joined(rows, separator: ", "))) AS v(z_pk, z_opt) \
                     WHERE t.Z_PK = v.z_pk AND t.Z_OPT = v.z_opt RETURNING t.Z_PK
@@ -205,7 +211,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
         let mapping = try layout.mapping(for: delete.entity)
-        return try session.execute(RelationalLayout.removeRowStatement(mapping.table, key: delete.primaryKey, version: delete.expectedVersion)).changed > 0
+        let statement = RelationalLayout.removeRowStatement(mapping.table, key: delete.primaryKey, version: delete.expectedVersion)
+        return try session.execute(statement).changed > 0
     }
 
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
@@ -236,7 +243,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
         for group in PostgreSQLStore.grouped(pairs, by: \.target) {
             let target = group[0].target
             try PostgreSQLStore.eachMultiRowChunk(of: group, width: 2) { chunk in
-                let list = SQLFragment.joined(chunk.map { SQLFragment("(\(list: [.integer($0.join.source), .integer($0.join.destination)]))") }, separator: ", ")
+                let pairs = chunk.map { pair in SQLFragment("(\(list: [.integer(pair.join.source), .integer(pair.join.destination)]))") }
+                let list = SQLFragment.joined(pairs, separator: ", ")
                 let columns = SQLFragment.identifiers([target.own, target.other])
                 let statement: SQLFragment = target.isInsert
                     ? "INSERT INTO \(identifier: target.table) (\(columns)) VALUES \(list) ON CONFLICT DO NOTHING"

@@ -120,11 +120,13 @@ package final class PostgreSQLStore: StoreEngine {
         try session.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT bytea)")
         try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (\(bind: .data(CompiledModelWriter.archive(model))))" as SQLFragment)
         for entity in model.entities.sorted(by: { $0.entityNumber < $1.entityNumber }) {
-            let row: [ManagedValue] = [.integer(Int64(entity.entityNumber)), .string(entity.name), .integer(Int64(entity.superentity?.entityNumber ?? 0))]
+            let row: [ManagedValue] = [.integer(Int64(entity.entityNumber)), .string(entity.name),
+                                       .integer(Int64(entity.superentity?.entityNumber ?? 0))]
             try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(list: row), 0)" as SQLFragment)
         }
         let plist = try StoreMetadataPlist.make(model: model, storeType: Self.typeName)
-        try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, \(list: [.string(identifier), .data(plist)]))" as SQLFragment)
+        let metadata: [ManagedValue] = [.string(identifier), .data(plist)]
+        try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, \(list: metadata))" as SQLFragment)
         return Loaded(layout: layout, metadata: try Self.readMetadata(session))
     }
 
@@ -138,7 +140,8 @@ package final class PostgreSQLStore: StoreEngine {
         let dialect = SQLDialect.postgreSQL
         let unique = layout.indexes.filter(\.isUnique)
         guard !unique.isEmpty else { return }
-        let existing = Set(try session.execute("SELECT indexname FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))" as SQLFragment).rows.compactMap { row -> String? in
+        let query: SQLFragment = "SELECT indexname FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))"
+        let existing = Set(try session.execute(query).rows.compactMap { row -> String? in
             if case .string(let name)? = row.first { name } else { nil }
         })
         for index in unique where !existing.contains(dialect.identifier(index.name)) {

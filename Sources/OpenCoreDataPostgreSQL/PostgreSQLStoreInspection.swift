@@ -19,7 +19,8 @@ extension StoreInspection {
             return 0
         }
         let names = try session.execute("""
-            SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = \(bind: .string(schema)) AND table_type = 'BASE TABLE' ORDER BY 1
+            SELECT upper(table_name) FROM information_schema.tables \
+            WHERE table_schema = \(bind: .string(schema)) AND table_type = 'BASE TABLE' ORDER BY 1
             """ as SQLFragment)
             .rows.compactMap { row -> String? in if case .string(let name)? = row.first { name } else { nil } }
         let tables = try names.map { ($0, try count($0)) }

@@ -55,7 +55,9 @@ package enum HistoryReading {
         guard includingChanges, let first = transactions.first?.number, let last = transactions.last?.number else { return transactions }
         // Transaction numbers go up with the rows' order: a change finds its transaction by a
         // binary search, and only the changes of the transactions read are read.
-        let changes: SQLFragment = "SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= \(bind: .integer(first)) AND ZTRANSACTIONID <= \(bind: .integer(last)) ORDER BY Z_PK"
+        let changes: SQLFragment = """
+            SELECT * FROM ACHANGE WHERE ZTRANSACTIONID >= \(bind: .integer(first)) AND ZTRANSACTIONID <= \(bind: .integer(last)) ORDER BY Z_PK
+            """
         try connection.forEachRow(changes) { row in
             guard let (transactionNumber, record) = change(row, layout: layout),
                   let index = index(of: transactionNumber, in: transactions) else { return }
@@ -134,7 +136,8 @@ package enum HistoryReading {
         var limit = number ?? .max
         if let date {
             limit = 0
-            try connection.forEachRow("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < \(bind: .double(date.timeIntervalSinceReferenceDate))") { row in
+            let moment = ManagedValue.double(date.timeIntervalSinceReferenceDate)
+            try connection.forEachRow("SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < \(bind: moment)") { row in
                 limit = row.integer(0) ?? 0
             }
         }
@@ -146,7 +149,10 @@ package enum HistoryReading {
     private static func checkNotExpired(after number: Int64, using connection: some SQLSession) throws {
         var bounds: (oldest: Int64?, last: Int64)?
         let transactionEntity = ManagedValue.integer(Int64(HistoryTables.transactionEntity))
-        try connection.forEachRow("SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: transactionEntity))") { row in
+        let query: SQLFragment = """
+            SELECT (SELECT MIN(Z_PK) FROM ATRANSACTION), (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(bind: transactionEntity))
+            """
+        try connection.forEachRow(query) { row in
             bounds = (row.integer(0), row.integer(1) ?? 0)
         }
         guard let bounds else { return }

@@ -5,13 +5,17 @@ import OpenCoreDataCore
 extension RelationalLayout {
     /// The members of a to-many relationship of a list of sources: reads `member key, member
     /// Z_ENT, source key` rows, in source then member order.
-    package func relatedQuery(_ relationship: RelationshipDescription, sources: [Int64]) throws -> (query: SQLFragment, destination: EntityDescription) {
+    package func relatedQuery(_ relationship: RelationshipDescription,
+                              sources: [Int64]) throws -> (query: SQLFragment, destination: EntityDescription) {
         let keys = sources.map { ManagedValue.integer($0) }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let column, let orderColumn, let destination):
             let order: SQLFragment = orderColumn.map { "3, \(identifier: $0), 1" } ?? "3, 1"
-            return ("SELECT Z_PK, Z_ENT, \(identifier: column) FROM \(identifier: table) WHERE \(identifier: column) IN (\(list: keys)) ORDER BY \(order)",
-                    destination)
+            let query: SQLFragment = """
+                SELECT Z_PK, Z_ENT, \(identifier: column) FROM \(identifier: table) \
+                WHERE \(identifier: column) IN (\(list: keys)) ORDER BY \(order)
+                """
+            return (query, destination)
         case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
             let mapping = try mapping(for: destination)
             let order: SQLFragment = orderColumn.map { "3, j.\(identifier: $0), 1" } ?? "3, 1"
@@ -47,13 +51,17 @@ extension RelationalLayout {
 
     /// The keys of the destinations of `relationship` from the rows `keys` of `entity` (one
     /// column; no NULLs). `nil` when `entity` has no such to-one.
-    package func destinationKeysQuery(of relationship: RelationshipDescription, from entity: EntityDescription, keys: [Int64]) throws -> SQLFragment? {
+    package func destinationKeysQuery(of relationship: RelationshipDescription, from entity: EntityDescription,
+                                      keys: [Int64]) throws -> SQLFragment? {
         let list = keys.map { ManagedValue.integer($0) }
         if !relationship.isToMany {
             guard let slot = entity.toOneSlotByName[relationship.name] else { return nil }
             let mapping = try mapping(for: entity)
             let column = mapping.columns[slot]
-            return "SELECT \(identifier: column) FROM \(identifier: mapping.table) WHERE Z_PK IN (\(list: list)) AND \(identifier: column) IS NOT NULL"
+            return """
+                SELECT \(identifier: column) FROM \(identifier: mapping.table) \
+                WHERE Z_PK IN (\(list: list)) AND \(identifier: column) IS NOT NULL
+                """
         }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let foreignKey, _, _):
@@ -74,12 +82,18 @@ extension RelationalLayout {
                   let inverseSlot = destination.toOneSlotByName[inverse.name] else { return nil }
             let mapping = try mapping(for: destination)
             let column = mapping.columns[inverseSlot]
-            return "UPDATE \(identifier: mapping.table) SET \(identifier: column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(identifier: column) IN (\(list: list))"
+            return """
+                UPDATE \(identifier: mapping.table) SET \(identifier: column) = NULL, Z_OPT = Z_OPT + 1 \
+                WHERE \(identifier: column) IN (\(list: list))
+                """
         }
         switch try storage(of: relationship) {
         case .inverseForeignKey(let table, let foreignKey, let order, _):
             let clearOrder: SQLFragment = order.map { ", \(identifier: $0) = NULL" } ?? ""
-            return "UPDATE \(identifier: table) SET \(identifier: foreignKey) = NULL\(clearOrder), Z_OPT = Z_OPT + 1 WHERE \(identifier: foreignKey) IN (\(list: list))"
+            return """
+                UPDATE \(identifier: table) SET \(identifier: foreignKey) = NULL\(clearOrder), Z_OPT = Z_OPT + 1 \
+                WHERE \(identifier: foreignKey) IN (\(list: list))
+                """
         case .joinTable(let table, let own, _, _, _):
             return "DELETE FROM \(identifier: table) WHERE \(identifier: own) IN (\(list: list))"
         }
@@ -104,7 +118,8 @@ extension RelationalLayout {
     /// binding each column's value in order; `orIgnore`: SQLite's `INSERT OR IGNORE` (a row that
     /// breaks a uniqueness rule is left out).
     package static func insertRowStatement(_ table: String, columns: [String], orIgnore: Bool = false) -> SQLFragment {
-        "INSERT \(sql: orIgnore ? "OR IGNORE " : "")INTO \(identifier: table) (\(SQLFragment.identifiers(columns))) VALUES (\(parameters: columns.count))"
+        let verb = orIgnore ? "INSERT OR IGNORE" : "INSERT"
+        return "\(sql: verb) INTO \(identifier: table) (\(SQLFragment.identifiers(columns))) VALUES (\(parameters: columns.count))"
     }
 
     /// `INSERT INTO <table> (Z_PK, Z_ENT, Z_OPT, <columns>) VALUES (…, 1, …)`, a statement prepared
@@ -133,7 +148,11 @@ extension RelationalLayout {
         var values: [ManagedValue] = [.integer(update.expectedVersion + 1)]
         values += update.slots.map { update.values[$0] }
         for slot in update.slots where mapping.entityColumns[slot] != nil {
-            if case .object(let id) = update.values[slot] { values.append(.integer(Int64(entityNumber(of: id.entity)))) } else { values.append(.null) }
+            if case .object(let id) = update.values[slot] {
+                values.append(.integer(Int64(entityNumber(of: id.entity))))
+            } else {
+                values.append(.null)
+            }
         }
         return values + [.integer(update.primaryKey), .integer(update.expectedVersion)]
     }

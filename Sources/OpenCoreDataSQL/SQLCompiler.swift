@@ -37,7 +37,10 @@ package struct SQLCompiler {
             case .qualified(let qualifier):
                 "\(identifier: qualifier).\(identifier: name)"
             case .throughKey(let alias, let table, let key):
-                "(SELECT \(identifier: alias).\(identifier: name) FROM \(identifier: table) \(identifier: alias) WHERE \(identifier: alias).Z_PK = \(key))"
+                """
+                (SELECT \(identifier: alias).\(identifier: name) FROM \(identifier: table) \(identifier: alias) \
+                WHERE \(identifier: alias).Z_PK = \(key))
+                """
             }
         }
     }

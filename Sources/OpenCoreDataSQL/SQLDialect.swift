@@ -150,7 +150,8 @@ package enum SQLDialect: Sendable {
         let integer = self == .sqlite ? "INTEGER" : columnType(.integer64)
         let (own, other) = table.keyColumns
         let definitions = ([own, other] + table.orderColumns).map { SQLFragment("\(identifier: $0) \(sql: integer)") }
-        return "CREATE TABLE \(identifier: table.name) ( \(SQLFragment.joined(definitions, separator: ", ")), PRIMARY KEY (\(SQLFragment.identifiers([own, other]))) )"
+        let key = SQLFragment.identifiers([own, other])
+        return "CREATE TABLE \(identifier: table.name) ( \(SQLFragment.joined(definitions, separator: ", ")), PRIMARY KEY (\(key)) )"
     }
 
     /// `name` as the database keeps an unquoted identifier. SQLite keeps it as written.

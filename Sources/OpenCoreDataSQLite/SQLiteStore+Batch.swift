@@ -59,7 +59,8 @@ extension SQLiteStore {
         let mapping = try layout.mapping(for: request.entity)
         let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).condition
         if request.entity.hasRelationshipsInHierarchy {
-            return try deleteWithRules(request.entity, select: "SELECT Z_PK FROM \(identifier: mapping.table)\(condition)", layout: layout, author: author)
+            let select: SQLFragment = "SELECT Z_PK FROM \(identifier: mapping.table)\(condition)"
+            return try deleteWithRules(request.entity, select: select, layout: layout, author: author)
         }
         return try write("DELETE FROM \(identifier: mapping.table)\(condition)", returningKeys: returningKeys, layout: layout, author: author,
                          returningValues: true) { row in
@@ -107,7 +108,8 @@ extension SQLiteStore {
     /// A batch delete of rows with relationships, in one transaction: the rules are
     /// `BatchDeleteRules`'s, over this store's tables (`RelationalDeleteRows`; keys go to SQLite
     /// 500 bound values a statement).
-    fileprivate func deleteWithRules(_ entity: EntityDescription, select query: SQLFragment, layout: RelationalLayout, author: HistoryAuthor) throws -> BatchOutcome {
+    fileprivate func deleteWithRules(_ entity: EntityDescription, select query: SQLFragment, layout: RelationalLayout,
+                                     author: HistoryAuthor) throws -> BatchOutcome {
         try writeTransaction { db in
             let select = try db.prepare(query)
             defer { select.finalize() }

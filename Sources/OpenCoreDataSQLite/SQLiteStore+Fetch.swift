@@ -48,7 +48,9 @@ extension SQLiteStore {
         let query = try FetchQuery(request, mapping: try layout.mapping(for: request.entity), layout: layout, dialect: .sqlite)
         // With a window, count the window's rows; without one, count in the select itself.
         let windowed = request.limit > 0 || request.offset > 0
-        let sql: SQLFragment = windowed ? "SELECT COUNT(*) FROM (\(try query.select("1", sorted: false)))" : try query.select("COUNT(*)", sorted: false)
+        let sql: SQLFragment = windowed
+            ? "SELECT COUNT(*) FROM (\(try query.select("1", sorted: false)))"
+            : try query.select("COUNT(*)", sorted: false)
         return try readers.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }

@@ -54,9 +54,10 @@ extension SQLiteStore {
         let number = try given ?? reserveKeys(db, entityNumber: Self.transactionEntity, count: 1)
         let strings = try [author.author, author.bundleID, author.contextName, author.processID].map { try $0.map { try stringKey(db, $0) } }
         let transactionColumns = ["Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP"]
-        let transaction = try db.cachedStatement(RelationalLayout.insertRowStatement("ATRANSACTION", columns: transactionColumns).rendered(for: .sqlite).sql)
-        try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity)), .integer(1)] + strings.map { $0.map { .integer($0) } ?? .null }
-                             + [.double(timestamp.timeIntervalSinceReferenceDate)])
+        let insertTransaction = RelationalLayout.insertRowStatement("ATRANSACTION", columns: transactionColumns)
+        let transaction = try db.cachedStatement(insertTransaction.rendered(for: .sqlite).sql)
+        try transaction.bind([.integer(number), .integer(Int64(Self.transactionEntity)), .integer(1)]
+                             + strings.map { $0.map { .integer($0) } ?? .null } + [.double(timestamp.timeIntervalSinceReferenceDate)])
         try transaction.run()
         var next = try reserveKeys(db, entityNumber: Self.changeEntity, count: changes.count)
         let tombstoneWidth = changes.map { $0.type == .delete ? $0.entity.tombstoneAttributes.count : 0 }.max() ?? 0

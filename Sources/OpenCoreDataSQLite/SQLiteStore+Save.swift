@@ -188,8 +188,14 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
             guard case .joinTable(let table, let ownColumn, let otherColumn, _, _) = try layout.storage(of: join.relationship) else { continue }
             let (source, destination) = (ManagedValue.integer(join.source), ManagedValue.integer(join.destination))
             let statement: SQLFragment = join.isInsert
-                ? "INSERT OR IGNORE INTO \(identifier: table) (\(identifier: ownColumn), \(identifier: otherColumn)) VALUES (\(bind: source), \(bind: destination))"
-                : "DELETE FROM \(identifier: table) WHERE \(identifier: ownColumn) = \(bind: source) AND \(identifier: otherColumn) = \(bind: destination)"
+                ? """
+                    INSERT OR IGNORE INTO \(identifier: table) (\(identifier: ownColumn), \(identifier: otherColumn)) \
+                    VALUES (\(bind: source), \(bind: destination))
+                    """
+                : """
+                    DELETE FROM \(identifier: table) \
+                    WHERE \(identifier: ownColumn) = \(bind: source) AND \(identifier: otherColumn) = \(bind: destination)
+                    """
             try db.cachedStatement(statement).run()
         }
     }

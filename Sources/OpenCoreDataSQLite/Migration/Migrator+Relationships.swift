@@ -14,7 +14,8 @@ extension Migrator {
                 var inverseOrder: String?
                 if let inverse = relationship.inverseRelationship, case .joinTable(_, _, _, let column, _) = try targetLayout.storage(of: inverse) { inverseOrder = column }
                 let columns = [own, other] + [order, inverseOrder].compactMap { $0 }
-                let insert = try target.prepare(RelationalLayout.insertRowStatement(table, columns: columns, orIgnore: true).rendered(for: .sqlite).sql)
+                let statement = RelationalLayout.insertRowStatement(table, columns: columns, orIgnore: true)
+                let insert = try target.prepare(statement.rendered(for: .sqlite).sql)
                 defer { insert.finalize() }
                 for kind in mapping.destination.entities where kind.isKindOf(entity: entity) {
                     for row in rows[ObjectIdentifier(kind)] ?? [] {

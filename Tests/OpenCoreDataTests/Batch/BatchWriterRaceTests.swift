@@ -20,7 +20,8 @@ import TestSupport
         let writer = try PostgreSQLSession.connect(url)
         defer { writer.close() }
         try writer.execute("BEGIN")
-        try writer.execute("UPDATE \(sql: PostgreSQLSQL.qualified(url.schema, "znote")) SET ztext1 = \(bind: .string("Final 1")) WHERE ztext1 = \(bind: .string("Draft 1"))" as SQLFragment)
+        let table = PostgreSQLSQL.qualified(url.schema, "znote")
+        try writer.execute("UPDATE \(sql: table) SET ztext1 = \(bind: .string("Final 1")) WHERE ztext1 = \(bind: .string("Draft 1"))" as SQLFragment)
         let result = Locked<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let batchContext = stack.container.newBackgroundContext()

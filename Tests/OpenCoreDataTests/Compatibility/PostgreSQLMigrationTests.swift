@@ -126,7 +126,8 @@ import TestSupport
         let store = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSession.connect(store)
         defer { session.close() }
-        return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, \(bind: .string(PostgreSQLMigration.scratchPrefix(of: store))))" as SQLFragment).rows.isEmpty
+        let prefix = ManagedValue.string(PostgreSQLMigration.scratchPrefix(of: store))
+        return try !session.execute("SELECT 1 FROM pg_namespace WHERE starts_with(nspname, \(bind: prefix))" as SQLFragment).rows.isEmpty
     }
 
     /// Core Data's check before migrating: the schema's metadata, read without adding the store,

@@ -97,7 +97,8 @@ import TestSupport
         // The definitions of this schema's indexes only, matched here: a condition on `indexdef`
         // in SQL may make the server print the definitions of other schemas' indexes, which
         // tests running beside this one are dropping ("could not open relation").
-        let rows = try session.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))" as SQLFragment).rows
+        let query: SQLFragment = "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(bind: .string(url.schema))"
+        let rows = try session.execute(query).rows
         let pair = rows.first { row in
             if case .string(let definition) = row[1] { definition.contains("UNIQUE") && definition.contains("(za, zb_c)") } else { false }
         }
@@ -139,7 +140,8 @@ private final class RawInsert {
             defer { session.close() }
             let arguments: [ManagedValue] = [.integer(key)] + columns.map { .string(values[$0]!) }
             _ = try session.execute("""
-                INSERT INTO \(sql: PostgreSQLSQL.qualified(url.schema, table.lowercased())) (z_pk, \(SQLFragment.identifiers(columns))) VALUES (\(list: arguments))
+                INSERT INTO \(sql: PostgreSQLSQL.qualified(url.schema, table.lowercased())) (z_pk, \(SQLFragment.identifiers(columns))) \
+                VALUES (\(list: arguments))
                 """ as SQLFragment)
         default:
             let db = try RawSQLite(stack.storeURL, writable: true)
