@@ -52,7 +52,7 @@ package enum PostgreSQLMigration {
         let directory = ScratchDirectory.url()
         defer {
             try? FileManager.default.removeItem(at: directory)
-            _ = try? session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
+            _ = try? session.execute("DROP SCHEMA IF EXISTS \(quoted: scratch.schema) CASCADE" as SQLFragment)
         }
         do {
             try dropLeftScratchSchemas(session, of: storeURL)
@@ -62,7 +62,7 @@ package enum PostgreSQLMigration {
                 let cached = try cachedModel(session)
                 let source = try SQLiteMigration.sourceModel(of: "The PostgreSQL store \(storeURL.description)", hashes: hashes, cached: cached,
                                                              destination: model, options: options).model
-                try session.execute("SET LOCAL lock_timeout = '\(lockTimeout)'")
+                try session.execute("SELECT set_config('lock_timeout', \(bind: .string(lockTimeout)), true)" as SQLFragment)
                 try session.execute("LOCK TABLE Z_METADATA IN EXCLUSIVE MODE")
                 let hasHistory = try session.tableExists("atransaction", inSchema: storeURL.schema)
                 let tracksHistory = hasHistory || PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
@@ -94,7 +94,7 @@ package enum PostgreSQLMigration {
                 try replaceTables(session, of: storeURL, layout: old.currentLayout(), with: scratch)
                 // The moved tables' triggers run the scratch schema's functions: made again here.
                 try PostgreSQLStore.ensureDerivedAttributeTriggers(session, schema: storeURL.schema, layout: newLayout, model: model, replacing: true)
-                try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(scratch.schema) + " CASCADE")
+                try session.execute("DROP SCHEMA \(quoted: scratch.schema) CASCADE" as SQLFragment)
                 try session.notify(old.channel, payload: old.identifier)
                 return true
             }
@@ -126,7 +126,7 @@ package enum PostgreSQLMigration {
             let prefix = ManagedValue.string(scratchPrefix(of: url))
             let rows = try session.execute("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, \(bind: prefix))" as SQLFragment).rows
             for case .string(let name) in rows.compactMap(\.first) where PostgreSQLStoreURL.isIdentifier(name) {
-                try session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(name) + " CASCADE")
+                try session.execute("DROP SCHEMA \(quoted: name) CASCADE" as SQLFragment)
             }
         }
     }
@@ -164,14 +164,14 @@ package enum PostgreSQLMigration {
         ours.formUnion(new.map(\.name))
         let current = try relations(session, in: store.schema).filter { ours.contains($0.name) }
         for relation in current.sorted(by: { $0.isTable && !$1.isTable }) {
-            try session.execute("DROP \(relation.isTable ? "TABLE" : "SEQUENCE") " + PostgreSQLSQL.qualified(store.schema, relation.name))
+            try session.execute("DROP \(sql: relation.isTable ? "TABLE" : "SEQUENCE") \(quoted: relation.name, in: store.schema)" as SQLFragment)
         }
         // Tables first (with their indexes); then the sequences no table took along.
         for relation in new where relation.isTable {
-            try session.execute("ALTER TABLE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
+            try session.execute("ALTER TABLE \(quoted: relation.name, in: scratch.schema) SET SCHEMA \(quoted: store.schema)" as SQLFragment)
         }
         for relation in try relations(session, in: scratch.schema) where !relation.isTable {
-            try session.execute("ALTER SEQUENCE " + PostgreSQLSQL.qualified(scratch.schema, relation.name) + " SET SCHEMA " + PostgreSQLSQL.quoted(store.schema))
+            try session.execute("ALTER SEQUENCE \(quoted: relation.name, in: scratch.schema) SET SCHEMA \(quoted: store.schema)" as SQLFragment)
         }
         // The old tables' derived-attribute functions (their triggers went with the tables).
         let functions = try session.execute("""
@@ -179,7 +179,7 @@ package enum PostgreSQLMigration {
             WHERE n.nspname = \(bind: .string(store.schema)) AND p.proname LIKE 'z\\_da\\_%'
             """).rows
         for case .string(let name)? in functions.map(\.first) {
-            try session.execute("DROP FUNCTION " + PostgreSQLSQL.qualified(store.schema, name) + "()")
+            try session.execute("DROP FUNCTION \(quoted: name, in: store.schema)()" as SQLFragment)
         }
     }
 

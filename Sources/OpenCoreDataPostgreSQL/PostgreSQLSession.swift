@@ -241,7 +241,7 @@ package final class PostgreSQLSession: Sendable {
             if !stopped.withLock({ $0 }) { handler(notification.payload) }
         }
         do {
-            try execute("LISTEN " + PostgreSQLSQL.quoted(channel))
+            try execute("LISTEN \(quoted: channel)" as SQLFragment)
         } catch {
             context.stop()
             throw error

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// The sessions of one store: up to `pool` connections (the URL's `pool=`), each lent to one
 /// caller at a time, so that context queues reading and saving at once each wait on their own
@@ -124,7 +125,7 @@ final class PostgreSQLSessionPool: Sendable {
     func connect() throws -> PostgreSQLSession {
         let session = try PostgreSQLSession.connect(url)
         do {
-            try session.execute("SET search_path TO " + PostgreSQLSQL.quoted(url.schema))
+            try session.execute("SET search_path TO \(quoted: url.schema)" as SQLFragment)
         } catch {
             session.close()
             throw error

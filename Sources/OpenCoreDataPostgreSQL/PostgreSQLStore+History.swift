@@ -34,7 +34,7 @@ extension PostgreSQLStore {
         })
         for index in 0..<tombstones where !columns.contains("ztombstone\(index)") {
             // Tombstone values of any attribute type, as text (`HistoryValueText`).
-            try session.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(index) text")
+            try session.execute("ALTER TABLE ACHANGE ADD COLUMN \(identifier: "ZTOMBSTONE\(index)") text" as SQLFragment)
         }
         if try !exists("atransaction") {
             try session.execute("CREATE TABLE ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )")

@@ -110,7 +110,7 @@ package final class PostgreSQLStore: StoreEngine {
         for entity in model.entities { numbers[entity.name] = entity.entityNumber }
         let layout = RelationalLayout(model: model, entityNumbers: numbers)
         let dialect = SQLDialect.postgreSQL
-        try session.execute("CREATE SCHEMA IF NOT EXISTS " + PostgreSQLSQL.quoted(url.schema))
+        try session.execute("CREATE SCHEMA IF NOT EXISTS \(quoted: url.schema)" as SQLFragment)
         for statement in dialect.createTables(layout) { try session.execute(statement) }
         for index in layout.indexes { try session.execute(dialect.createIndex(index)) }
         try session.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT bigint PRIMARY KEY, Z_NAME text, Z_SUPER bigint, Z_MAX bigint)")

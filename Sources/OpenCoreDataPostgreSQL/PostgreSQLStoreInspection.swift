@@ -13,8 +13,8 @@ extension StoreInspection {
         defer { session.close() }
         let schema = storeURL.schema
         func count(_ table: String, entity: Int? = nil) throws -> Int {
-            let from = "SELECT COUNT(*) FROM " + PostgreSQLSQL.qualified(schema, table.lowercased())
-            let rows = try entity.map { try session.execute("\(sql: from) WHERE Z_ENT = \(bind: .integer(Int64($0)))") } ?? session.execute(from)
+            let from: SQLFragment = "SELECT COUNT(*) FROM \(quoted: table.lowercased(), in: schema)"
+            let rows = try session.execute(entity.map { from + " WHERE Z_ENT = \(bind: .integer(Int64($0)))" } ?? from)
             if case .integer(let value)? = rows.rows.first?.first { return Int(value) }
             return 0
         }

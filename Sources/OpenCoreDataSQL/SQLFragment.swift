@@ -20,8 +20,12 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
     package enum Segment: Sendable, Equatable {
         /// SQL text written in the code.
         case sql(String)
-        /// A table, column, index or alias name.
+        /// A table, column, index or alias name from the layout: bare when plain, so that
+        /// PostgreSQL folds it to lower case as it folded the name when the table was made.
         case identifier(String)
+        /// A name that must keep its exact spelling (a schema or channel named by the user, a
+        /// catalog name read back): always quoted, inner quotes doubled.
+        case quotedIdentifier(String)
         /// One value, as one placeholder.
         case bind(ManagedValue)
         /// Values as comma-separated placeholders (`?, ?, ?`), for `IN (…)` and `VALUES (…)`.
@@ -61,7 +65,7 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
             switch segment {
             case .bind(let value): values.append(value)
             case .list(let list): values.append(contentsOf: list)
-            case .sql, .identifier, .parameters: break
+            case .sql, .identifier, .quotedIdentifier, .parameters: break
             }
         }
         return values
@@ -132,6 +136,8 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
                 text.append(contentsOf: sql.utf8)
             case .identifier(let name):
                 Self.write(identifier: name, into: &text)
+            case .quotedIdentifier(let name):
+                Self.write(quoted: name, into: &text)
             case .bind(let value):
                 arguments.append(dialect.boundValue(value))
                 dialect.writePlaceholders(from: arguments.count, count: 1, into: &text)
@@ -162,7 +168,7 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
             case .parameters(let count):
                 for index in position..<(position + count) { arguments[index] = dialect.boundValue(next.next() ?? .null) }
                 position += count
-            case .sql, .identifier: break
+            case .sql, .identifier, .quotedIdentifier: break
             }
         }
         return (sql, arguments)
@@ -183,6 +189,11 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
             text.append(contentsOf: name.utf8)
             return
         }
+        write(quoted: name, into: &text)
+    }
+
+    /// A name in double quotes, its quotes doubled.
+    private static func write(quoted name: String, into text: inout [UInt8]) {
         text.append(UInt8(ascii: "\""))
         for byte in name.utf8 {
             if byte == UInt8(ascii: "\"") { text.append(byte) }
@@ -211,6 +222,18 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
         /// A name from the layout.
         package mutating func appendInterpolation(identifier name: String) {
             fragment.segments.append(.identifier(name))
+        }
+
+        /// A name kept exactly as spelled (always quoted).
+        package mutating func appendInterpolation(quoted name: String) {
+            fragment.segments.append(.quotedIdentifier(name))
+        }
+
+        /// A name of `schema`, both kept exactly as spelled (`"schema"."name"`).
+        package mutating func appendInterpolation(quoted name: String, in schema: String) {
+            fragment.segments.append(.quotedIdentifier(schema))
+            fragment.append(sql: ".")
+            fragment.segments.append(.quotedIdentifier(name))
         }
 
         /// One bound value.

@@ -40,6 +40,9 @@ import TestSupport
         #expect(SQLFragment("\(identifier: "1abc")").description == "\"1abc\"")
         #expect(SQLFragment("\(identifier: "")").description == "\"\"")
         #expect(SQLFragment.identifiers(["Z_PK", "Z ENT"]).description == "Z_PK, \"Z ENT\"")
+        // Names that must keep their spelling (a user's schema) are always quoted.
+        #expect(SQLFragment("SET search_path TO \(quoted: "MySchema")").description == "SET search_path TO \"MySchema\"")
+        #expect(SQLFragment("DROP TABLE \(quoted: "znote", in: "a\"b")").description == "DROP TABLE \"a\"\"b\".\"znote\"")
     }
 
     /// Truth values go to PostgreSQL as the 0 and 1 its `bigint` columns hold; SQLite binds them
