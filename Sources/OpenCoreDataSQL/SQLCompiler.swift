@@ -112,6 +112,8 @@ package struct SQLCompiler {
         case .primaryKeyIn(let keys):
             guard !keys.isEmpty else { return SQLFragment(sql: dialect.literal(false)) }
             return "\(scope.primaryKey) IN (\(list: keys.map { .integer($0) }))"
+        case .primaryKeyRange(let range):
+            return "\(scope.primaryKey) BETWEEN \(bind: .integer(range.lowerBound)) AND \(bind: .integer(range.upperBound))"
         case .isObject(let ids):
             // A row is a saved object: objects not saved yet match none.
             return try compile(.primaryKeyIn(ids.compactMap(\.primaryKey)), in: scope, widening: widening)
@@ -242,7 +244,7 @@ extension BoundPredicate {
     var testsStrings: Bool {
         switch self {
         case .stringMatch: true
-        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .primaryKeyIn, .isObject: false
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .primaryKeyIn, .primaryKeyRange, .isObject: false
         case .compareExpressions(let lhs, _, let rhs): lhs.testsStrings || rhs.testsStrings
         case .and(let parts), .or(let parts): parts.contains { $0.testsStrings }
         case .not(let inner), .toOne(_, _, let inner), .anyMember(_, let inner): inner.testsStrings

@@ -22,6 +22,9 @@ package indirect enum BoundPredicate: Sendable {
     case compareExpressions(BoundExpression, ComparisonOperator, BoundExpression)
     /// `SELF IN {primary keys}` / `SELF == id`.
     case primaryKeyIn([Int64])
+    /// A primary key within a range: a batch of dense keys read as one range scan (the reader
+    /// keeps the rows it asked for).
+    case primaryKeyRange(ClosedRange<Int64>)
     /// `SELF == object`, `SELF IN objects`, and a to-many's members compared with objects: the
     /// subject is one of these objects, saved or not (a store's rows can match only saved ones).
     case isObject([ManagedObjectID])
@@ -74,6 +77,9 @@ package indirect enum BoundPredicate: Sendable {
         case .primaryKeyIn(let keys):
             guard let primaryKey else { return false }
             return keys.contains(primaryKey)
+        case .primaryKeyRange(let range):
+            guard let primaryKey else { return false }
+            return range.contains(primaryKey)
         case .isObject(let ids):
             if let id = subject.id { return ids.contains(id) }
             guard let primaryKey else { return false }
@@ -240,7 +246,7 @@ extension BoundPredicate {
     /// then a change to one object can change whether another matches.
     package var followsRelationships: Bool {
         switch self {
-        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .stringMatch, .primaryKeyIn, .isObject: false
+        case .constant, .compare, .isNull, .compareSlots, .isIn, .between, .stringMatch, .primaryKeyIn, .primaryKeyRange, .isObject: false
         case .compareExpressions(let lhs, _, let rhs): lhs.followsRelationships || rhs.followsRelationships
         case .and(let parts), .or(let parts): parts.contains { $0.followsRelationships }
         case .not(let inner): inner.followsRelationships

@@ -124,10 +124,18 @@ extension ManagedObjectContext {
     }
 
     /// The committed rows of some objects of one entity (and its sub-entities) in one store, in
-    /// one query.
+    /// one query, and perhaps rows of other keys beside them (the caller picks its rows by key):
+    /// keys that fill at least half of the range they span (a batch of a fetch in key order, the
+    /// common case) are read as that range, one range scan of the table, instead of a list of
+    /// keys (a statement of 500 placeholders, and the database's temporary index of them).
     func loadRows(entity: EntityDescription, keys: [Int64], storeNumber: UInt32) throws -> [StoreRow] {
         let coordinator = try requireCoordinator()
         let store = try coordinator.store(for: .permanent(entity, storeNumber: storeNumber, primaryKey: keys.first ?? 1))
-        return try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: .primaryKeyIn(keys)), from: store) }
+        var predicate = BoundPredicate.primaryKeyIn(keys)
+        if keys.count >= 16, let low = keys.min(), let high = keys.max() {
+            let (span, overflow) = high.subtractingReportingOverflow(low)
+            if !overflow, span < Int64(keys.count) * 2 { predicate = .primaryKeyRange(low...high) }
+        }
+        return try reading { try coordinator.fetch(StoreFetchRequest(entity: entity, predicate: predicate), from: store) }
     }
 }

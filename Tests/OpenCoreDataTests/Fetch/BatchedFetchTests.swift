@@ -36,6 +36,32 @@ import TestSupport
         _ = stack
     }
 
+    /// A batch whose keys leave gaps (every other row matches) is read as the range they span:
+    /// the rows of the gaps come back from the store too, and must neither join the results nor
+    /// become objects; every result is its own row, in order, on every store.
+    @Test(arguments: StoreKind.allCases, [true, false])
+    func aBatchReadAsARangeKeepsOnlyItsOwnRows(kind: StoreKind, ascending: Bool) throws {
+        let (stack, context) = try seeded(kind, count: 300)
+        try context.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id IN %@", Array(stride(from: Int32(2), through: 300, by: 2)))
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: ascending)]
+            request.fetchBatchSize = 40
+            let results = try context.fetchBatched(request)
+            #expect(results.count == 150)
+            var seen: [Int32] = []
+            for note in results {
+                #expect(note.text1 == "note \(note.id)")
+                seen.append(note.id)
+                #expect(context.registeredObjects.allSatisfy { ($0 as? Note)?.id.isMultiple(of: 2) ?? true },
+                        "an odd row of a batch's range became an object")
+            }
+            let evens = Array(stride(from: Int32(2), through: 300, by: 2))
+            #expect(seen == (ascending ? evens : evens.reversed()))
+        }
+        _ = stack
+    }
+
     /// Rows deleted by another context after the keys were read leave faults at their positions;
     /// every other position holds its own row, whichever way the keys run.
     @Test(arguments: StoreKind.allCases, [true, false])
