@@ -66,6 +66,13 @@ final class SQLiteConnection: @unchecked Sendable {
         return statement
     }
 
+    /// Runs one statement built as a fragment (DDL, a write), without keeping it prepared.
+    func execute(_ fragment: SQLFragment) throws {
+        let statement = try prepare(fragment)
+        defer { statement.finalize() }
+        try statement.run()
+    }
+
     /// A prepared statement for `fragment` from the cache (by its text), its values bound; the
     /// caller resets it.
     func cachedStatement(_ fragment: SQLFragment) throws -> SQLiteStatement {

@@ -17,19 +17,23 @@ extension SQLiteStore {
         let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
         try db.transaction {
             if try !db.tableExists("ACHANGE") {
-                let extra = (0..<tombstones).map { ", ZTOMBSTONE\($0) BLOB" }.joined()
-                try db.execute("CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(extra) )")
+                var extra = SQLFragment()
+                for index in 0..<tombstones { extra += ", \(identifier: "ZTOMBSTONE\(index)") BLOB" }
+                try db.execute("""
+                    CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, \
+                    ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(extra) )
+                    """ as SQLFragment)
                 try db.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
             } else {
                 let existing = Set(try db.columns(of: "ACHANGE"))
                 for index in 0..<tombstones where !existing.contains("ZTOMBSTONE\(index)") {
-                    try db.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(index) BLOB")
+                    try db.execute("ALTER TABLE ACHANGE ADD COLUMN \(identifier: "ZTOMBSTONE\(index)") BLOB" as SQLFragment)
                 }
             }
             if try !db.tableExists("ATRANSACTION") {
                 try db.execute("CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )")
                 for column in ["ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS"] {
-                    try db.execute("CREATE INDEX ATRANSACTION_\(column)_INDEX ON ATRANSACTION (\(column))")
+                    try db.execute("CREATE INDEX \(identifier: "ATRANSACTION_\(column)_INDEX") ON ATRANSACTION (\(identifier: column))" as SQLFragment)
                 }
                 try db.execute("CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)")
                 try db.execute("CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)")
