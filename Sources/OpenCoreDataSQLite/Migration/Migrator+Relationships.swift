@@ -73,9 +73,11 @@ extension Migrator {
             throw CoreDataError(.migrationMissingMappingModel, "The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not end at an attribute of \(entity.name) in the store's model.")
         }
         let entityMapping = try sourceLayout.mapping(for: entity)
-        let statement = try source.cachedStatement("SELECT \(entityMapping.columns[slot]) FROM \(entityMapping.table) WHERE Z_PK = ?")
+        let query: SQLFragment = """
+            SELECT \(identifier: entityMapping.columns[slot]) FROM \(identifier: entityMapping.table) WHERE Z_PK = \(bind: .integer(key))
+            """
+        let statement = try source.cachedStatement(query)
         defer { statement.reset() }
-        try statement.bind([.integer(key)])
         guard try statement.step() else { return .null }
         return Self.convert(statement.value(at: 0, type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
     }
@@ -96,18 +98,24 @@ extension Migrator {
     func oldMembers(of relationship: RelationshipDescription) throws -> [Int64: [Int64]] {
         if let cached = memberCache[ObjectIdentifier(relationship)] { return cached }
         guard let owner = relationship.entity else { return [:] }
-        let sql: String
+        let sql: SQLFragment
         if !relationship.isToMany {
             let ownerMapping = try sourceLayout.mapping(for: owner)
             guard let slot = owner.toOneSlotByName[relationship.name] else { return [:] }
             let column = ownerMapping.columns[slot]
-            sql = "SELECT Z_PK, \(column) FROM \(ownerMapping.table) WHERE \(column) IS NOT NULL"
+            sql = "SELECT Z_PK, \(identifier: column) FROM \(identifier: ownerMapping.table) WHERE \(identifier: column) IS NOT NULL"
         } else {
             switch try sourceLayout.storage(of: relationship) {
             case .inverseForeignKey(let table, let column, let order, _):
-                sql = "SELECT \(column), Z_PK FROM \(table) WHERE \(column) IS NOT NULL ORDER BY \(column), \(order ?? "Z_PK")"
+                sql = """
+                    SELECT \(identifier: column), Z_PK FROM \(identifier: table) WHERE \(identifier: column) IS NOT NULL \
+                    ORDER BY \(identifier: column), \(identifier: order ?? "Z_PK")
+                    """
             case .joinTable(let table, let own, let other, let order, _):
-                sql = "SELECT \(own), \(other) FROM \(table) ORDER BY \(own), \(order ?? other)"
+                sql = """
+                    SELECT \(identifier: own), \(identifier: other) FROM \(identifier: table) \
+                    ORDER BY \(identifier: own), \(identifier: order ?? other)
+                    """
             }
         }
         let statement = try source.prepare(sql)

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 extension Migrator {
 
@@ -13,10 +14,7 @@ extension Migrator {
         for entity in mapping.destination.entities where !entity.isAbstract {
             guard let sourceEntity = mapping.source(of: entity), let rowCount = rows[ObjectIdentifier(entity)]?.count, rowCount > 0,
                   let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
-            let statement = try target.prepare(plan.sql)
-            defer { statement.finalize() }
-            try statement.bind(plan.values)
-            try statement.run()
+            try target.execute(plan)
             copied.insert(ObjectIdentifier(entity))
             done += rowCount
             progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
@@ -25,12 +23,11 @@ extension Migrator {
     }
 
     /// The `INSERT … SELECT` of one entity, or nil when its rows need the row-by-row copy.
-    func straightCopy(of entity: EntityDescription, from sourceEntity: EntityDescription) throws -> (sql: String, values: [ManagedValue])? {
+    func straightCopy(of entity: EntityDescription, from sourceEntity: EntityDescription) throws -> SQLFragment? {
         let targetMapping = try targetLayout.mapping(for: entity), sourceMapping = try sourceLayout.mapping(for: sourceEntity)
         guard keptSourceTables.contains(sourceMapping.table), targetMapping.entityColumns.isEmpty,
               !entity.toOneRelationships.contains(where: { targetLayout.orderColumn(ofToOne: $0) != nil }) else { return nil }
-        var expressions: [String] = []
-        var values: [ManagedValue] = [.integer(Int64(targetLayout.entityNumber(of: entity)))]
+        var expressions: [SQLFragment] = []
         for attribute in entity.storedAttributes {
             // A mandatory attribute left without a value goes the row-by-row way, which reports it.
             let fallback = attribute.storedDefault
@@ -39,22 +36,19 @@ extension Migrator {
                 guard let slot = sourceEntity.slotByName[old.name] else { return nil }
                 let column = sourceMapping.columns[slot]
                 if !fallback.isNull {
-                    expressions.append("COALESCE(\(column), ?)")
-                    values.append(fallback)
+                    expressions.append("COALESCE(\(identifier: column), \(bind: fallback))")
                 } else if try attribute.isOptional || !hasNull(column, in: sourceMapping.table, entity: sourceEntity) {
-                    expressions.append(column)
+                    expressions.append("\(identifier: column)")
                 } else {
                     return nil
                 }
             case .constant(let constant)?:
                 let value = constant.isNull ? fallback : constant
                 if value.isNull && !attribute.isOptional { return nil }
-                expressions.append("?")
-                values.append(value)
+                expressions.append("\(bind: value)")
             case nil:
                 if fallback.isNull && !attribute.isOptional { return nil }
-                expressions.append("?")
-                values.append(fallback)
+                expressions.append("\(bind: fallback)")
             default:
                 return nil
             }
@@ -73,20 +67,25 @@ extension Migrator {
                       // An abstract old entity has no rows of its own; every other one must keep its rows.
                       candidate.isAbstract || (mapping.destination(of: candidate).map { !$0.isAbstract && $0.isKindOf(entity: newDestination) } ?? false)
                   }) else { return nil }
-            expressions.append(sourceMapping.columns[slot])
+            expressions.append("\(identifier: sourceMapping.columns[slot])")
         }
-        values.append(.integer(Int64(sourceLayout.entityNumber(of: sourceEntity))))
-        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + targetMapping.columns
-        let sql = "INSERT INTO main.\(targetMapping.table) (\(columns.joined(separator: ", "))) SELECT Z_PK, ?, COALESCE(Z_OPT, 1)"
-            + expressions.map { ", " + $0 }.joined() + " FROM migration_source.\(sourceMapping.table) WHERE Z_ENT = ?"
-        return (sql, values)
+        let columns = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + targetMapping.columns)
+        var selected: SQLFragment = "Z_PK, \(bind: .integer(Int64(targetLayout.entityNumber(of: entity)))), COALESCE(Z_OPT, 1)"
+        for expression in expressions { selected += ", \(expression)" }
+        let sourceNumber = ManagedValue.integer(Int64(sourceLayout.entityNumber(of: sourceEntity)))
+        return """
+            INSERT INTO main.\(identifier: targetMapping.table) (\(columns)) SELECT \(selected) \
+            FROM migration_source.\(identifier: sourceMapping.table) WHERE Z_ENT = \(bind: sourceNumber)
+            """
     }
 
     /// Whether some old row of `entity` has NULL in `column`.
     func hasNull(_ column: String, in table: String, entity: EntityDescription) throws -> Bool {
-        let statement = try source.prepare("SELECT 1 FROM \(table) WHERE Z_ENT = ? AND \(column) IS NULL LIMIT 1")
+        let entityNumber = ManagedValue.integer(Int64(sourceLayout.entityNumber(of: entity)))
+        let statement = try source.prepare("""
+            SELECT 1 FROM \(identifier: table) WHERE Z_ENT = \(bind: entityNumber) AND \(identifier: column) IS NULL LIMIT 1
+            """ as SQLFragment)
         defer { statement.finalize() }
-        try statement.bind([.integer(Int64(sourceLayout.entityNumber(of: entity)))])
         return try statement.step()
     }
 }

@@ -95,7 +95,7 @@ final class Migrator {
         for (targetTable, sources) in feeders where sources.count == 1 { soleFeeders[targetTable] = sources.first }
         var next: [String: Int64] = [:]
         for table in sourceLayout.tables {
-            let statement = try source.prepare("SELECT Z_PK, Z_ENT FROM \(table.name) ORDER BY Z_PK")
+            let statement = try source.prepare("SELECT Z_PK, Z_ENT FROM \(identifier: table.name) ORDER BY Z_PK" as SQLFragment)
             defer { statement.finalize() }
             var tableKeys: [Int64: (key: Int64, entity: EntityDescription)] = [:]
             while try statement.step() {
@@ -123,8 +123,8 @@ final class Migrator {
     func copyRows(skipping copied: Set<ObjectIdentifier>) throws {
         var done = copied.reduce(0) { $0 + (rows[$1]?.count ?? 0) }
         for table in sourceLayout.tables {
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)
-            let select = try source.prepare("SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY Z_PK")
+            let columns = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name))
+            let select = try source.prepare("SELECT \(columns) FROM \(identifier: table.name) ORDER BY Z_PK" as SQLFragment)
             defer { select.finalize() }
             var inserts: [ObjectIdentifier: (statement: SQLiteStatement, writer: RowWriter)] = [:]
             defer { for insert in inserts.values { insert.statement.finalize() } }
@@ -186,7 +186,7 @@ final class Migrator {
         let update = try target.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
         defer { update.finalize() }
         for table in targetLayout.tables {
-            let maximum = try target.prepare("SELECT MAX(Z_PK) FROM \(table.name)")
+            let maximum = try target.prepare("SELECT MAX(Z_PK) FROM \(identifier: table.name)" as SQLFragment)
             defer { maximum.finalize() }
             var counter: Int64 = try maximum.step() && !maximum.isNull(at: 0) ? maximum.int64(at: 0) : 0
             if let feeder = soleFeeders[table.name], let old = sourceLayout.tables.first(where: { $0.name == feeder }) {
