@@ -46,7 +46,7 @@ extension PostgreSQLStore {
     private func fetchWindowInChunks(_ request: StoreFetchRequest, superset: Selection, mapping: RelationalLayout.EntityMapping,
                                      layout: RelationalLayout) throws -> [StoreRow] {
         let wanted = request.offset.addingSaturated(request.limit)
-        let ordered = try superset.statement + superset.query.order()
+        let ordered = try superset.statement + superset.query.order(keyedWhenUnsorted: true)
         var unwindowed = request
         unwindowed.limit = 0
         unwindowed.offset = 0

@@ -35,11 +35,13 @@ package struct FetchQuery {
         condition = conditions.isEmpty ? SQLFragment() : " WHERE \(SQLFragment.joined(conditions, separator: " AND "))"
     }
 
-    /// ` ORDER BY …` for the request's sort keys, ties by key; empty without sort keys. Strings
-    /// compared other than by their bytes get the comparator's collation on SQLite (which has
-    /// Foundation's comparisons registered); other dialects order those in Swift.
-    package func order() throws -> SQLFragment {
-        guard !request.sort.isEmpty else { return SQLFragment() }
+    /// ` ORDER BY …` for the request's sort keys, ties by key; without sort keys empty, or
+    /// `ORDER BY Z_PK` when `keyedWhenUnsorted` (pages of one result read by `LIMIT`/`OFFSET` need
+    /// an order to be pages of one sequence). Strings compared other than by their bytes get the
+    /// comparator's collation on SQLite (which has Foundation's comparisons registered); other
+    /// dialects order those in Swift.
+    package func order(keyedWhenUnsorted: Bool = false) throws -> SQLFragment {
+        guard !request.sort.isEmpty else { return keyedWhenUnsorted ? " ORDER BY Z_PK" : SQLFragment() }
         var compiler = SQLCompiler(layout: layout, mapping: mapping, dialect: dialect)
         var terms: [SQLFragment] = []
         for key in request.sort {

@@ -13,8 +13,10 @@ import OpenCoreDataCore
 ///
 /// The literal parts are SQL written in the code; what varies is interpolated as an
 /// `identifier:` (a name from the layout: written bare when it is a plain name, as every name the
-/// layout makes is, else quoted), a `bind:` value, a `list:` of values, a nested fragment, or
-/// `sql:` text that this code made (a dialect's spelling of a type or an operator).
+/// layout makes is, else quoted), a `quoted:` name that keeps its spelling (a user's schema), a
+/// `bind:` value, a `list:` of values, `parameters:` bound when a statement prepared once runs, a
+/// nested fragment, or `sql:` text that this code made (a dialect's spelling of a type or an
+/// operator).
 package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// One part of a fragment.
     package enum Segment: Sendable, Equatable {
@@ -58,7 +60,8 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
     /// Whether the fragment has no part.
     package var isEmpty: Bool { segments.isEmpty }
 
-    /// The values the fragment binds, in the order of their placeholders.
+    /// The values the fragment binds, in the order of their placeholders (without the
+    /// ``Segment/parameters(_:)``, which the caller binds).
     package var arguments: [ManagedValue] {
         var values: [ManagedValue] = []
         for segment in segments {
