@@ -132,13 +132,13 @@ extension PostgreSQLStore {
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let target = try layout.relatedQuery(relationship, sources: []).destination
+        let target = try layout.storage(of: relationship).destination
         let allowed = try layout.mapping(for: target).entityNumbers
         let keys = primaryKeys.sorted()
         var result: [(source: Int64, member: ManagedObjectID)] = []
         for start in stride(from: 0, to: keys.count, by: 1000) {
             let chunk = keys[start..<min(start + 1000, keys.count)]
-            let query = try layout.relatedQuery(relationship, sources: Array(chunk)).query
+            let query = try layout.relatedQuery(relationship, sources: Array(chunk))
             let rows = try read { try $0.execute(query).rows }
             for row in rows {
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }

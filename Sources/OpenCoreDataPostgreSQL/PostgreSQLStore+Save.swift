@@ -211,8 +211,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
 
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
         let mapping = try layout.mapping(for: delete.entity)
-        let statement = RelationalLayout.removeRowStatement(mapping.table, key: delete.primaryKey, version: delete.expectedVersion)
-        return try session.execute(statement).changed > 0
+        let statement = RelationalLayout.removeRowStatement(mapping.table)
+        return try session.execute(statement, parameters: [.integer(delete.primaryKey), .integer(delete.expectedVersion)]).changed > 0
     }
 
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {

@@ -108,6 +108,13 @@ package final class RelationalLayout: @unchecked Sendable {
             case .inverseForeignKey(_, _, let column, _), .joinTable(_, _, _, let column, _): column
             }
         }
+
+        /// The entity of the relationship's members.
+        package var destination: EntityDescription {
+            switch self {
+            case .inverseForeignKey(_, _, _, let destination), .joinTable(_, _, _, _, let destination): destination
+            }
+        }
     }
 
     /// The value Core Data stores for the member at `index` of an ordered relationship

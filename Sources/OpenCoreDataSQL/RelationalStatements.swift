@@ -5,17 +5,16 @@ import OpenCoreDataCore
 extension RelationalLayout {
     /// The members of a to-many relationship of a list of sources: reads `member key, member
     /// Z_ENT, source key` rows, in source then member order.
-    package func relatedQuery(_ relationship: RelationshipDescription,
-                              sources: [Int64]) throws -> (query: SQLFragment, destination: EntityDescription) {
+    package func relatedQuery(_ relationship: RelationshipDescription, sources: [Int64]) throws -> SQLFragment {
         let keys = sources.map { ManagedValue.integer($0) }
         switch try storage(of: relationship) {
-        case .inverseForeignKey(let table, let column, let orderColumn, let destination):
+        case .inverseForeignKey(let table, let column, let orderColumn, _):
             let order: SQLFragment = orderColumn.map { "3, \(identifier: $0), 1" } ?? "3, 1"
             let query: SQLFragment = """
                 SELECT Z_PK, Z_ENT, \(identifier: column) FROM \(identifier: table) \
                 WHERE \(identifier: column) IN (\(list: keys)) ORDER BY \(order)
                 """
-            return (query, destination)
+            return query
         case .joinTable(let table, let ownColumn, let otherColumn, let orderColumn, let destination):
             let mapping = try mapping(for: destination)
             let order: SQLFragment = orderColumn.map { "3, j.\(identifier: $0), 1" } ?? "3, 1"
@@ -24,7 +23,7 @@ extension RelationalLayout {
                 JOIN \(identifier: mapping.table) d ON d.Z_PK = j.\(identifier: otherColumn) \
                 WHERE j.\(identifier: ownColumn) IN (\(list: keys)) ORDER BY \(order)
                 """
-            return (query, destination)
+            return query
         }
     }
 
@@ -157,10 +156,10 @@ extension RelationalLayout {
         return values + [.integer(update.primaryKey), .integer(update.expectedVersion)]
     }
 
-    /// Removes one row by key if it still has the version `version` (a save's delete); its values
-    /// are the key, then the version.
-    package static func removeRowStatement(_ table: String, key: Int64, version: Int64) -> SQLFragment {
-        "DELETE FROM \(identifier: table) WHERE Z_PK = \(bind: .integer(key)) AND Z_OPT = \(bind: .integer(version))"
+    /// A save's delete of one row, run once per row: removes the row by key if it still has the
+    /// expected version; its parameters are the key, then the version.
+    package static func removeRowStatement(_ table: String) -> SQLFragment {
+        "DELETE FROM \(identifier: table) WHERE Z_PK = \(parameters: 1) AND Z_OPT = \(parameters: 1)"
     }
 
     /// A row's version and columns by key (`Z_OPT`, then `mapping.tableColumns`): what a save

@@ -67,7 +67,7 @@ extension SQLiteStore {
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
         let layout = try currentLayout()
-        let target = try layout.relatedQuery(relationship, sources: []).destination
+        let target = try layout.storage(of: relationship).destination
         var result: [(source: Int64, member: ManagedObjectID)] = []
         let allowed = try layout.mapping(for: target).entityNumbers
         let checksEntity = !target.subentities.isEmpty || target.superentity != nil
@@ -78,7 +78,7 @@ extension SQLiteStore {
             var size = 1
             while size < chunk.count { size *= 2 }
             chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
-            let query = try layout.relatedQuery(relationship, sources: chunk).query
+            let query = try layout.relatedQuery(relationship, sources: chunk)
             try readers.read { db in
                 let statement = try db.cachedStatement(query)
                 defer { statement.reset() }

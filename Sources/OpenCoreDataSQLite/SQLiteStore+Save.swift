@@ -140,7 +140,7 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
         } else {
             let mapping = try layout.mapping(for: delete.entity)
             // The shared statement's text, prepared once per entity; key and version bound in order.
-            statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table, key: 0, version: 0).rendered(for: .sqlite).sql)
+            statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table).rendered(for: .sqlite).sql)
             previousDelete = (ObjectIdentifier(delete.entity), statement)
         }
         statement.bind(delete.primaryKey, at: 1)
