@@ -52,8 +52,6 @@ let package = Package(
             dependencies: [
                 "OpenCoreDataCore",
                 "OpenCoreDataSQL",
-                // Lightweight migration of a schema runs the SQLite store's migrator on a scratch file.
-                "OpenCoreDataSQLite",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

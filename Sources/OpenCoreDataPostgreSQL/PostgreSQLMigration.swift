@@ -1,7 +1,6 @@
 import Foundation
 import OpenCoreDataCore
 import OpenCoreDataSQL
-import OpenCoreDataSQLite
 
 /// Lightweight migration of a PostgreSQL schema: when the schema was written with another
 /// version of the model, its objects are migrated as an SQLite store's are — the same inferred
@@ -17,14 +16,16 @@ import OpenCoreDataSQLite
 ///    `PostgreSQLStore+ModelGuard.swift`): saves in flight finish first and are migrated, later
 ///    ones wait and are then refused (134100) — none is lost. Readers go on reading the old
 ///    tables meanwhile;
-/// 2. the old content is read (with the model that wrote it) into a scratch SQLite file, which
-///    the SQLite store's migration (`SQLiteMigration`, one implementation of Core Data's rules for
-///    both stores) migrates; the result is written into a scratch schema (`ocd_migrating_…`);
+/// 2. a scratch schema (`ocd_migrating_…`) gets the new model's empty tables, and the same
+///    session copies the old rows into them (``RelationalMigrator``, the one implementation of
+///    Core Data's rules that the SQLite store's migration runs too): by `INSERT … SELECT` inside
+///    the server where a table's rows are a straight copy, else a page of old rows at a time,
+///    written back in multi-row inserts. Nothing leaves the server but what the row-by-row copy
+///    reads, and nothing is written on the client's disk;
 /// 3. the old tables are dropped and the scratch schema's moved in their place (PostgreSQL's DDL
 ///    is transactional), then the transaction commits and the change is notified.
 /// A failure at any point — or a crash — leaves the schema exactly as it was (a scratch schema
-/// left by a crash is dropped by the next migration). The scratch file needs as much free space
-/// in the temporary folder as the store's rows take.
+/// left by a crash is dropped by the next migration).
 package enum PostgreSQLMigration {
     /// How long the migration waits for a table lock (writers in flight, readers of the old
     /// tables) before it gives up, changing nothing.
@@ -49,49 +50,43 @@ package enum PostgreSQLMigration {
         // statement timeout (`Reliability/run --postgres`, kill -9 during a migration).
         var scratch = storeURL
         scratch.schema = scratchPrefix(of: storeURL) + "_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        let directory = ScratchDirectory.url()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            _ = try? session.execute("DROP SCHEMA IF EXISTS \(quoted: scratch.schema) CASCADE" as SQLFragment)
-        }
+        defer { _ = try? session.execute("DROP SCHEMA IF EXISTS \(quoted: scratch.schema) CASCADE" as SQLFragment) }
         do {
             try dropLeftScratchSchemas(session, of: storeURL)
             return try session.transaction {
                 try PostgreSQLStore.lockSchema(session, storeURL)
                 guard let hashes = try storedHashes(session, storeURL, differingFrom: model) else { return false }
                 let cached = try cachedModel(session)
-                let source = try SQLiteMigration.sourceModel(of: "The PostgreSQL store \(storeURL.description)", hashes: hashes, cached: cached,
-                                                             destination: model, options: options).model
+                let (source, mappingModel) = try MigrationSourceModel.find(for: "The PostgreSQL store \(storeURL.description)", hashes: hashes, cached: cached,
+                                                                           destination: model, options: options)
                 try session.execute("SELECT set_config('lock_timeout', \(bind: .string(lockTimeout)), true)" as SQLFragment)
                 try session.execute("LOCK TABLE Z_METADATA IN EXCLUSIVE MODE")
                 let hasHistory = try session.tableExists("atransaction", inSchema: storeURL.schema)
                 let tracksHistory = hasHistory || PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
-                try ScratchDirectory.create(directory)
-                let file = directory.appendingPathComponent("store.sqlite")
 
-                // The old content, read by the model that wrote it (the lock above is held by this
-                // session, so the reading store must not ask for it).
+                // The old tables' layout, with the entity numbers the schema keeps (the lock
+                // above is held by this session, so the reading store must not ask for it).
                 let old = PostgreSQLStore(url: storeURL, options: [NSReadOnlyPersistentStoreOption: true, NSPersistentHistoryTrackingKey: hasHistory],
                                           locksSchemaOnLoad: false)
                 defer { old.close() }
                 try old.load(model: source)
-                try copy(from: old, toSQLiteAt: file, model: source, tracksHistory: hasHistory)
-
-                var migrationOptions = options
-                migrationOptions[NSPersistentHistoryTrackingKey] = tracksHistory
-                try SQLiteMigration.migrateIfNeeded(at: file, to: model, options: migrationOptions)
-
-                let migrated = try SQLiteStore(url: file, tracksHistory: tracksHistory)
-                defer { migrated.close() }
-                try migrated.load(model: model)
+                let oldLayout = try old.currentLayout()
+                old.close()
+                // The new tables, empty, in the scratch schema (made and committed by a store of
+                // their own, as a first `load` makes a schema).
                 let new = PostgreSQLStore(url: scratch, options: [NSPersistentHistoryTrackingKey: tracksHistory])
                 defer { new.close() }
                 try new.load(model: model)
-                try StoreCopy.copy(from: migrated, to: new, model: model)
                 let newLayout = try new.currentLayout()
                 new.close()
 
-                try replaceTables(session, of: storeURL, layout: old.currentLayout(), with: scratch)
+                let mapping = try InferredMapping(source: source, destination: model, mappingModel: mappingModel)
+                let sessions = PostgreSQLMigrationSessions(session: session, store: storeURL.schema, scratch: scratch.schema)
+                let progress = options[MigrationProgressHandlerOption] as? @Sendable (MigrationProgress) -> Void
+                try RelationalMigrator(sessions: sessions, mapping: mapping, storeName: "the PostgreSQL store \(storeURL.description)",
+                                       sourceLayout: oldLayout, targetLayout: newLayout, progress: progress).copy(hasHistory: hasHistory)
+
+                try replaceTables(session, of: storeURL, layout: oldLayout, with: scratch)
                 // The moved tables' triggers run the scratch schema's functions: made again here.
                 try PostgreSQLStore.ensureDerivedAttributeTriggers(session, schema: storeURL.schema, layout: newLayout, model: model, replacing: true)
                 try session.execute("DROP SCHEMA \(quoted: scratch.schema) CASCADE" as SQLFragment)
@@ -143,14 +138,6 @@ package enum PostgreSQLMigration {
     private static func cachedModel(_ session: PostgreSQLSession) throws -> ManagedObjectModel? {
         guard case .data(let archive)? = try session.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").rows.first?.first else { return nil }
         return try? ManagedObjectModel(archive: archive)
-    }
-
-    /// Copies the store `old` into a new SQLite file at `file`.
-    private static func copy(from old: PostgreSQLStore, toSQLiteAt file: URL, model: ManagedObjectModel, tracksHistory: Bool) throws {
-        let copy = try SQLiteStore(url: file, tracksHistory: tracksHistory)
-        defer { copy.close() }
-        try copy.load(model: model)
-        try StoreCopy.copy(from: old, to: copy, model: model)
     }
 
     /// Inside the migration's transaction: drops the store's tables (those of the old `layout`,

@@ -171,10 +171,13 @@ package final class PostgreSQLSession: Sendable {
         return try run(sql, arguments)
     }
 
-    /// Runs a statement that binds no value (transaction control, DDL whose names are quoted by
-    /// ``PostgreSQLSQL``).
+    /// Runs SQL text made elsewhere that binds no value (DDL whose names are quoted by
+    /// ``PostgreSQLSQL``, trigger bodies). Labelled, so that a string literal — with
+    /// interpolations too — is always an ``SQLFragment``: an unlabelled `String` overload would
+    /// win for an interpolated literal and render the fragments inside it as text (their SQLite
+    /// form, values unbound).
     @discardableResult
-    package func execute(_ sql: String) throws -> (rows: [[ManagedValue]], changed: Int) {
+    package func execute(text sql: String) throws -> (rows: [[ManagedValue]], changed: Int) {
         try run(sql, [])
     }
 
@@ -218,7 +221,7 @@ package final class PostgreSQLSession: Sendable {
     /// Runs `body` in a transaction (begun by `begin`, e.g. with an isolation level): committed
     /// when it returns, rolled back when it throws.
     @discardableResult
-    package func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+    package func transaction<T>(begin: SQLFragment = "BEGIN", _ body: () throws -> T) throws -> T {
         try execute(begin)
         do {
             let result = try body()

@@ -18,8 +18,8 @@ extension PostgreSQLStore {
                 if case .string(let name) = row[0] { name } else { nil }
             })
         for group in wanted where group.triggers.contains(where: { !present.contains($0.name) }) {
-            try session.execute(group.function.sql)
-            for trigger in group.triggers { try session.execute(trigger.sql) }
+            try session.execute(text: group.function.sql)
+            for trigger in group.triggers { try session.execute(text: trigger.sql) }
         }
     }
 }

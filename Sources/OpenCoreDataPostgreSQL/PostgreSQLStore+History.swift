@@ -210,6 +210,10 @@ package struct PostgreSQLRow: SQLRow {
     package func tombstone(_ column: Int, type: AttributeType) -> ManagedValue {
         if case .string(let text) = values[column] { HistoryValueText.value(text, type: type) } else { .null }
     }
+
+    package func value(_ column: Int, type: AttributeType) -> ManagedValue { PostgreSQLStore.attributeValue(values[column], type: type) }
+
+    package func raw(_ column: Int) -> ManagedValue { values[column] }
 }
 
 /// Tombstone values as text, so that one `ZTOMBSTONE<n>` column holds values of any attribute

@@ -30,7 +30,7 @@ extension PostgreSQLStore {
             ? try session.execute("""
                 \(sql: intent + select), pg_notify(\(bind: .string(channel)), \(bind: .string(identifier))) WHERE Z_VERSION = 1
                 """).rows
-            : try session.execute(intent + select + " WHERE Z_VERSION = 1").rows
+            : try session.execute("\(sql: intent + select) WHERE Z_VERSION = 1").rows
         guard let row = rows.first, case .string(let digest)? = row.first else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; nothing was written. Was the schema changed by hand?")
         }

@@ -17,6 +17,12 @@ package protocol SQLRow {
     /// A history `ZTOMBSTONE<n>` column as a value of `type`: SQLite keeps the values themselves,
     /// PostgreSQL their text (one column type for values of every attribute type).
     func tombstone(_ column: Int, type: AttributeType) -> ManagedValue
+    /// A column as a value of an attribute of `type`, as the store keeps such values (a
+    /// migration reads old rows so).
+    func value(_ column: Int, type: AttributeType) -> ManagedValue
+    /// A column as the store holds it, whatever attribute it belongs to (history rows copied
+    /// whole).
+    func raw(_ column: Int) -> ManagedValue
 }
 
 /// A connection that runs ``SQLFragment``s, rendered in its own dialect: what the relational

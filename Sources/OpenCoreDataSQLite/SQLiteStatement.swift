@@ -128,6 +128,17 @@ final class SQLiteStatement: @unchecked Sendable {
     }
 
     /// Reads a column as the stored form of an attribute of `type`.
+    /// A column as SQLite holds it (by its storage class), whatever attribute it belongs to.
+    func storedValue(at column: Int32) -> ManagedValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(int64(at: column))
+        case SQLITE_FLOAT: .double(double(at: column))
+        case SQLITE_TEXT: .string(string(at: column))
+        case SQLITE_BLOB: .data(data(at: column))
+        default: .null
+        }
+    }
+
     func value(at column: Int32, type: AttributeType) -> ManagedValue {
         if type == .string {
             // SQLite's text of NULL is a null pointer (its conversion table), so the common case

@@ -154,4 +154,6 @@ extension SQLiteStatement: SQLRow {
     package func text(_ column: Int) -> String? { isNull(at: Int32(column)) ? nil : string(at: Int32(column)) }
     package func bytes(_ column: Int) -> Data? { isNull(at: Int32(column)) ? nil : data(at: Int32(column)) }
     package func tombstone(_ column: Int, type: AttributeType) -> ManagedValue { value(at: Int32(column), type: type) }
+    package func value(_ column: Int, type: AttributeType) -> ManagedValue { value(at: Int32(column), type: type) }
+    package func raw(_ column: Int) -> ManagedValue { storedValue(at: Int32(column)) }
 }

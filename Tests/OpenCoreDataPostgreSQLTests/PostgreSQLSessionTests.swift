@@ -35,7 +35,7 @@ struct PostgreSQLSessionTests {
         let (session, schema) = try TestServer.session()
         defer { TestServer.drop(schema, with: session) }
         let table = PostgreSQLSQL.qualified(schema, "ZVALUES")
-        try session.execute("CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY, ZINT bigint, ZDOUBLE double precision, ZBOOL boolean, ZDECIMAL numeric, ZTEXT text, ZDATA bytea, ZUUID uuid)")
+        try session.execute(text: "CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY, ZINT bigint, ZDOUBLE double precision, ZBOOL boolean, ZDECIMAL numeric, ZTEXT text, ZDATA bytea, ZUUID uuid)")
         let date = Date(timeIntervalSinceReferenceDate: 786_000_123.456_789_012)
         let uuid = UUID()
         let rows: [[ManagedValue]] = [
@@ -47,11 +47,11 @@ struct PostgreSQLSessionTests {
             // The codec itself (statements the store builds bind truth values as 0 and 1).
             _ = try session.run("INSERT INTO \(table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", row)
         }
-        let read = try session.execute("SELECT * FROM \(table) ORDER BY Z_PK").rows
+        let read = try session.execute(text: "SELECT * FROM \(table) ORDER BY Z_PK").rows
         #expect(read == rows)
         // Dates go as Core Data keeps them (seconds since 2001, a double) and come back equal.
         try session.execute("UPDATE \(sql: table) SET ZDOUBLE = \(bind: .date(date)) WHERE Z_PK = 3" as SQLFragment)
-        #expect(try session.execute("SELECT ZDOUBLE FROM \(table) WHERE Z_PK = 3").rows == [[.double(date.timeIntervalSinceReferenceDate)]])
+        #expect(try session.execute(text: "SELECT ZDOUBLE FROM \(table) WHERE Z_PK = 3").rows == [[.double(date.timeIntervalSinceReferenceDate)]])
         let link = ManagedValue.url(URL(string: "https://example.com/a?b=c")!)
         #expect(try session.execute("SELECT ZTEXT FROM \(sql: table) WHERE ZTEXT = \(bind: link)" as SQLFragment).rows.isEmpty)
     }
@@ -60,33 +60,33 @@ struct PostgreSQLSessionTests {
         let (session, schema) = try TestServer.session()
         defer { TestServer.drop(schema, with: session) }
         let table = PostgreSQLSQL.qualified(schema, "ZNOTE")
-        try session.execute("CREATE TABLE \(table) (ZTITLE text)")
+        try session.execute(text: "CREATE TABLE \(table) (ZTITLE text)")
         let hostile = "x'); DROP TABLE \(table); --"
         let outcome = try session.execute("INSERT INTO \(sql: table) VALUES (\(bind: .string(hostile)))" as SQLFragment)
         #expect(outcome.changed == 1)
-        #expect(try session.execute("SELECT ZTITLE FROM \(table)").rows == [[.string(hostile)]])
+        #expect(try session.execute(text: "SELECT ZTITLE FROM \(table)").rows == [[.string(hostile)]])
     }
 
     @Test func aTransactionThatThrowsLeavesNothingAndTheServersErrorIsACoreDataError() throws {
         let (session, schema) = try TestServer.session()
         defer { TestServer.drop(schema, with: session) }
         let table = PostgreSQLSQL.qualified(schema, "ZITEM")
-        try session.execute("CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY)")
-        try session.transaction { try session.execute("INSERT INTO \(table) VALUES (1)") }
+        try session.execute(text: "CREATE TABLE \(table) (Z_PK bigint PRIMARY KEY)")
+        try session.transaction { try session.execute(text: "INSERT INTO \(table) VALUES (1)") }
         var failure: CoreDataError?
         do {
             try session.transaction {
-                try session.execute("INSERT INTO \(table) VALUES (2)")
-                try session.execute("INSERT INTO \(table) VALUES (1)")     // duplicate key
+                try session.execute(text: "INSERT INTO \(table) VALUES (2)")
+                try session.execute(text: "INSERT INTO \(table) VALUES (1)")     // duplicate key
             }
         } catch {
             failure = error as? CoreDataError
         }
         #expect(failure?.code == .persistentStoreOperation)
         #expect(failure?.message.contains("SQLSTATE 23505") == true, "\(failure?.message ?? "no error")")
-        #expect(try session.execute("SELECT Z_PK FROM \(table) ORDER BY Z_PK").rows == [[.integer(1)]])
+        #expect(try session.execute(text: "SELECT Z_PK FROM \(table) ORDER BY Z_PK").rows == [[.integer(1)]])
         // The session is usable after the failed transaction.
-        #expect(try session.execute("SELECT count(*) FROM \(table)").rows == [[.integer(1)]])
+        #expect(try session.execute(text: "SELECT count(*) FROM \(table)").rows == [[.integer(1)]])
     }
 
     @Test func notificationsReachListenersOfOtherSessionsOnlyWhenCommitted() throws {

@@ -35,12 +35,12 @@ enum TestServer {
     static func session() throws -> (session: PostgreSQLSession, schema: String) {
         let session = try PostgreSQLSession.connect(try url())
         let schema = "ocd_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try session.execute("CREATE SCHEMA " + PostgreSQLSQL.quoted(schema))
+        try session.execute(text: "CREATE SCHEMA " + PostgreSQLSQL.quoted(schema))
         return (session, schema)
     }
 
     static func drop(_ schema: String, with session: PostgreSQLSession) {
-        _ = try? session.execute("DROP SCHEMA " + PostgreSQLSQL.quoted(schema) + " CASCADE")
+        _ = try? session.execute(text: "DROP SCHEMA " + PostgreSQLSQL.quoted(schema) + " CASCADE")
         session.close()
     }
 }

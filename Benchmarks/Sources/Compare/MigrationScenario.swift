@@ -86,7 +86,7 @@ enum MigrationScenario {
 extension MigrationScenario {
     /// The same migration of a PostgreSQL schema of `n` quakes (in a fresh schema of
     /// `postgresBase`'s server), against the SQLite store's migration of the same rows, medians
-    /// of 3. The schema's migration goes through a scratch SQLite file (docs/PostgreSQL.md).
+    /// of 3. The schema migrates inside the server, into a scratch schema (docs/PostgreSQL.md).
     static func runPostgreSQL(postgresBase: URLComponents, n: Int) async throws -> Result {
         var ours: [Double] = [], sqlite: [Double] = []
         for _ in 0..<3 {

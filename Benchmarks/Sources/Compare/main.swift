@@ -1,7 +1,7 @@
 import CSQLitePeer
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration | --scale | --results | --postgres] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration | --scale | --results | --postgres [--migration]] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
 // Before any thread starts: the heap figures read the main arena only (MemoryScenario).
@@ -12,7 +12,7 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
     try ProfileScenario.run(arguments[index + 1], n: n)
     exit(0)
 }
-if arguments.contains("--migration") {
+if arguments.contains("--migration") && !arguments.contains("--postgres") {
     // Only the migration scenario.
     printTable([try MigrationScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000)])
     exit(0)
@@ -32,7 +32,16 @@ if let index = arguments.firstIndex(of: "--writer"), index + 4 < arguments.count
 if arguments.contains("--postgres") {
     // Only the PostgreSQL store, against postgres-nio by hand (OCD_POSTGRES_URL), then writers
     // in several processes against SQLite, and the remote-change delay.
+    // `--postgres --migration`: the schema migration alone (printed, not written to the JSON).
     let quickRun = arguments.contains("--quick")
+    if arguments.contains("--migration") {
+        guard let base = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"].flatMap(URLComponents.init(string:)) else {
+            FileHandle.standardError.write(Data("The PostgreSQL migration scenario needs OCD_POSTGRES_URL.\n".utf8))
+            exit(2)
+        }
+        printTable([try await MigrationScenario.runPostgreSQL(postgresBase: base, n: quickRun ? 10_000 : 100_000)])
+        exit(0)
+    }
     var results = try await PostgreSQLScenario.run(n: quickRun ? 2_000 : 10_000, runs: 3)
     if let base = ProcessInfo.processInfo.environment["OCD_POSTGRES_URL"].flatMap(URLComponents.init(string:)) {
         results += try WriterScaleScenario.run(postgresBase: base, seconds: quickRun ? 2 : 5)

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreDataCore
+import OpenCoreDataSQL
 
 /// Lightweight migration of an SQLite store: when a store was written with another version of
 /// the model, its rows are copied into a scratch file laid out for the current model (through an
@@ -27,36 +28,9 @@ package enum SQLiteMigration {
             guard stored != model.entityVersionHashesByName else { return false }
             cached = try SQLiteModelCache.archive(in: db).flatMap { try? ManagedObjectModel(archive: $0) }
         }
-        let (source, mappingModel) = try sourceModel(of: "The store at \(url.path)", hashes: stored, cached: cached, destination: model, options: options)
+        let (source, mappingModel) = try MigrationSourceModel.find(for: "The store at \(url.path)", hashes: stored, cached: cached, destination: model, options: options)
         let mapping = try InferredMapping(source: source, destination: model, mappingModel: mappingModel)
         let progress = options[MigrationProgressHandlerOption] as? @Sendable (MigrationProgress) -> Void
         return try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), progress: progress).run()
-    }
-}
-
-extension SQLiteMigration {
-    /// The model a store was written with (its version `hashes`), for a migration to
-    /// `destination`: the source of a mapping model under `MappingModelsOption` from that version
-    /// to `destination` (returned too), else one of `MigrationSourceModelsOption` or the store's
-    /// `cached` model with those hashes. Throws 134130 naming `store` when none is at hand.
-    package static func sourceModel(of store: String, hashes: [String: Data], cached: ManagedObjectModel?, destination: ManagedObjectModel,
-                                    options: [String: any Sendable]) throws -> (model: ManagedObjectModel, mappingModel: MappingModel?) {
-        let candidates = (options[MigrationSourceModelsOption] as? [ManagedObjectModel] ?? []) + (cached.map { [$0] } ?? [])
-        let current = destination.entityVersionHashesByName
-        let mappingModel = (options[MappingModelsOption] as? [MappingModel] ?? []).first {
-            $0.sourceModel.entityVersionHashesByName == hashes && $0.destinationModel.entityVersionHashesByName == current
-        }
-        guard let source = mappingModel?.sourceModel ?? candidates.first(where: { $0.entityVersionHashesByName == hashes }) else {
-            throw CoreDataError(.migrationMissingSourceModel, "\(store) was written with a model that is not at hand (it has no usable model cache, and none of the \(candidates.count) models given under MigrationSourceModelsOption has its version hashes). Pass the older model versions, e.g. ManagedObjectModel.versions(contentsOf:) of the .xcdatamodeld.")
-        }
-        return (try source.frozenCopy(), mappingModel)
-    }
-}
-
-extension ManagedObjectModel {
-    /// The model, frozen (models at hand may already be frozen by another coordinator).
-    fileprivate func frozenCopy() throws -> ManagedObjectModel {
-        try freeze()
-        return self
     }
 }

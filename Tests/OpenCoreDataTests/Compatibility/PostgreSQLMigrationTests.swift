@@ -161,9 +161,9 @@ import TestSupport
         let session = try PostgreSQLSession.connect(store)
         defer { session.close() }
         let left = PostgreSQLMigration.scratchPrefix(of: store)
-        try session.execute("CREATE SCHEMA \(left)")
-        try session.execute("CREATE TABLE \(left).Z_METADATA (Z_VERSION integer, Z_UUID text, Z_PLIST bytea)")
-        try session.execute("INSERT INTO \(left).Z_METADATA VALUES (1, 'left', NULL)")
+        try session.execute(text: "CREATE SCHEMA \(left)")
+        try session.execute(text: "CREATE TABLE \(left).Z_METADATA (Z_VERSION integer, Z_UUID text, Z_PLIST bytea)")
+        try session.execute(text: "INSERT INTO \(left).Z_METADATA VALUES (1, 'left', NULL)")
         var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
         components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "statement_timeout", value: "3")]
         let migrated = try Self.open(try #require(components.url), model: Self.model(2))

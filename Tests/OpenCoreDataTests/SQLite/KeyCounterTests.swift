@@ -18,7 +18,7 @@ import TestSupport
             let store = try PostgreSQLStoreURL(url)
             let session = try PostgreSQLSession.connect(store)
             defer { session.close() }
-            try session.execute("UPDATE " + PostgreSQLSQL.quoted(store.schema) + ".Z_PRIMARYKEY SET Z_MAX = \(value) WHERE Z_NAME = 'Note'")
+            try session.execute(text: "UPDATE " + PostgreSQLSQL.quoted(store.schema) + ".Z_PRIMARYKEY SET Z_MAX = \(value) WHERE Z_NAME = 'Note'")
         case .inMemory:
             Issue.record("an in-memory store has no counter to damage")
         }

@@ -105,7 +105,7 @@ import TestSupport
         guard case .string(let name)? = pair?.first else {
             throw CoreDataError(.persistentStoreOpen, "The index of [a, b_c] was not found.")
         }
-        try session.execute("DROP INDEX " + PostgreSQLSQL.qualified(url.schema, name))
+        try session.execute(text: "DROP INDEX " + PostgreSQLSQL.qualified(url.schema, name))
         try writing(try RawInsert(stack))
         for store in stack.container.persistentStoreCoordinator.persistentStores {
             try stack.container.persistentStoreCoordinator.remove(store)

@@ -24,7 +24,7 @@ enum TestPostgreSQL {
     static func drop(_ schemas: [String]) {
         guard !schemas.isEmpty, let text = urlText, let url = URL(string: text), let storeURL = try? PostgreSQLStoreURL(url),
               let session = try? PostgreSQLSession.connect(storeURL) else { return }
-        for schema in schemas { _ = try? session.execute("DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(schema) + " CASCADE") }
+        for schema in schemas { _ = try? session.execute(text: "DROP SCHEMA IF EXISTS " + PostgreSQLSQL.quoted(schema) + " CASCADE") }
         session.close()
     }
 }
@@ -41,11 +41,11 @@ struct TestRole {
     init(_ purpose: String, attributes: String = "", for directory: TemporaryDirectory) throws {
         admin = try PostgreSQLSession.connect(PostgreSQLStoreURL(TestPostgreSQL.storeURL(schema: "public")))
         name = "ocd_\(purpose)_" + directory.schemaName.suffix(12)
-        try admin.execute("CREATE ROLE \(name) LOGIN \(attributes)")
+        try admin.execute(text: "CREATE ROLE \(name) LOGIN \(attributes)")
         let database = try #require(try admin.execute("SELECT current_database()").rows.first?.first.flatMap { value -> String? in
             if case .string(let name) = value { name } else { nil }
         })
-        try admin.execute("GRANT CREATE ON DATABASE \(PostgreSQLSQL.quoted(database)) TO \(name)")
+        try admin.execute(text: "GRANT CREATE ON DATABASE \(PostgreSQLSQL.quoted(database)) TO \(name)")
     }
 
     /// `url` (a store URL on the test server) as this role, without a password, with `parameters` added.
@@ -59,12 +59,12 @@ struct TestRole {
 
     /// Runs a statement as the test server's own user (to configure the role).
     func configure(_ sql: String) throws {
-        try admin.execute(sql)
+        try admin.execute(text: sql)
     }
 
     func drop() {
-        _ = try? admin.execute("DROP OWNED BY \(name)")
-        _ = try? admin.execute("DROP ROLE \(name)")
+        _ = try? admin.execute(text: "DROP OWNED BY \(name)")
+        _ = try? admin.execute(text: "DROP ROLE \(name)")
         admin.close()
     }
 }

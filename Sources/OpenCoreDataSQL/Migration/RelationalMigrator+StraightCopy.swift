@@ -1,12 +1,11 @@
 import Foundation
 import OpenCoreDataCore
-import OpenCoreDataSQL
 
-extension Migrator {
+extension RelationalMigrator {
 
     /// Entities whose rows are a straight copy — keys kept, attributes of unchanged types or
     /// defaults, foreign keys into tables whose keys are kept, no entity or order columns to
-    /// work out — are copied by SQLite itself (`INSERT … SELECT` from the attached old file).
+    /// work out — are copied by the database itself (`INSERT … SELECT` from the old tables).
     /// Returns them; `copyRows` does the others row by row.
     func copyStraight() throws -> Set<ObjectIdentifier> {
         var done = 0
@@ -14,7 +13,7 @@ extension Migrator {
         for entity in mapping.destination.entities where !entity.isAbstract {
             guard let sourceEntity = mapping.source(of: entity), let rowCount = rows[ObjectIdentifier(entity)]?.count, rowCount > 0,
                   let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
-            try target.execute(plan)
+            _ = try target.run(plan)
             copied.insert(ObjectIdentifier(entity))
             done += rowCount
             progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
@@ -74,18 +73,18 @@ extension Migrator {
         for expression in expressions { selected += ", \(expression)" }
         let sourceNumber = ManagedValue.integer(Int64(sourceLayout.entityNumber(of: sourceEntity)))
         return """
-            INSERT INTO main.\(identifier: targetMapping.table) (\(columns)) SELECT \(selected) \
-            FROM migration_source.\(identifier: sourceMapping.table) WHERE Z_ENT = \(bind: sourceNumber)
+            INSERT INTO \(sessions.targetTable(targetMapping.table)) (\(columns)) SELECT \(selected) \
+            FROM \(sessions.sourceTableFromTarget(sourceMapping.table)) WHERE Z_ENT = \(bind: sourceNumber)
             """
     }
 
     /// Whether some old row of `entity` has NULL in `column`.
     func hasNull(_ column: String, in table: String, entity: EntityDescription) throws -> Bool {
         let entityNumber = ManagedValue.integer(Int64(sourceLayout.entityNumber(of: entity)))
-        let statement = try source.prepare("""
+        var found = false
+        try source.forEachRow("""
             SELECT 1 FROM \(identifier: table) WHERE Z_ENT = \(bind: entityNumber) AND \(identifier: column) IS NULL LIMIT 1
-            """ as SQLFragment)
-        defer { statement.finalize() }
-        return try statement.step()
+            """) { _ in found = true }
+        return found
     }
 }

@@ -1,20 +1,20 @@
 import Foundation
 import OpenCoreDataCore
-import OpenCoreDataSQL
 
-/// The insert of one entity's rows into the new store: keys, attributes, to-one keys, then the
-/// `Z<n>_` entity columns and `Z_FOK_` order columns of its to-ones; and where each attribute's
+/// The columns of one entity's rows in the new store — keys, attributes, to-one keys, then the
+/// `Z<n>_` entity columns and `Z_FOK_` order columns of its to-ones — and where each attribute's
 /// value comes from in the old rows (worked out once per entity, not per row).
-struct RowWriter {
+struct MigrationRowWriter {
     enum AttributeSource {
         /// A column of the old row (its position in the select) of the old attribute's type.
-        case column(Int32, AttributeType)
+        case column(Int, AttributeType)
         case keyPath([String])
         case constant(ManagedValue)
         case none
     }
 
-    let sql: String
+    /// The new table's columns, in the order of a row's values.
+    let columns: [String]
     let entityColumnRelationships: Set<String>
     let orderColumnRelationships: Set<String>
     /// Per stored attribute of the new entity, in slot order.
@@ -26,7 +26,7 @@ struct RowWriter {
             switch mapping.source(of: attribute, in: entity) {
             case .property(let old as AttributeDescription)?:
                 guard let slot = sourceEntity.slotByName[old.name] else { return .none }
-                return .column(Int32(3 + sourceMapping.tableIndexes[slot]), old.attributeType)
+                return .column(3 + sourceMapping.tableIndexes[slot], old.attributeType)
             case .keyPath(let path)?: return .keyPath(path)
             case .constant(let value)?: return .constant(value)
             default: return .none
@@ -49,7 +49,7 @@ struct RowWriter {
             }
         }
         columns += orderColumns
-        sql = RelationalLayout.insertRowStatement(mapping.table, columns: columns).rendered(for: .sqlite).sql
+        self.columns = columns
         entityColumnRelationships = withEntity
         orderColumnRelationships = withOrder
     }

@@ -1,8 +1,7 @@
 import Foundation
 import OpenCoreDataCore
-import OpenCoreDataSQL
 
-extension Migrator {
+extension RelationalMigrator {
 
     /// Many-to-many relationships of the new model, filled from whichever side the old model had.
     func copyJoinTables() throws {
@@ -14,9 +13,7 @@ extension Migrator {
                 var inverseOrder: String?
                 if let inverse = relationship.inverseRelationship, case .joinTable(_, _, _, let column, _) = try targetLayout.storage(of: inverse) { inverseOrder = column }
                 let columns = [own, other] + [order, inverseOrder].compactMap { $0 }
-                let statement = RelationalLayout.insertRowStatement(table, columns: columns, orIgnore: true)
-                let insert = try target.prepare(statement.rendered(for: .sqlite).sql)
-                defer { insert.finalize() }
+                var insert = try sessions.inserter(into: table, columns: columns, orIgnore: true)
                 for kind in mapping.destination.entities where kind.isKindOf(entity: entity) {
                     for row in rows[ObjectIdentifier(kind)] ?? [] {
                         guard let owner = keys[row.table]?[row.key] else { continue }
@@ -26,11 +23,11 @@ extension Migrator {
                             if inverseOrder != nil {
                                 values.append(try position(of: row, in: relationship.inverseRelationship, owner: member).map { .integer(RelationalLayout.orderValue($0)) } ?? .null)
                             }
-                            try insert.bind(values)
-                            try insert.run()
+                            try insert.insert(values)
                         }
                     }
                 }
+                try insert.finish()
             }
         }
     }
@@ -76,10 +73,9 @@ extension Migrator {
         let query: SQLFragment = """
             SELECT \(identifier: entityMapping.columns[slot]) FROM \(identifier: entityMapping.table) WHERE Z_PK = \(bind: .integer(key))
             """
-        let statement = try source.cachedStatement(query)
-        defer { statement.reset() }
-        guard try statement.step() else { return .null }
-        return Self.convert(statement.value(at: 0, type: old.attributeType), from: old.attributeType, to: attribute.attributeType)
+        var value = ManagedValue.null
+        try source.forEachRow(query) { value = $0.value(0, type: old.attributeType) }
+        return Self.convert(value, from: old.attributeType, to: attribute.attributeType)
     }
 
     /// The position of `member` among the members `inverse` (an ordered to-many of the new
@@ -118,10 +114,8 @@ extension Migrator {
                     """
             }
         }
-        let statement = try source.prepare(sql)
-        defer { statement.finalize() }
         var result: [Int64: [Int64]] = [:]
-        while try statement.step() { result[statement.int64(at: 0), default: []].append(statement.int64(at: 1)) }
+        try source.forEachRow(sql) { result[$0.key(0), default: []].append($0.key(1)) }
         memberCache[ObjectIdentifier(relationship)] = result
         return result
     }

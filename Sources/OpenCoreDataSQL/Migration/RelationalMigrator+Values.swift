@@ -1,8 +1,7 @@
-import CSQLite
 import Foundation
 import OpenCoreDataCore
 
-extension Migrator {
+extension RelationalMigrator {
     /// A value of an old attribute as a value of the new attribute's type: kept when the type
     /// is the same; numbers, strings and dates converted where the meaning is kept; otherwise
     /// nil (the new attribute's default applies).
@@ -20,16 +19,6 @@ extension Migrator {
             // another program may have written) become nil, never a trap.
             return Int64(exactly: number.rounded(.towardZero)).flatMap { ManagedValue(converting: $0, to: new) } ?? .null
         default: return .null
-        }
-    }
-
-    static func raw(_ statement: SQLiteStatement, _ column: Int32) -> ManagedValue {
-        switch sqlite3_column_type(statement.handle, column) {
-        case SQLITE_INTEGER: .integer(statement.int64(at: column))
-        case SQLITE_FLOAT: .double(sqlite3_column_double(statement.handle, column))
-        case SQLITE_TEXT: .string(statement.string(at: column))
-        case SQLITE_BLOB: .data(statement.data(at: column))
-        default: .null
         }
     }
 }
