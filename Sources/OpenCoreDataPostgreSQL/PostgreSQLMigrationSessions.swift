@@ -59,11 +59,9 @@ struct PostgreSQLRowInserter: MigrationRowInserter {
         self.orIgnore = orIgnore
     }
 
-    private var rowsPerStatement: Int { max(1, min(1_000, 65_535 / max(columns.count, 1))) }
-
     mutating func insert(_ values: [ManagedValue]) throws {
         queued.append(values)
-        if queued.count >= rowsPerStatement { try flush() }
+        if queued.count >= PostgreSQLStore.rowsPerStatement(width: columns.count) { try flush() }
     }
 
     mutating func finish() throws { try flush() }

@@ -84,6 +84,19 @@ package final class PostgreSQLSession: Sendable {
         // keepalive), then handed over; the connect timeout bounds both parts together.
         let started = NIODeadline.now()
         let channel = try openChannel(url)
+        let refusedCleartext = Locked(false)
+        if !url.allowsCleartextPassword {
+            // Ahead of postgres-nio's handlers (and of the TLS handler it adds before its own).
+            let requestsTLS = url.tls != .disable
+            do {
+                try channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(CleartextPasswordGuard(requestsTLS: requestsTLS, refused: refusedCleartext), position: .first)
+                }.wait()
+            } catch {
+                channel.close(promise: nil)
+                throw CoreDataError(.persistentStoreOpen, "Could not connect to \(url.description): \(error)")
+            }
+        }
         var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: tls, username: url.user, password: url.password,
                                                              database: url.database)
         // The name the server's certificate is checked against (and sent for SNI), as postgres-nio
@@ -110,6 +123,9 @@ package final class PostgreSQLSession: Sendable {
                                   doing: "connect to \(url.description)", code: .persistentStoreOpen)
         } catch {
             channel.close(promise: nil)     // a handshake that failed leaves no socket behind
+            if refusedCleartext.withLock({ $0 }) {
+                throw CoreDataError(.persistentStoreOpen, "The PostgreSQL server at \(url.description) asked for the password in clear text on a connection without TLS, so it was not sent: whoever reads the network path would read it, and a machine in the middle that refused TLS may be the one asking. Connect with TLS (tls=require, with tls_ca= for a private authority), or have the server use scram-sha-256 (PostgreSQL's default) for this role; on a network you trust, cleartext_password=allow in the URL sends it anyway.")
+            }
             throw error
         }
         let deadline = url.statementTimeout == 0 ? nil : .seconds(Int64(url.statementTimeout)) + answerGrace

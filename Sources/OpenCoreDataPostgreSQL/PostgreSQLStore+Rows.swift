@@ -85,9 +85,15 @@ extension PostgreSQLStore {
     /// Calls `body` with consecutive chunks of `items` small enough for one multi-row statement
     /// of `width` values a row: at most 1,000 rows, and PostgreSQL's 65,535 parameters.
     static func eachMultiRowChunk<T>(of items: [T], width: Int, _ body: (ArraySlice<T>) throws -> Void) throws {
-        let size = max(1, min(1_000, 65_535 / max(width, 1)))
+        let size = rowsPerStatement(width: width)
         for start in stride(from: items.startIndex, to: items.endIndex, by: size) {
             try body(items[start..<min(start + size, items.endIndex)])
         }
+    }
+
+    /// How many rows of `width` values one multi-row statement takes: at most 1,000, and
+    /// PostgreSQL's 65,535 parameters.
+    static func rowsPerStatement(width: Int) -> Int {
+        max(1, min(1_000, 65_535 / max(width, 1)))
     }
 }

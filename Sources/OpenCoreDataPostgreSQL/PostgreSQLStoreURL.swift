@@ -3,7 +3,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s&keepalives_count=n`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&cleartext_password=allow&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s&keepalives_count=n`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
@@ -19,6 +19,12 @@ import OpenCoreDataSQL
 ///   `127.x.x.x`, `::1`), where it is `prefer`: on a network, `prefer` lets whoever sits on the
 ///   path answer "no TLS" and read the password.
 /// - `tls_ca` is a PEM file of the authorities to trust instead (a private CA).
+/// - `cleartext_password`: a server that asks for the password in clear text (its `password`
+///   authentication method) over a connection without TLS does not get it — the connection is
+///   refused with 134080 — since whoever reads the path reads the password, and a machine in the
+///   middle that answered "no TLS" may be the one asking. `cleartext_password=allow` sends it
+///   anyway (a network you trust). Over TLS, and with `scram-sha-256` (PostgreSQL's default),
+///   the password is safe either way.
 /// - `statement_timeout` bounds every call, in seconds (default 30; 0 for none): the server
 ///   cancels a statement that runs longer, and a server that has not answered 5 s after that —
 ///   stopped, partitioned away, behind a dead network path — has its connection closed, so the
@@ -60,6 +66,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var tls: TLSMode
     /// A PEM file of the certificate authorities that sign the server's certificate.
     package var tlsCAFile: String?
+    /// Whether the password may go in clear text over a connection without TLS.
+    package var allowsCleartextPassword: Bool
     /// The server's limit on one statement, in seconds; 0 for none.
     package var statementTimeout: Int
     /// How long opening a connection may take, in seconds.
@@ -108,6 +116,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         generations = Self.defaultGenerations
         tls = Self.isLoopback(host) ? .prefer : .require
         tlsCAFile = nil
+        allowsCleartextPassword = false
         statementTimeout = Self.defaultStatementTimeout
         connectTimeout = Self.defaultConnectTimeout
         keepaliveIdle = Self.defaultKeepaliveIdle
@@ -146,6 +155,11 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
             case "tls_ca":
                 guard !value.isEmpty else { throw Self.invalid(url, "tls_ca names no file") }
                 tlsCAFile = value
+            case "cleartext_password":
+                guard value == "allow" || value == "refuse" else {
+                    throw Self.invalid(url, "cleartext_password is '\(value)', not allow or refuse")
+                }
+                allowsCleartextPassword = value == "allow"
             case "statement_timeout":
                 statementTimeout = try seconds(item.name, value, from: 0)
             case "connect_timeout":
@@ -160,7 +174,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                 }
                 keepaliveCount = count
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, statement_timeout, connect_timeout, keepalives_idle, keepalives_interval and keepalives_count are known)")
+                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, cleartext_password, statement_timeout, connect_timeout, keepalives_idle, keepalives_interval and keepalives_count are known)")
             }
         }
         if tlsCAFile != nil && tls == .disable {
@@ -213,6 +227,6 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.")
+                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.")
     }
 }
