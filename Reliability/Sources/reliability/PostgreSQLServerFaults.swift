@@ -14,18 +14,34 @@ import OpenCoreDataPostgreSQL
 /// or more (torn), an operation whose save threw an ordinary error holds none (a save reported
 /// failed that wrote), one whose outcome was unknown (134900) holds all or none; and after each
 /// fault the same context saves again within 30 s, nothing reopened.
+///
+/// The network faults put a loopback TCP proxy (`TCPProxy`, the tests' own) between the store and
+/// the server: a partition (every byte held, nothing closed, for up to 8 s — longer than the
+/// 5 s statement timeout), a COMMIT that never reaches the server while its connection looks
+/// alive (a black hole), a COMMIT whose acknowledgement is lost. No save may take longer than its
+/// deadline (statement timeout, the 5 s grace after it, the connect timeout, and resolving a lost
+/// commit on a new connection: 20 s in all).
 enum PostgreSQLServerFaults {
-    /// How the server fails.
-    enum Fault: String {
-        case crash, terminate
+    /// How the server or the path to it fails.
+    enum Fault: String, CaseIterable {
+        case crash, terminate, partition, blackHole, lostAnswer
 
         var scenario: String {
             switch self {
             case .crash: "PostgreSQL: server crash and restart during saves"
             case .terminate: "PostgreSQL: backends ended during saves"
+            case .partition: "PostgreSQL: network partitions (up to 8 s) during saves"
+            case .blackHole: "PostgreSQL: a COMMIT black-holed (connection silent) during saves"
+            case .lostAnswer: "PostgreSQL: a COMMIT's acknowledgement lost during saves"
             }
         }
+
+        /// Whether the store reaches the server through the proxy.
+        var needsProxy: Bool { ![.crash, .terminate].contains(self) }
     }
+
+    /// The longest a save may take under any of the faults (see above).
+    static let saveDeadline: TimeInterval = 20
 
     /// The cluster: its URL and the folder `.ci/postgres-server` manages it in.
     struct Cluster {
@@ -69,21 +85,30 @@ enum PostgreSQLServerFaults {
         private var refused: [Int64: String] = [:]
         private var unknown: [Int64] = []
         private var stopping = false
+        private var longest: TimeInterval = 0
 
         func acknowledge(_ operation: Int64) { lock.withLock { acknowledged.append(operation) } }
         func refuse(_ operation: Int64, _ error: String) { lock.withLock { refused[operation] = error } }
         func unknownOutcome(_ operation: Int64) { lock.withLock { unknown.append(operation) } }
         func stop() { lock.withLock { stopping = true } }
+        func took(_ seconds: TimeInterval) { lock.withLock { longest = max(longest, seconds) } }
+        var longestSave: TimeInterval { lock.withLock { longest } }
         var shouldStop: Bool { lock.withLock { stopping } }
         var acknowledgedCount: Int { lock.withLock { acknowledged.count } }
         var snapshot: (acknowledged: [Int64], refused: [Int64: String], unknown: [Int64]) { lock.withLock { (acknowledged, refused, unknown) } }
     }
 
     /// The store URL for `schema` with short limits: a call on a dead connection ends in seconds.
-    static func storeURL(_ cluster: Cluster, schema: String) throws -> URL {
+    /// Through a proxy on `port`, without TLS (the proxy finds a COMMIT by its bytes; the
+    /// connection is loopback).
+    static func storeURL(_ cluster: Cluster, schema: String, port: Int? = nil) throws -> URL {
         guard var components = URLComponents(url: cluster.url, resolvingAgainstBaseURL: false) else { throw Failure("bad URL \(cluster.url)") }
         components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "statement_timeout", value: "5"),
                                  URLQueryItem(name: "connect_timeout", value: "2")]
+        if let port {
+            components.port = port
+            components.queryItems?.append(URLQueryItem(name: "tls", value: "disable"))
+        }
         guard let url = components.url else { throw Failure("bad URL \(cluster.url)") }
         return url
     }
@@ -108,6 +133,8 @@ enum PostgreSQLServerFaults {
                     part.setValue(number, forKey: "operation")
                     part.setValue(Int64(index), forKey: "index")
                 }
+                let started = Date()
+                defer { answers.took(Date().timeIntervalSince(started)) }
                 do {
                     try context.save()
                     answers.acknowledge(number)
@@ -129,9 +156,15 @@ enum PostgreSQLServerFaults {
         var random = SeededGenerator(seed: seed)
         let started = Date()
         let answers = Answers()
+        var proxy: TCPProxy?
+        defer { proxy?.stop() }
         do {
-            let url = try storeURL(cluster, schema: "reliability_\(fault.rawValue)_\(UInt32.random(in: 0...UInt32.max, using: &random))")
-            let container = try open(url)
+            let schema = "reliability_\(fault.rawValue.lowercased())_\(UInt32.random(in: 0...UInt32.max, using: &random))"
+            let url = try storeURL(cluster, schema: schema)
+            if fault.needsProxy, let serverPort = cluster.url.port {
+                proxy = try TCPProxy(upstreamPort: serverPort)
+            }
+            let container = try open(try storeURL(cluster, schema: schema, port: proxy?.port))
             let writer = Thread { write(container, answers: answers) }
             writer.start()
             defer {
@@ -148,6 +181,14 @@ enum PostgreSQLServerFaults {
                     try cluster.run("restart")
                 case .terminate:
                     try cluster.run("terminate")
+                case .partition:
+                    proxy?.partition()
+                    usleep(UInt32.random(in: 300_000...8_000_000, using: &random))
+                    proxy?.heal()
+                case .blackHole:
+                    proxy?.blackHole(atSending: "COMMIT\u{0}")
+                case .lostAnswer:
+                    proxy?.loseAnswers(afterSending: "COMMIT\u{0}")
                 }
                 // The same context saves again, nothing reopened.
                 let deadline = Date().addingTimeInterval(30)
@@ -159,6 +200,9 @@ enum PostgreSQLServerFaults {
             }
             answers.stop()
             while !writer.isFinished { usleep(10_000) }
+            if answers.longestSave > saveDeadline {
+                result.record(Failure(String(format: "a save took %.1f s, past its deadline of %.0f s", answers.longestSave, saveDeadline)), round: -1)
+            }
             try check(url, answers: answers, into: &result)
         } catch {
             result.record(error, round: result.rounds)
@@ -168,6 +212,7 @@ enum PostgreSQLServerFaults {
         result.details["saves acknowledged"] = String(acknowledged.count)
         result.details["saves refused (nothing written)"] = String(refused.count)
         result.details["saves with an unknown outcome"] = String(unknown.count)
+        result.details["longest save (s)"] = String(format: "%.1f", answers.longestSave)
         result.seconds = Date().timeIntervalSince(started)
         return result
     }

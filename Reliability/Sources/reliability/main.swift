@@ -58,8 +58,10 @@ do {
         if let url = value(after: "--postgres-url").flatMap(URL.init(string:)), let cluster = value(after: "--postgres-dir"),
            let script = value(after: "--postgres-script"), wanted("postgres") {
             let server = PostgreSQLServerFaults.Cluster(url: url, directory: cluster, script: script)
-            for fault in [PostgreSQLServerFaults.Fault.crash, .terminate] {
-                results.append(PostgreSQLServerFaults.run(fault, rounds: quick ? 5 : 50, cluster: server, seed: seed))
+            for fault in PostgreSQLServerFaults.Fault.allCases {
+                // A black-holed or unanswered COMMIT costs its save ~10 s: fewer rounds.
+                let rounds = [.blackHole, .partition, .lostAnswer].contains(fault) ? (quick ? 2 : 10) : (quick ? 5 : 50)
+                results.append(PostgreSQLServerFaults.run(fault, rounds: rounds, cluster: server, seed: seed))
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
             results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))

@@ -1,0 +1,1 @@
+../../../Tests/TestSupport/TCPProxy.swift
