@@ -30,7 +30,10 @@ public final class QuakeWatch: FetchedResultsControllerDelegate, @unchecked Send
                 lines.append(band.name)
                 for quake in band.quakes {
                     let magnitude = quake.magnitude.map { String(format: "%.1f", $0) } ?? "?"
-                    lines.append("  \(magnitude.padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: quake.time))  \(quake.place)")
+                    lines.append("""
+                          \(magnitude.padding(toLength: 5, withPad: " ", startingAt: 0)) \
+                        \(formatter.string(from: quake.time))  \(quake.place)
+                        """)
                 }
             }
             return lines

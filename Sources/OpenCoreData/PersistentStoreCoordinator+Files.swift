@@ -27,10 +27,16 @@ extension PersistentStoreCoordinator {
                                        withPersistentStoreFrom sourceURL: URL, sourceOptions: [String: any Sendable] = [:],
                                        type: PersistentStore.StoreType) throws {
         guard type == .sqlite, !destinationURL.namesInMemorySQLiteStore, !sourceURL.namesInMemorySQLiteStore else {
-            throw CoreDataError(.persistentStoreInvalidType, "Only SQLite stores in files can be replaced from a file; '\(type.rawValue)' (or a store at /dev/null, in memory) has none.")
+            throw CoreDataError(.persistentStoreInvalidType, """
+                Only SQLite stores in files can be replaced from a file; '\(type.rawValue)' (or a store at \
+                /dev/null, in memory) has none.
+                """)
         }
         if persistentStores.contains(where: { $0.url?.standardizedFileURL == destinationURL.standardizedFileURL }) {
-            throw CoreDataError(.persistentStoreOperation, "The store at \(destinationURL.path) is open in this coordinator; remove it (remove(_:)) before replacing it, then add it again.")
+            throw CoreDataError(.persistentStoreOperation, """
+                The store at \(destinationURL.path) is open in this coordinator; remove it (remove(_:)) before \
+                replacing it, then add it again.
+                """)
         }
         try SQLiteStore.replace(at: destinationURL, from: sourceURL, options: try SQLiteStoreOptions(options: destinationOptions))
     }

@@ -56,10 +56,18 @@ extension PersistentStoreCoordinator {
             engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
         default:
             guard let opener = StoreTypeRegistry.opener(for: type) else {
-                throw CoreDataError(.persistentStoreInvalidType, "Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after import OpenCoreDataPostgreSQL).")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after \
+                    import OpenCoreDataPostgreSQL).
+                    """)
             }
             if options[NSPersistentStoreStagedMigrationManagerOptionKey] != nil {
-                throw CoreDataError(.migration, "A staged migration (NSPersistentStoreStagedMigrationManagerOptionKey) runs on SQLite files only; the \(type.rawValue) store was not opened. Migrate it with lightweight migration (NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption), or move it to an SQLite file (migratePersistentStore), migrate that, and move it back.")
+                throw CoreDataError(.migration, """
+                    A staged migration (NSPersistentStoreStagedMigrationManagerOptionKey) runs on SQLite files \
+                    only; the \(type.rawValue) store was not opened. Migrate it with lightweight migration \
+                    (NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption), \
+                    or move it to an SQLite file (migratePersistentStore), migrate that, and move it back.
+                    """)
             }
             if let migrator = StoreTypeRegistry.migrator(for: type), !PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
                PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options), PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
@@ -79,7 +87,10 @@ extension PersistentStoreCoordinator {
     public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
         if type == .sqlite, !url.namesInMemorySQLiteStore { return try SQLiteStore.metadata(at: url) }
         guard let reader = StoreTypeRegistry.metadataReader(for: type) else {
-            throw CoreDataError(.persistentStoreInvalidType, "Stores of type '\(type.rawValue)' keep no metadata apart from a coordinator (SQLite files and PostgreSQL schemas do); there is none to read at \(url.absoluteString).")
+            throw CoreDataError(.persistentStoreInvalidType, """
+                Stores of type '\(type.rawValue)' keep no metadata apart from a coordinator (SQLite files and \
+                PostgreSQL schemas do); there is none to read at \(url.absoluteString).
+                """)
         }
         return try reader(url, options)
     }

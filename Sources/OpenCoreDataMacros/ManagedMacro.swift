@@ -106,7 +106,11 @@ extension ManagedMacro: MemberMacro {
             let defaultText = property.initializer?.trimmedDescription ?? "nil"
             let options = zip(property.options, variable.attributeArguments("Attribute")).filter { known.contains($0.0) && $0.0 != "unique" }.map(\.1)
             properties.append(
-                "OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \\\(className).\(property.name), default: \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))")
+                """
+                    OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \
+                    \\\(className).\(property.name), default: \
+                    \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))
+                    """)
             if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
         }
         return (properties, constraints, problems)
@@ -175,13 +179,23 @@ enum ManagedDiagnostic: DiagnosticMessage {
         case .notAClass:
             "@Managed applies to classes: declare 'final class Name: ManagedObject'"
         case .letProperty:
-            "Managed attributes must be 'var': Core Data changes them when objects are fetched, merged and refreshed. Use 'var', or mark the property @Transient"
+            """
+                Managed attributes must be 'var': Core Data changes them when objects are fetched, merged and \
+                refreshed. Use 'var', or mark the property @Transient
+                """
         case .unsupportedType(let name, let type):
-            "'\(name)' has type '\(type)', which is not a supported attribute type. Use \(ManagedProperty.supportedList), or mark the property @Transient"
+            """
+                '\(name)' has type '\(type)', which is not a supported attribute type. Use \
+                \(ManagedProperty.supportedList), or mark the property @Transient
+                """
         case .missingDefault(let name, let type):
             "'\(name)' needs a default value ('var \(name): \(type) = …') or an optional type ('\(type)?'): new objects must start with a value"
         case .unknownOption(let option):
-            "Unknown attribute option '.\(option)'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), .latest(_:), .pattern(_:)"
+            """
+                Unknown attribute option '.\(option)'; the options are .unique, .indexed, \
+                .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), \
+                .latest(_:), .pattern(_:)
+                """
         }
     }
 

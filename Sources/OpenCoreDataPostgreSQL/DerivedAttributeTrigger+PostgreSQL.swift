@@ -19,7 +19,10 @@ extension DerivedAttributeTrigger {
         let table = { (name: String) in PostgreSQLSQL.quoted(schema) + "." + name }
         func function(_ name: String, _ body: String) -> (name: String, sql: String) {
             let name = SQLDialect.postgreSQL.identifier(name)
-            return (name, "CREATE OR REPLACE FUNCTION \(PostgreSQLSQL.quoted(schema)).\(name)() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN \(body) RETURN NULL; END $body$")
+            return (name, """
+                CREATE OR REPLACE FUNCTION \(PostgreSQLSQL.quoted(schema)).\(name)() RETURNS trigger LANGUAGE \
+                plpgsql AS $body$ BEGIN \(body) RETURN NULL; END $body$
+                """)
         }
         func trigger(_ name: String, _ event: String, on target: String, when condition: String? = nil, runs function: String) -> (name: String, sql: String) {
             let name = SQLDialect.postgreSQL.identifier(name)
@@ -29,10 +32,20 @@ extension DerivedAttributeTrigger {
         switch kind {
         case .count(let parameterTable, let key):
             let prefix = "Z_DA_\(parameterTable)_\(entity)_\(attribute)"
-            let parameter = function(prefix + "_PARAMETER", "IF TG_OP <> 'INSERT' AND OLD.\(key) IS NOT NULL THEN UPDATE \(table(source)) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); END IF; "
-                                     + "IF TG_OP <> 'DELETE' AND NEW.\(key) IS NOT NULL THEN UPDATE \(table(source)) SET \(column) = COALESCE(\(column), 0) + 1 WHERE Z_PK = NEW.\(key); END IF;")
+            let parameter = function(prefix + "_PARAMETER", """
+                IF TG_OP <> 'INSERT' AND OLD.\(key) IS NOT NULL THEN UPDATE \(table(source)) SET \(column) = \
+                \(column) - 1 WHERE Z_PK = OLD.\(key); END IF; 
+                """
+                                     + """
+                                         IF TG_OP <> 'DELETE' AND NEW.\(key) IS NOT NULL THEN UPDATE \
+                                         \(table(source)) SET \(column) = COALESCE(\(column), 0) + 1 WHERE \
+                                         Z_PK = NEW.\(key); END IF;
+                                         """)
             let sourcePrefix = "Z_DA_\(source)_\(entity)_\(attribute)"
-            let insert = function(sourcePrefix + "_SOURCE", "UPDATE \(table(source)) SET \(column) = (SELECT COUNT(\(key)) FROM \(table(parameterTable)) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;")
+            let insert = function(sourcePrefix + "_SOURCE", """
+                UPDATE \(table(source)) SET \(column) = (SELECT COUNT(\(key)) FROM \(table(parameterTable)) \
+                WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;
+                """)
             return [
                 PostgreSQLTriggers(function: parameter, triggers: [
                     trigger(prefix + "_PARAMETER_INSERT", "INSERT", on: parameterTable, runs: parameter.name),
@@ -44,7 +57,10 @@ extension DerivedAttributeTrigger {
         case .copy(let foreignKey, let parameterTable, let parameterColumn):
             let prefix = "Z_DA_\(source)_\(entity)_\(attribute)"
             let parameter = function(prefix + "_PARAMETER", "UPDATE \(table(source)) SET \(column) = NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK;")
-            let read = function(prefix + "_SOURCE", "UPDATE \(table(source)) SET \(column) = (SELECT \(parameterColumn) FROM \(table(parameterTable)) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;")
+            let read = function(prefix + "_SOURCE", """
+                UPDATE \(table(source)) SET \(column) = (SELECT \(parameterColumn) FROM \
+                \(table(parameterTable)) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;
+                """)
             return [
                 PostgreSQLTriggers(function: parameter, triggers: [
                     trigger(prefix + "_PARAMETER_UPDATE", "UPDATE OF \(parameterColumn)", on: parameterTable, when: "OLD.\(parameterColumn) IS DISTINCT FROM NEW.\(parameterColumn)", runs: parameter.name),

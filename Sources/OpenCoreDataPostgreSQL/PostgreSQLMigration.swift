@@ -96,8 +96,15 @@ package enum PostgreSQLMigration {
         } catch let error as CoreDataError where [.migration, .migrationMissingSourceModel, .migrationMissingMappingModel].contains(error.code) {
             throw error
         } catch let error as CoreDataError {
-            var failure = CoreDataError(.migration, "The PostgreSQL store \(storeURL.description) could not be migrated, and is unchanged: \(error.message)"
-                                        + (error.sqlState == "55P03" ? " (another connection held a table of the store for \(lockTimeout): a long transaction, or a context pinned to a query generation; try again once it ends)" : ""))
+            var failure = CoreDataError(.migration, """
+                The PostgreSQL store \(storeURL.description) could not be migrated, and is unchanged: \
+                \(error.message)
+                """
+                                        + (error.sqlState == "55P03" ? """
+                                             (another connection held a table of the store for \(lockTimeout): \
+                                            a long transaction, or a context pinned to a query generation; try \
+                                            again once it ends)
+                                            """ : ""))
             failure.sqlState = error.sqlState
             failure.underlyingErrors = [error]
             throw failure

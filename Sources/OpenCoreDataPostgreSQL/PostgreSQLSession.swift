@@ -78,7 +78,11 @@ package final class PostgreSQLSession: Sendable {
             case .require: tls = .require(try NIOSSLContext(configuration: tlsConfiguration))
             }
         } catch {
-            throw CoreDataError(.persistentStoreOpen, "TLS for the PostgreSQL store \(url.description) could not be set up\(url.tlsCAFile.map { " with the authorities in \($0)" } ?? ""): \(error). For a server whose certificate a private authority signed, name its PEM file with tls_ca=.")
+            throw CoreDataError(.persistentStoreOpen, """
+                TLS for the PostgreSQL store \(url.description) could not be set \
+                up\(url.tlsCAFile.map { " with the authorities in \($0)" } ?? ""): \(error). For a server \
+                whose certificate a private authority signed, name its PEM file with tls_ca=.
+                """)
         }
         // The TCP connection is opened here (postgres-nio's own connect sets no socket options: no
         // keepalive), then handed over; the connect timeout bounds both parts together.
@@ -124,7 +128,14 @@ package final class PostgreSQLSession: Sendable {
         } catch {
             channel.close(promise: nil)     // a handshake that failed leaves no socket behind
             if refusedCleartext.withLock({ $0 }) {
-                throw CoreDataError(.persistentStoreOpen, "The PostgreSQL server at \(url.description) asked for the password in clear text on a connection without TLS, so it was not sent: whoever reads the network path would read it, and a machine in the middle that refused TLS may be the one asking. Connect with TLS (tls=require, with tls_ca= for a private authority), or have the server use scram-sha-256 (PostgreSQL's default) for this role; on a network you trust, cleartext_password=allow in the URL sends it anyway.")
+                throw CoreDataError(.persistentStoreOpen, """
+                    The PostgreSQL server at \(url.description) asked for the password in clear text on a \
+                    connection without TLS, so it was not sent: whoever reads the network path would read it, \
+                    and a machine in the middle that refused TLS may be the one asking. Connect with TLS \
+                    (tls=require, with tls_ca= for a private authority), or have the server use scram-sha-256 \
+                    (PostgreSQL's default) for this role; on a network you trust, cleartext_password=allow in \
+                    the URL sends it anyway.
+                    """)
             }
             throw error
         }
@@ -315,7 +326,10 @@ package final class PostgreSQLSession: Sendable {
     /// no timer on the event loop, so a statement costs no more than an unbounded wait.
     private func answer<T: Sendable>(to start: @autoclosure () -> EventLoopFuture<T>, doing what: String) throws -> T {
         guard !isClosed else {
-            throw CoreDataError(.persistentStoreOperation, "Could not \(what): the connection was closed (a server restart, a network failure); nothing was sent. Try again: the next attempt connects anew.")
+            throw CoreDataError(.persistentStoreOperation, """
+                Could not \(what): the connection was closed (a server restart, a network failure); nothing \
+                was sent. Try again: the next attempt connects anew.
+                """)
         }
         guard let deadline else { return try Self.wait(for: start(), doing: what, code: .persistentStoreOperation) }
         try Self.refuseOnEventLoop()
@@ -330,7 +344,15 @@ package final class PostgreSQLSession: Sendable {
               let result = outcome.withLock({ $0 }) else {
             closeWithoutWaiting()
             throw CoreDataError(.persistentStoreTimeout,
-                                "Could not \(what): the server did not answer within \(deadline.nanoseconds / 1_000_000_000) s (statement_timeout plus \(Self.answerGrace.nanoseconds / 1_000_000_000) s), so the connection was closed (the server rolls back a transaction left open; one whose COMMIT was on its way may have committed). Check that the server is up and reachable; a longer statement needs a larger statement_timeout= in the store URL.")
+                                """
+                                    Could not \(what): the server did not answer within \
+                                    \(deadline.nanoseconds / 1_000_000_000) s (statement_timeout plus \
+                                    \(Self.answerGrace.nanoseconds / 1_000_000_000) s), so the connection was \
+                                    closed (the server rolls back a transaction left open; one whose COMMIT \
+                                    was on its way may have committed). Check that the server is up and \
+                                    reachable; a longer statement needs a larger statement_timeout= in the \
+                                    store URL.
+                                    """)
         }
         return try Self.translatingErrors(doing: what, code: .persistentStoreOperation) { try result.get() }
     }
@@ -346,7 +368,11 @@ package final class PostgreSQLSession: Sendable {
     private static func refuseOnEventLoop() throws {
         guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
             throw CoreDataError(.persistentStoreOperation,
-                                "A PostgreSQL store was called on a SwiftNIO event loop thread, where waiting for its answer would block the loop (or deadlock): call it from a context's queue (perform) or another thread.")
+                                """
+                                    A PostgreSQL store was called on a SwiftNIO event loop thread, where \
+                                    waiting for its answer would block the loop (or deadlock): call it from a \
+                                    context's queue (perform) or another thread.
+                                    """)
         }
     }
 
@@ -358,7 +384,11 @@ package final class PostgreSQLSession: Sendable {
             let sqlState = error.serverInfo?[.sqlState]
             // 57014: the server's statement_timeout cancelled it.
             var failure = sqlState == "57014"
-                ? CoreDataError(.persistentStoreTimeout, "Could not \(what): the server cancelled it (it ran longer than the store URL's statement_timeout, or an administrator cancelled it). Raise statement_timeout= for longer statements.")
+                ? CoreDataError(.persistentStoreTimeout, """
+                    Could not \(what): the server cancelled it (it ran longer than the store URL's \
+                    statement_timeout, or an administrator cancelled it). Raise statement_timeout= for longer \
+                    statements.
+                    """)
                 : CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
             failure.sqlState = sqlState
             throw failure

@@ -28,7 +28,10 @@ final class PostgreSQLSessionPool: Sendable {
     func withSession<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T {
         let deadline = DispatchTime.now() + timeout
         guard free.wait(timeout: deadline) == .success else {
-            throw CoreDataError(.persistentStoreTimeout, "Every one of the \(url.poolSize) connections of the PostgreSQL store \(url.description) stayed busy for 60 s. Raise pool= in the store URL, or look for a transaction that does not end.")
+            throw CoreDataError(.persistentStoreTimeout, """
+                Every one of the \(url.poolSize) connections of the PostgreSQL store \(url.description) stayed \
+                busy for 60 s. Raise pool= in the store URL, or look for a transaction that does not end.
+                """)
         }
         defer { free.signal() }
         /// `body` on a lent session, given back whatever happens.
@@ -106,7 +109,13 @@ final class PostgreSQLSessionPool: Sendable {
             return true
         }
         guard admitted else {
-            throw CoreDataError(.persistentStoreTimeout, "\(url.generations) query generations of the PostgreSQL store \(url.description) are open, each holding a connection and a snapshot on the server; no more are opened. A context pinned with setQueryGenerationFrom(.current) keeps its generation until it saves, merges, is reset or is pinned again, and a kept QueryGenerationToken keeps it too: let them go, or raise generations= in the store URL (up to \(PostgreSQLStoreURL.poolSizes.upperBound)).")
+            throw CoreDataError(.persistentStoreTimeout, """
+                \(url.generations) query generations of the PostgreSQL store \(url.description) are open, each \
+                holding a connection and a snapshot on the server; no more are opened. A context pinned with \
+                setQueryGenerationFrom(.current) keeps its generation until it saves, merges, is reset or is \
+                pinned again, and a kept QueryGenerationToken keeps it too: let them go, or raise generations= \
+                in the store URL (up to \(PostgreSQLStoreURL.poolSizes.upperBound)).
+                """)
         }
         do {
             return try connect()

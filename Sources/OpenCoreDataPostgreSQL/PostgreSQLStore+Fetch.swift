@@ -75,10 +75,16 @@ extension PostgreSQLStore {
         rows.reserveCapacity(cells.count)
         for row in cells {
             guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let version) = row[2] else {
-                throw CoreDataError(.persistentStoreInvalidType, "A row of \(mapping.table) in the PostgreSQL store \(url.description) has no Z_PK, Z_ENT or Z_OPT. Was the table changed by hand?")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    A row of \(mapping.table) in the PostgreSQL store \(url.description) has no Z_PK, Z_ENT or \
+                    Z_OPT. Was the table changed by hand?
+                    """)
             }
             guard allowed.contains(Int(number)) else {
-                throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of \(mapping.table) was selected as one of the entities \(allowed) but says it is entity \(number). Was the table changed by hand?")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    The row \(key) of \(mapping.table) was selected as one of the entities \(allowed) but says \
+                    it is entity \(number). Was the table changed by hand?
+                    """)
             }
             var entity = request.entity
             if number != Int64(mapping.entityNumbers[0]), let own = layout.entitiesByNumber[Int(number)] { entity = own }
@@ -143,7 +149,10 @@ extension PostgreSQLStore {
             for row in rows {
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1], case .integer(let source) = row[2] else { continue }
                 guard allowed.contains(Int(number)) else {
-                    throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of the destination's table says it is entity \(number), not one of \(allowed). Was the table changed by hand?")
+                    throw CoreDataError(.persistentStoreInvalidType, """
+                        The row \(key) of the destination's table says it is entity \(number), not one of \
+                        \(allowed). Was the table changed by hand?
+                        """)
                 }
                 let entity = target.subentities.isEmpty ? target : layout.entitiesByNumber[Int(number)] ?? target
                 result.append((source, .permanent(entity, storeNumber: storeNumber, primaryKey: key)))

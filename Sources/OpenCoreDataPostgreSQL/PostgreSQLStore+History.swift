@@ -22,7 +22,11 @@ extension PostgreSQLStore {
             // Change keys come from a sequence, not Z_PRIMARYKEY: a counter row would stay locked
             // by each saving transaction until its commit, and serialise every save.
             try session.execute("CREATE SEQUENCE ACHANGE_Z_PK_SEQ")
-            try session.execute("CREATE TABLE ACHANGE ( Z_PK bigint PRIMARY KEY DEFAULT nextval('achange_z_pk_seq'), Z_ENT bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID bigint, ZCOLUMNS bytea )")
+            try session.execute("""
+                CREATE TABLE ACHANGE ( Z_PK bigint PRIMARY KEY DEFAULT nextval('achange_z_pk_seq'), Z_ENT \
+                bigint, Z_OPT bigint, ZCHANGETYPE bigint, ZENTITY bigint, ZENTITYPK bigint, ZTRANSACTIONID \
+                bigint, ZCOLUMNS bytea )
+                """)
             try session.execute("CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)")
         }
         let tombstones = model.entities.map { $0.tombstoneAttributes.count }.max() ?? 0
@@ -37,7 +41,11 @@ extension PostgreSQLStore {
             try session.execute("ALTER TABLE ACHANGE ADD COLUMN \(identifier: "ZTOMBSTONE\(index)") text" as SQLFragment)
         }
         if try !exists("atransaction") {
-            try session.execute("CREATE TABLE ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )")
+            try session.execute("""
+                CREATE TABLE ATRANSACTION ( Z_PK bigint PRIMARY KEY, Z_ENT bigint, Z_OPT bigint, ZAUTHORTS \
+                bigint, ZBUNDLEIDTS bigint, ZCONTEXTNAMETS bigint, ZPROCESSIDTS bigint, ZTIMESTAMP double \
+                precision, ZAUTHOR text, ZBUNDLEID text, ZCONTEXTNAME text, ZPROCESSID text, ZQUERYGEN bytea )
+                """)
             try session.execute("CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP)")
         }
         if try !exists("atransactionstring") {
@@ -111,7 +119,10 @@ extension PostgreSQLStore {
             }
             let returned = try session.execute(statement).rows
             guard case .integer(let recorded)? = returned.first?.first else {
-                throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store's Z_PRIMARYKEY table has no row for its history transactions (Z_ENT \(HistoryTables.transactionEntity)).")
+                throw CoreDataError(.persistentStoreOperation, """
+                    The PostgreSQL store's Z_PRIMARYKEY table has no row for its history transactions (Z_ENT \
+                    \(HistoryTables.transactionEntity)).
+                    """)
             }
             number = recorded
         }

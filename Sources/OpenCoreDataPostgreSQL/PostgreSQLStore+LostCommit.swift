@@ -47,7 +47,11 @@ extension PostgreSQLStore {
             case .string("committed")?:
                 return
             case .string("aborted")?:
-                throw CoreDataError(.persistentStoreSave, "The connection to \(url.description) was lost while a save was committing, and the server rolled the transaction (number \(identity.transaction)) back: nothing was written. Save again.")
+                throw CoreDataError(.persistentStoreSave, """
+                    The connection to \(url.description) was lost while a save was committing, and the server \
+                    rolled the transaction (number \(identity.transaction)) back: nothing was written. Save \
+                    again.
+                    """)
             case .string("in progress")?:
                 // Its session was just ended; the status settles once the backend has gone.
                 lastProblem = "the transaction was still open on the server"
@@ -62,6 +66,13 @@ extension PostgreSQLStore {
 
     private static func commitOutcomeUnknown(_ identity: WriteTransactionIdentity, url: PostgreSQLStoreURL, because reason: String) -> CoreDataError {
         CoreDataError(.persistentStoreCommitOutcomeUnknown,
-                      "A save's COMMIT was sent to \(url.description) but no answer came back, and whether it committed could not be found out (\(reason)). The context keeps its changes. Saving them again cannot write them twice: if the lost commit wrote them, their rows moved on and the retry fails with a conflict (133020) or a uniqueness error instead — refresh the objects and look before applying a change again. The server can tell once it is reachable: SELECT txid_status(\(identity.transaction)).")
+                      """
+                          A save's COMMIT was sent to \(url.description) but no answer came back, and whether \
+                          it committed could not be found out (\(reason)). The context keeps its changes. \
+                          Saving them again cannot write them twice: if the lost commit wrote them, their rows \
+                          moved on and the retry fails with a conflict (133020) or a uniqueness error instead \
+                          — refresh the objects and look before applying a change again. The server can tell \
+                          once it is reachable: SELECT txid_status(\(identity.transaction)).
+                          """)
     }
 }

@@ -32,7 +32,10 @@ extension PostgreSQLStore {
                 """).rows
             : try session.execute("\(sql: intent + select) WHERE Z_VERSION = 1").rows
         guard let row = rows.first, case .string(let digest)? = row.first else {
-            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; nothing was written. Was the schema changed by hand?")
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, """
+                The PostgreSQL store \(url.description) lost its Z_METADATA row while it was open here; \
+                nothing was written. Was the schema changed by hand?
+                """)
         }
         if !tracksHistory, row.count > 1, case .bool(true) = row[1] {
             throw HistoryTables.startedElsewhere(in: "the PostgreSQL store \(url.description)")
@@ -45,7 +48,11 @@ extension PostgreSQLStore {
         // The property list changed (app metadata, or a migration): compare the model versions.
         let stored = try Self.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data]
         guard stored == (try metadata()["NSStoreModelVersionHashes"] as? [String: Data]) else {
-            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The PostgreSQL store \(url.description) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, """
+                The PostgreSQL store \(url.description) was migrated to another model version by another \
+                coordinator or process while it was open here; nothing was written. Open it again with the \
+                current model.
+                """)
         }
         checkedMetadataDigest.withLock { $0 = digest }
         return identity

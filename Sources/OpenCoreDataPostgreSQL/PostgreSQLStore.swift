@@ -62,7 +62,10 @@ package final class PostgreSQLStore: StoreEngine {
         defer { session.close() }
         guard try session.tableExists("z_modelcache", inSchema: storeURL.schema),
               case .data(let archive)? = try session.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").rows.first?.first else {
-            throw CoreDataError(.coreData, "The PostgreSQL store \(storeURL.description) carries no model (no Z_MODELCACHE row). Open it with the app's model file.")
+            throw CoreDataError(.coreData, """
+                The PostgreSQL store \(storeURL.description) carries no model (no Z_MODELCACHE row). Open it \
+                with the app's model file.
+                """)
         }
         return archive
     }
@@ -86,7 +89,10 @@ package final class PostgreSQLStore: StoreEngine {
                     if !readOnly { try ensureUniqueIndexes(session, layout: loaded.layout) }
                 } else {
                     guard !readOnly else {
-                        throw CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) has no tables yet, and it was added read-only.")
+                        throw CoreDataError(.persistentStoreOpen, """
+                            The PostgreSQL store \(url.description) has no tables yet, and it was added \
+                            read-only.
+                            """)
                     }
                     loaded = try create(session, model: model)
                 }
@@ -150,7 +156,15 @@ package final class PostgreSQLStore: StoreEngine {
             } catch let error as CoreDataError where error.sqlState == "23505" {
                 // `load`'s transaction rolls back: nothing of this open stays.
                 throw CoreDataError(.persistentStoreOpen,
-                                    "The PostgreSQL store \(url.description) lacks the unique index of the uniqueness constraint on \(index.table) (\(index.columns.map(\.name).joined(separator: ", "))), and its rows already hold duplicates of those values, so the index cannot be made (the schema was made by an earlier version, which skipped the index when another one had the same name). Remove the duplicate rows, then add the store again.")
+                                    """
+                                        The PostgreSQL store \(url.description) lacks the unique index of the \
+                                        uniqueness constraint on \(index.table) \
+                                        (\(index.columns.map(\.name).joined(separator: ", "))), and its rows \
+                                        already hold duplicates of those values, so the index cannot be made \
+                                        (the schema was made by an earlier version, which skipped the index \
+                                        when another one had the same name). Remove the duplicate rows, then \
+                                        add the store again.
+                                        """)
             }
         }
     }
@@ -160,7 +174,15 @@ package final class PostgreSQLStore: StoreEngine {
         let differences = StoreMetadataPlist.differences(metadata, model: model)
         guard differences.isEmpty else {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
-                                "The model used to open the PostgreSQL store \(url.description) is incompatible with the one that created it: the entities \(differences.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
+                                """
+                                    The model used to open the PostgreSQL store \(url.description) is \
+                                    incompatible with the one that created it: the entities \
+                                    \(differences.joined(separator: ", ")) differ. Open it with the model that \
+                                    wrote it, or let it migrate: turn on \
+                                    NSMigratePersistentStoresAutomaticallyOption and \
+                                    NSInferMappingModelAutomaticallyOption (a container's store descriptions \
+                                    do by default).
+                                    """)
         }
         var byName: [String: Int] = [:]
         for row in try session.execute("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY").rows {
@@ -171,7 +193,11 @@ package final class PostgreSQLStore: StoreEngine {
         for entity in model.entities {
             let number = byName[entity.name] ?? entity.entityNumber
             if let other = owners.updateValue(entity.name, forKey: number) {
-                throw CoreDataError(.persistentStoreInvalidType, "The PostgreSQL store \(url.description) gives the entities \(other) and \(entity.name) the same number (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are. Was the table changed by hand?")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    The PostgreSQL store \(url.description) gives the entities \(other) and \(entity.name) the \
+                    same number (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are. Was the \
+                    table changed by hand?
+                    """)
             }
             numbers[entity.name] = number
         }
@@ -262,7 +288,10 @@ package final class PostgreSQLStore: StoreEngine {
 
     func checkWritable() throws {
         if isReadOnly {
-            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store \(url.description) was added read-only (NSReadOnlyPersistentStoreOption); nothing was written.")
+            throw CoreDataError(.persistentStoreOperation, """
+                The PostgreSQL store \(url.description) was added read-only (NSReadOnlyPersistentStoreOption); \
+                nothing was written.
+                """)
         }
     }
 

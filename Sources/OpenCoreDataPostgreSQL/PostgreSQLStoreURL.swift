@@ -134,17 +134,26 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
             switch item.name {
             case "schema":
                 guard Self.isIdentifier(value) else {
-                    throw Self.invalid(url, "the schema '\(value)' is not a name of letters, digits and _ (not starting with a digit, at most 63 bytes)")
+                    throw Self.invalid(url, """
+                        the schema '\(value)' is not a name of letters, digits and _ (not starting with a \
+                        digit, at most 63 bytes)
+                        """)
                 }
                 schema = value
             case "pool":
                 guard let size = Int(value), Self.poolSizes.contains(size) else {
-                    throw Self.invalid(url, "the pool size '\(value)' is not a number from \(Self.poolSizes.lowerBound) to \(Self.poolSizes.upperBound)")
+                    throw Self.invalid(url, """
+                        the pool size '\(value)' is not a number from \(Self.poolSizes.lowerBound) to \
+                        \(Self.poolSizes.upperBound)
+                        """)
                 }
                 poolSize = size
             case "generations":
                 guard let count = Int(value), Self.poolSizes.contains(count) else {
-                    throw Self.invalid(url, "generations is '\(value)', not a number from \(Self.poolSizes.lowerBound) to \(Self.poolSizes.upperBound)")
+                    throw Self.invalid(url, """
+                        generations is '\(value)', not a number from \(Self.poolSizes.lowerBound) to \
+                        \(Self.poolSizes.upperBound)
+                        """)
                 }
                 generations = count
             case "tls":
@@ -174,7 +183,11 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                 }
                 keepaliveCount = count
             default:
-                throw Self.invalid(url, "the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, cleartext_password, statement_timeout, connect_timeout, keepalives_idle, keepalives_interval and keepalives_count are known)")
+                throw Self.invalid(url, """
+                    the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, \
+                    cleartext_password, statement_timeout, connect_timeout, keepalives_idle, \
+                    keepalives_interval and keepalives_count are known)
+                    """)
             }
         }
         if tlsCAFile != nil && tls == .disable {
@@ -227,6 +240,10 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         var shown = URLComponents(url: url, resolvingAgainstBaseURL: false)
         if shown?.password != nil { shown?.password = "…" }
         return CoreDataError(.persistentStoreInvalidType,
-                             "The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \(reason). The form is postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.")
+                             """
+                                 The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \
+                                 \(reason). The form is \
+                                 postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.
+                                 """)
     }
 }

@@ -36,7 +36,10 @@ package enum PostgreSQLValues {
         case .uuid(let v): bindings.append(v)
         case .object(let id):
             guard let key = id.primaryKey else {
-                throw CoreDataError(.persistentStoreOperation, "The object \(id) has no permanent ID yet and cannot be written to a PostgreSQL store: obtain permanent IDs (or save) first.")
+                throw CoreDataError(.persistentStoreOperation, """
+                    The object \(id) has no permanent ID yet and cannot be written to a PostgreSQL store: \
+                    obtain permanent IDs (or save) first.
+                    """)
             }
             bindings.append(key)
         }
@@ -58,7 +61,10 @@ package enum PostgreSQLValues {
             case .bytea: return .data(try cell.decode(Data.self))
             case .uuid: return .uuid(try cell.decode(UUID.self))
             default:
-                throw CoreDataError(.persistentStoreOperation, "The column \(cell.columnName) has the PostgreSQL type \(cell.dataType), which a store does not read. Store tables are made by the store; was this one changed by hand?")
+                throw CoreDataError(.persistentStoreOperation, """
+                    The column \(cell.columnName) has the PostgreSQL type \(cell.dataType), which a store does \
+                    not read. Store tables are made by the store; was this one changed by hand?
+                    """)
             }
         } catch let error as CoreDataError {
             throw error

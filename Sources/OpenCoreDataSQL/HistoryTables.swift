@@ -18,7 +18,12 @@ package enum HistoryTables {
     /// had been opened with NSPersistentHistoryTrackingKey"); writing on would leave the other
     /// process's history without these changes.
     package static func startedElsewhere(in store: String) -> CoreDataError {
-        CoreDataError(.persistentStoreSave, "Another coordinator or process started recording persistent history in \(store) after it was opened here without NSPersistentHistoryTrackingKey; nothing was written, since the change would be missing from that history. A store that records history is read-only to coordinators without the option, as with Core Data: add the store with NSPersistentHistoryTrackingKey set to true.")
+        CoreDataError(.persistentStoreSave, """
+            Another coordinator or process started recording persistent history in \(store) after it was \
+            opened here without NSPersistentHistoryTrackingKey; nothing was written, since the change would be \
+            missing from that history. A store that records history is read-only to coordinators without the \
+            option, as with Core Data: add the store with NSPersistentHistoryTrackingKey set to true.
+            """)
     }
 
     /// `ACHANGE.ZCOLUMNS`: changed slots as a little-endian bit vector (bit n: slot n).
@@ -39,7 +44,11 @@ package enum HistoryTables {
 
     /// The distinct authors of the recorded transactions (what inspection lists): Core Data keeps
     /// them in `ATRANSACTIONSTRING`, referred to by `ZAUTHORTS`; older stores in `ZAUTHOR`.
-    package static let authorsQuery = "SELECT DISTINCT COALESCE(s.ZNAME, t.ZAUTHOR) AS author FROM ATRANSACTION t LEFT JOIN ATRANSACTIONSTRING s ON s.Z_PK = t.ZAUTHORTS WHERE COALESCE(s.ZNAME, t.ZAUTHOR) IS NOT NULL ORDER BY author"
+    package static let authorsQuery = """
+        SELECT DISTINCT COALESCE(s.ZNAME, t.ZAUTHOR) AS author FROM ATRANSACTION t LEFT JOIN \
+        ATRANSACTIONSTRING s ON s.Z_PK = t.ZAUTHORTS WHERE COALESCE(s.ZNAME, t.ZAUTHOR) IS NOT NULL ORDER BY \
+        author
+        """
     /// The same for a store without `ATRANSACTIONSTRING`.
     package static let plainAuthorsQuery = "SELECT DISTINCT ZAUTHOR FROM ATRANSACTION WHERE ZAUTHOR IS NOT NULL ORDER BY ZAUTHOR"
 }

@@ -320,14 +320,20 @@ package final class RelationalLayout: @unchecked Sendable {
 
     package func mapping(for entity: EntityDescription) throws -> EntityMapping {
         guard let mapping = mappings[ObjectIdentifier(entity)] else {
-            throw CoreDataError(.coreData, "The entity \(entity.name) is not part of the model this store was opened with. Use entities from the coordinator's managedObjectModel.")
+            throw CoreDataError(.coreData, """
+                The entity \(entity.name) is not part of the model this store was opened with. Use entities \
+                from the coordinator's managedObjectModel.
+                """)
         }
         return mapping
     }
 
     package func storage(of relationship: RelationshipDescription) throws -> ToManyStorage {
         guard let storage = toMany[ObjectIdentifier(relationship)] else {
-            throw CoreDataError(.coreData, "The relationship '\(relationship.name)' is not a to-many relationship of the model this store was opened with.")
+            throw CoreDataError(.coreData, """
+                The relationship '\(relationship.name)' is not a to-many relationship of the model this store \
+                was opened with.
+                """)
         }
         return storage
     }

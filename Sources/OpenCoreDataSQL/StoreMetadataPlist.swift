@@ -72,7 +72,10 @@ package enum StoreMetadataPlist {
         for (key, value) in current where storeOwnedKeys.contains(key) && key != "NSStoreUUID" { plist[key] = value }
         for (key, value) in metadata where key != "NSStoreUUID" { plist[key] = value }
         guard PropertyListSerialization.propertyList(plist, isValidFor: .binary) else {
-            throw CoreDataError(.persistentStoreOperation, "Store metadata must be property-list values (strings, numbers, dates, data, arrays and dictionaries of them); nothing was written.")
+            throw CoreDataError(.persistentStoreOperation, """
+                Store metadata must be property-list values (strings, numbers, dates, data, arrays and \
+                dictionaries of them); nothing was written.
+                """)
         }
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }

@@ -13,17 +13,45 @@ extension DerivedAttributeTrigger {
             let prefix = "Z_DA_\(parameterTable)_\(entity)_\(attribute)"
             let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
             return [
-                "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_INSERT AFTER INSERT ON \(parameterTable) FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(key); \(tell(updated, "NEW.\(key)")) END",
-                "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE_INCREMENT AFTER UPDATE OF \(key) ON \(parameterTable) FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = \(column) + 1 WHERE Z_PK = NEW.\(key); \(tell(updated, "NEW.\(key)")) END",
-                "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE_DECREMENT AFTER UPDATE OF \(key) ON \(parameterTable) FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); \(tell(updated, "OLD.\(key)")) END",
-                "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_DELETE AFTER DELETE ON \(parameterTable) FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); \(tell(updated, "OLD.\(key)")) END",
-                "CREATE TRIGGER IF NOT EXISTS Z_DA_\(source)_\(entity)_\(attribute)_SOURCE_INSERT AFTER INSERT ON \(source) FOR EACH ROW BEGIN UPDATE \(source) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(tell("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END",
+                """
+                    CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_INSERT AFTER INSERT ON \(parameterTable) \
+                    FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = \
+                    IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(key); \(tell(updated, "NEW.\(key)")) END
+                    """,
+                """
+                    CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE_INCREMENT AFTER UPDATE OF \(key) \
+                    ON \(parameterTable) FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(source) SET \
+                    \(column) = \(column) + 1 WHERE Z_PK = NEW.\(key); \(tell(updated, "NEW.\(key)")) END
+                    """,
+                """
+                    CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE_DECREMENT AFTER UPDATE OF \(key) \
+                    ON \(parameterTable) FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(source) SET \
+                    \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); \(tell(updated, "OLD.\(key)")) END
+                    """,
+                """
+                    CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_DELETE AFTER DELETE ON \(parameterTable) \
+                    FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(source) SET \(column) = \(column) - \
+                    1 WHERE Z_PK = OLD.\(key); \(tell(updated, "OLD.\(key)")) END
+                    """,
+                """
+                    CREATE TRIGGER IF NOT EXISTS Z_DA_\(source)_\(entity)_\(attribute)_SOURCE_INSERT AFTER \
+                    INSERT ON \(source) FOR EACH ROW BEGIN UPDATE \(source) SET \(column) = (SELECT \
+                    IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = \
+                    NEW.Z_PK; \(tell("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END
+                    """,
             ]
         case .copy(let foreignKey, let parameterTable, let parameterColumn):
             let prefix = "Z_DA_\(source)_\(entity)_\(attribute)"
-            let read = "UPDATE \(source) SET \(column) = (SELECT \(parameterColumn) FROM \(parameterTable) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
+            let read = """
+                UPDATE \(source) SET \(column) = (SELECT \(parameterColumn) FROM \(parameterTable) WHERE Z_PK \
+                = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;
+                """
             return [
-                "CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE AFTER UPDATE OF \(parameterColumn) ON \(parameterTable) FOR EACH ROW BEGIN UPDATE \(source) SET \(column) = NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK; END",
+                """
+                    CREATE TRIGGER IF NOT EXISTS \(prefix)_PARAMETER_UPDATE AFTER UPDATE OF \(parameterColumn) \
+                    ON \(parameterTable) FOR EACH ROW BEGIN UPDATE \(source) SET \(column) = \
+                    NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK; END
+                    """,
                 "CREATE TRIGGER IF NOT EXISTS \(prefix)_SOURCE_UPDATE AFTER UPDATE OF \(foreignKey) ON \(source) FOR EACH ROW BEGIN \(read) END",
                 "CREATE TRIGGER IF NOT EXISTS \(prefix)_SOURCE_INSERT AFTER INSERT ON \(source) FOR EACH ROW BEGIN \(read) END",
             ]

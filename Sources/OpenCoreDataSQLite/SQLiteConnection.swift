@@ -25,7 +25,10 @@ final class SQLiteConnection: @unchecked Sendable {
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
-            throw CoreDataError(.persistentStoreOpen, "Could not open the SQLite store at \(path): \(message). Check that the folder exists and is writable.", sqliteCode: code)
+            throw CoreDataError(.persistentStoreOpen, """
+                Could not open the SQLite store at \(path): \(message). Check that the folder exists and is \
+                writable.
+                """, sqliteCode: code)
         }
         handle = db
         self.path = path
@@ -149,7 +152,11 @@ final class SQLiteConnection: @unchecked Sendable {
     static func error(code: Int32, message: String, sql: String?) -> CoreDataError {
         let primary = code & 0xff
         if primary == SQLITE_READONLY {
-            return CoreDataError(.persistentStoreSave, "The store cannot be written: it was opened read-only (with NSReadOnlyPersistentStoreOption, or because it records persistent history and was opened without NSPersistentHistoryTrackingKey), or its file is not writable. Nothing was written. (SQLite: \(message).)", sqliteCode: code, sql: sql)
+            return CoreDataError(.persistentStoreSave, """
+                The store cannot be written: it was opened read-only (with NSReadOnlyPersistentStoreOption, or \
+                because it records persistent history and was opened without NSPersistentHistoryTrackingKey), \
+                or its file is not writable. Nothing was written. (SQLite: \(message).)
+                """, sqliteCode: code, sql: sql)
         }
         let coreCode: CoreDataError.Code = switch primary {
         case SQLITE_BUSY, SQLITE_LOCKED: .persistentStoreTimeout

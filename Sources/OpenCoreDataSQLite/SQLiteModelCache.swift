@@ -93,7 +93,10 @@ package enum SQLiteModelCache {
             }
         }
         guard !tooLarge else {
-            throw CoreDataError(.coreData, "The store's model cache (Z_MODELCACHE) inflates to more than \(maximumInflatedSize >> 20) MB, more than any model needs; the store is damaged or crafted. Open it with the app's model file.")
+            throw CoreDataError(.coreData, """
+                The store's model cache (Z_MODELCACHE) inflates to more than \(maximumInflatedSize >> 20) MB, \
+                more than any model needs; the store is damaged or crafted. Open it with the app's model file.
+                """)
         }
         guard status == Z_STREAM_END else {
             throw CoreDataError(.coreData, "The store's model cache (Z_MODELCACHE) is not valid DEFLATE data (zlib status \(status)).")
@@ -115,7 +118,11 @@ extension ManagedObjectModel {
         }
         let db = try SQLiteConnection(path: url.path, readOnly: true)
         guard let archive = try SQLiteModelCache.archive(in: db) else {
-            throw CoreDataError(.coreData, "The store at \(url.path) carries no model (its Z_MODELCACHE is missing or empty, as in stores written before Core Data 637). Open it with the app's model file: ManagedObjectModel(contentsOf:) with the .xcdatamodeld or .momd.")
+            throw CoreDataError(.coreData, """
+                The store at \(url.path) carries no model (its Z_MODELCACHE is missing or empty, as in stores \
+                written before Core Data 637). Open it with the app's model file: \
+                ManagedObjectModel(contentsOf:) with the .xcdatamodeld or .momd.
+                """)
         }
         try self.init(archive: archive)
     }

@@ -62,7 +62,10 @@ final class SQLiteStatement: @unchecked Sendable {
             // A to-one relationship's foreign key. Contexts give objects permanent IDs before
             // they write them, so an unsaved destination here is a bug in the caller.
             guard let key = id.primaryKey else {
-                throw CoreDataError(.persistentStoreSave, "The object \(id) has no permanent ID yet; it cannot be referenced in the store. Save or obtainPermanentIDs(for:) first.")
+                throw CoreDataError(.persistentStoreSave, """
+                    The object \(id) has no permanent ID yet; it cannot be referenced in the store. Save or \
+                    obtainPermanentIDs(for:) first.
+                    """)
             }
             code = sqlite3_bind_int64(handle, index, key)
         }

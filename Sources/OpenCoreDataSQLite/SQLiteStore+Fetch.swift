@@ -97,6 +97,10 @@ extension SQLiteStore {
     /// row would become an object of an entity nobody asked for.
     static func checkRowEntity(_ number: Int64, allowed: [Int], key: Int64, table: String) throws {
         guard !allowed.contains(Int(number)) else { return }
-        throw CoreDataError(.persistentStoreInvalidType, "The row \(key) of \(table) was selected as one of the entities \(allowed) but says it is entity \(number): the store file is damaged (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
+        throw CoreDataError(.persistentStoreInvalidType, """
+            The row \(key) of \(table) was selected as one of the entities \(allowed) but says it is entity \
+            \(number): the store file is damaged (its indexes disagree with its tables). Check it with PRAGMA \
+            integrity_check and restore it from a backup.
+            """)
     }
 }

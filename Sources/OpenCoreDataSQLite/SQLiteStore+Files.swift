@@ -53,7 +53,10 @@ extension SQLiteStore {
             // into this one.
             for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
             guard rename(staging.path, destination.path) == 0 else {
-                throw CoreDataError(.persistentStoreOperation, "Could not move the store written at \(staging.path) to \(destination.path): \(String(cString: strerror(errno))). Check that the folder is writable.")
+                throw CoreDataError(.persistentStoreOperation, """
+                    Could not move the store written at \(staging.path) to \(destination.path): \
+                    \(String(cString: strerror(errno))). Check that the folder is writable.
+                    """)
             }
             syncFolder(of: destination)
             return
@@ -72,7 +75,10 @@ extension SQLiteStore {
             try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
         guard !FileManager.default.fileExists(atPath: url.path + "-wal") else {
-            throw CoreDataError(.persistentStoreOperation, "The store written at \(url.path) is still in use, so it cannot be moved into place; close what else has it open and try again.")
+            throw CoreDataError(.persistentStoreOperation, """
+                The store written at \(url.path) is still in use, so it cannot be moved into place; close what \
+                else has it open and try again.
+                """)
         }
     }
 
@@ -100,7 +106,10 @@ extension SQLiteStore {
     /// IDs name the store by it).
     package func setMetadata(_ metadata: [String: Any]) throws {
         if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
-            throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it); remove the store, then use setMetadata(_:forPersistentStoreOfType:at:).")
+            throw CoreDataError(.persistentStoreOperation, """
+                The UUID of a store added to a coordinator cannot change (its objects' IDs name it); remove \
+                the store, then use setMetadata(_:forPersistentStoreOfType:at:).
+                """)
         }
         try withWriter { db in
             try Self.writeMetadata(metadata, over: try Self.readMetadata(db), db: db)
@@ -139,7 +148,10 @@ extension SQLiteStore {
         guard step == SQLITE_DONE, finish == SQLITE_OK else {
             let code = step == SQLITE_DONE ? finish : step
             let error = SQLiteConnection.error(code: code, message: String(cString: sqlite3_errstr(code)), sql: nil)
-            throw CoreDataError(error.code, "Could not \(what): \(error.message) Nothing was changed; make sure no other connection is writing to it, and retry.", sqliteCode: code)
+            throw CoreDataError(error.code, """
+                Could not \(what): \(error.message) Nothing was changed; make sure no other connection is \
+                writing to it, and retry.
+                """, sqliteCode: code)
         }
     }
 }

@@ -36,7 +36,10 @@ extension SQLiteStore {
         guard version != expected.version else { return }
         let stored = try Self.readMetadata(db)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
         guard stored == expected.hashes else {
-            throw CoreDataError(.persistentStoreIncompatibleVersionHash, "The store at \(url.path) was migrated to another model version by another coordinator or process while it was open here; nothing was written. Open it again with the current model.")
+            throw CoreDataError(.persistentStoreIncompatibleVersionHash, """
+                The store at \(url.path) was migrated to another model version by another coordinator or \
+                process while it was open here; nothing was written. Open it again with the current model.
+                """)
         }
         // The same model, with tables or indexes added. History tables made by another
         // coordinator or process: this store, which records none, becomes read-only.

@@ -50,7 +50,10 @@ package final class SQLiteStore: StoreEngine {
                 if try statement.step(), !statement.isNull(at: 0) { existingUUID = statement.string(at: 0) }
             }
         } catch let error as CoreDataError where error.code == .persistentStoreInvalidType {
-            throw CoreDataError(.persistentStoreInvalidType, "The file at \(url.path) is not an SQLite store. Point the store description at a Core Data SQLite file or a new path.", sqliteCode: error.sqliteCode)
+            throw CoreDataError(.persistentStoreInvalidType, """
+                The file at \(url.path) is not an SQLite store. Point the store description at a Core Data \
+                SQLite file or a new path.
+                """, sqliteCode: error.sqliteCode)
         }
         uuid = StoreIdentity(existingUUID ?? UUID().uuidString)
         writer = Locked(connection)
@@ -163,7 +166,14 @@ package final class SQLiteStore: StoreEngine {
         let details = StoreMetadataPlist.differences(metadata, model: model)
         if !details.isEmpty {
             throw CoreDataError(.persistentStoreIncompatibleVersionHash,
-                                "The model used to open the store is incompatible with the one used to create the store: the entities \(details.joined(separator: ", ")) differ. Open it with the model that wrote it, or let it migrate: turn on NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption (a container's store descriptions do by default).")
+                                """
+                                    The model used to open the store is incompatible with the one used to \
+                                    create the store: the entities \(details.joined(separator: ", ")) differ. \
+                                    Open it with the model that wrote it, or let it migrate: turn on \
+                                    NSMigratePersistentStoresAutomaticallyOption and \
+                                    NSInferMappingModelAutomaticallyOption (a container's store descriptions \
+                                    do by default).
+                                    """)
         }
         let numbers = try Self.storedEntityNumbers(db, model: model)
         let layout = RelationalLayout(model: model, entityNumbers: numbers)
@@ -186,7 +196,13 @@ package final class SQLiteStore: StoreEngine {
             while try statement.step() { keys.append((statement.string(at: 0), statement.string(at: 1))) }
             guard keys.count == 1, keys[0].name == "Z_PK", keys[0].type.uppercased() == "INTEGER" else {
                 throw CoreDataError(.persistentStoreInvalidType,
-                                    "The table \(name) of the store at \(db.path) does not key its rows by Z_PK INTEGER PRIMARY KEY (its key: \(keys.isEmpty ? "none" : keys.map { "\($0.name) \($0.type)" }.joined(separator: ", "))): the file is damaged or was not written by Core Data. Restore it from a backup.")
+                                    """
+                                        The table \(name) of the store at \(db.path) does not key its rows by \
+                                        Z_PK INTEGER PRIMARY KEY (its key: \
+                                        \(keys.isEmpty ? "none" : keys.map { "\($0.name) \($0.type)" }.joined(separator: ", "))): \
+                                        the file is damaged or was not written by Core Data. Restore it from a \
+                                        backup.
+                                        """)
             }
         }
     }
@@ -205,7 +221,11 @@ package final class SQLiteStore: StoreEngine {
             // Rows name their entity by number: two entities under one number would make a fetch
             // of one return objects of the other (found by the fuzzer).
             if let other = owners.updateValue(entity.name, forKey: number) {
-                throw CoreDataError(.persistentStoreInvalidType, "The store at \(db.path) gives the entities \(other) and \(entity.name) the same number (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are: the file is damaged. Restore it from a backup.")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    The store at \(db.path) gives the entities \(other) and \(entity.name) the same number \
+                    (\(number)) in Z_PRIMARYKEY, so its rows cannot say which they are: the file is damaged. \
+                    Restore it from a backup.
+                    """)
             }
             numbers[entity.name] = number
         }

@@ -35,14 +35,23 @@ package struct SQLiteStoreOptions: Sendable {
         }
         guard let given = options[NSSQLitePragmasOption] else { return }
         guard let entries = given as? [String: any Sendable] else {
-            throw CoreDataError(.persistentStoreOpen, "NSSQLitePragmasOption must be a dictionary of pragma names and values, such as [\"synchronous\": \"FULL\"].")
+            throw CoreDataError(.persistentStoreOpen, """
+                NSSQLitePragmasOption must be a dictionary of pragma names and values, such as \
+                [\"synchronous\": \"FULL\"].
+                """)
         }
         for name in entries.keys.sorted() {
             guard Self.isWord(name), name.first.map({ !$0.isNumber }) == true else {
-                throw CoreDataError(.persistentStoreOpen, "'\(name)' in NSSQLitePragmasOption is not an SQLite pragma name: use letters, digits and underscores, as in \"synchronous\".")
+                throw CoreDataError(.persistentStoreOpen, """
+                    '\(name)' in NSSQLitePragmasOption is not an SQLite pragma name: use letters, digits and \
+                    underscores, as in \"synchronous\".
+                    """)
             }
             guard let value = Self.pragmaValue(entries[name]) else {
-                throw CoreDataError(.persistentStoreOpen, "The value of '\(name)' in NSSQLitePragmasOption must be a number, a boolean or a word such as FULL or NORMAL.")
+                throw CoreDataError(.persistentStoreOpen, """
+                    The value of '\(name)' in NSSQLitePragmasOption must be a number, a boolean or a word such \
+                    as FULL or NORMAL.
+                    """)
             }
             pragmas.append(Pragma(name: name, value: value))
         }
@@ -90,7 +99,10 @@ package struct SQLiteStoreOptions: Sendable {
             } catch let error as CoreDataError where readOnly && (error.sqliteCode ?? 0) & 0xff == 8 /* SQLITE_READONLY */ {
                 continue
             } catch let error as CoreDataError {
-                throw CoreDataError(.persistentStoreOpen, "SQLite refused PRAGMA \(pragma.name) = \(pragma.value) from NSSQLitePragmasOption: \(error.message) Check the pragma's name and value in SQLite's documentation.", sqliteCode: error.sqliteCode)
+                throw CoreDataError(.persistentStoreOpen, """
+                    SQLite refused PRAGMA \(pragma.name) = \(pragma.value) from NSSQLitePragmasOption: \
+                    \(error.message) Check the pragma's name and value in SQLite's documentation.
+                    """, sqliteCode: error.sqliteCode)
             }
         }
     }

@@ -9,7 +9,11 @@ struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
         abstract: "Copy a store to another location and type: an SQLite file into a PostgreSQL schema (postgres://user@host/db?schema=s) and back.",
-        discussion: "The destination must be a new file or an empty schema. Objects, relationships, orders, key counters, the store's UUID and its persistent history (when it records one) are copied. The source is only read."
+        discussion: """
+            The destination must be a new file or an empty schema. Objects, relationships, orders, key \
+            counters, the store's UUID and its persistent history (when it records one) are copied. The source \
+            is only read.
+            """
     )
 
     @Argument(help: "The store to copy: an SQLite file, or a postgres:// URL.")

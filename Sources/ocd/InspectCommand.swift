@@ -24,7 +24,11 @@ struct InspectCommand: ParsableCommand {
         if metadata.isEmpty {
             print("  no metadata (Z_METADATA is missing or empty)")
         } else {
-            print("  UUID \(metadata[NSStoreUUIDKey] as? String ?? "-"), framework version \(metadata["NSPersistenceFrameworkVersion"].map { "\($0)" } ?? "-"), model versions \(Self.versions(metadata["NSStoreModelVersionIdentifiers"]))")
+            print("""
+                  UUID \(metadata[NSStoreUUIDKey] as? String ?? "-"), framework version \
+                \(metadata["NSPersistenceFrameworkVersion"].map { "\($0)" } ?? "-"), model versions \
+                \(Self.versions(metadata["NSStoreModelVersionIdentifiers"]))
+                """)
         }
 
         let (loaded, source) = Self.model(file: model, store: url, type: type)
@@ -32,7 +36,10 @@ struct InspectCommand: ParsableCommand {
         if let loaded {
             let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
             let differing = loaded.entityVersionHashesByName.filter { stored[$0.key] != $0.value }.keys.sorted()
-            print(differing.isEmpty ? "  version hashes: match the store" : "  version hashes: differ for \(differing.joined(separator: ", ")) (the store needs migrating to this model)")
+            print(differing.isEmpty ? "  version hashes: match the store" : """
+                  version hashes: differ for \(differing.joined(separator: ", ")) (the store needs migrating \
+                to this model)
+                """)
             for line in loaded.unsupportedFeatures { print("  not supported: \(line)") }
         }
 

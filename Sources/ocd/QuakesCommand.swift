@@ -39,12 +39,18 @@ struct ImportQuakes: AsyncParsableCommand {
         let written = try await store.importFeed(feed) { done, total in
             let width = 30
             let filled = total == 0 ? width : done * width / total
-            FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total)".utf8))
+            FileHandle.standardError.write(Data("""
+                \r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \
+                \(done)/\(total)
+                """.utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))
         let after = try await store.count()
         let elapsed = Date().timeIntervalSince(started)
-        print("Imported \(written) quakes in \(String(format: "%.0f", elapsed * 1000)) ms: \(after - before) new, \(written - (after - before)) updated; the store holds \(after).")
+        print("""
+            Imported \(written) quakes in \(String(format: "%.0f", elapsed * 1000)) ms: \(after - before) new, \
+            \(written - (after - before)) updated; the store holds \(after).
+            """)
         print("Store: \(store.url?.path ?? "?")")
         try await printNewest(store, limit: 5)
     }

@@ -88,7 +88,10 @@ struct Walkthrough: Sendable {
                 note.id = Int32(id * 100)
                 note.text1 = "note \(id)"
             }
-            print("inserted 5 notes; hasChanges = \(context.hasChanges), IDs temporary = \(context.insertedObjects.allSatisfy(\.objectID.isTemporaryID))")
+            print("""
+                inserted 5 notes; hasChanges = \(context.hasChanges), IDs temporary = \
+                \(context.insertedObjects.allSatisfy(\.objectID.isTemporaryID))
+                """)
             try context.save()
             let request = Note.fetchRequest()
             request.predicate = NSPredicate(format: "id >= %d AND id < %d", 100, 1000)

@@ -12,7 +12,11 @@ extension MigrationManager {
     public func migrateStore(from sourceURL: URL, sourceType: String, options sourceOptions: [AnyHashable: Any]?, with mapping: MappingModel?,
                              toDestinationURL destinationURL: URL, destinationType: String, destinationOptions: [AnyHashable: Any]?) throws {
         guard let mapping else {
-            throw CoreDataError(.migrationMissingMappingModel, "migrateStore needs a mapping model: read the .xcmappingmodel with MappingModel(contentsOf:models:), or build one with MappingModel(name:sourceModel:destinationModel:entityMappings:).")
+            throw CoreDataError(.migrationMissingMappingModel, """
+                migrateStore needs a mapping model: read the .xcmappingmodel with \
+                MappingModel(contentsOf:models:), or build one with \
+                MappingModel(name:sourceModel:destinationModel:entityMappings:).
+                """)
         }
         try migrateStore(from: sourceURL, type: PersistentStore.StoreType(rawValue: sourceType),
                          options: try PersistentStoreCoordinator.sendableOptions(sourceOptions ?? [:]), mapping: mapping,

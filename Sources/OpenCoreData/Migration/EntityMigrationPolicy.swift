@@ -61,7 +61,10 @@ open class EntityMigrationPolicy {
     /// expressions: Core Data calls the policy's Objective-C method of that selector; here the
     /// policy answers by name. The default throws, naming the selector.
     open func function(_ selector: String, arguments: [Any?], manager: MigrationManager) throws -> Any? {
-        throw CoreDataError(.migrationMissingMappingModel, "The value expression FUNCTION($entityPolicy, \"\(selector)\", …) has no answer: override function(_:arguments:manager:) in \(type(of: self)) and answer \"\(selector)\".")
+        throw CoreDataError(.migrationMissingMappingModel, """
+            The value expression FUNCTION($entityPolicy, \"\(selector)\", …) has no answer: override \
+            function(_:arguments:manager:) in \(type(of: self)) and answer \"\(selector)\".
+            """)
     }
 }
 

@@ -45,16 +45,26 @@ public final class ManagedObjectModelReference: Sendable {
             model = try ManagedObjectModel(contentsOf: url, version: nil)
         case .named(let name, let directory):
             guard let url = ManagedObjectModel.url(ofModelNamed: name, in: directory.map { [$0] } ?? ManagedObjectModel.modelDirectories) else {
-                throw CoreDataError(.migrationMissingSourceModel, "No model named '\(name)' (\(name).momd, \(name).mom or \(name).xcdatamodeld) was found for a migration stage; copy it beside the executable or pass its directory.")
+                throw CoreDataError(.migrationMissingSourceModel, """
+                    No model named '\(name)' (\(name).momd, \(name).mom or \(name).xcdatamodeld) was found for \
+                    a migration stage; copy it beside the executable or pass its directory.
+                    """)
             }
             let versions = ["momd", "xcdatamodeld"].contains(url.pathExtension) ? try ManagedObjectModel.versions(contentsOf: url) : [try ManagedObjectModel(contentsOf: url, version: nil)]
             guard let found = versions.first(where: { $0.versionChecksum == versionChecksum }) else {
-                throw CoreDataError(.migrationMissingSourceModel, "No version of the model '\(name)' at \(url.path) has the checksum \(versionChecksum); check the checksum (ManagedObjectModel.versionChecksum, or the VersionInfo.plist Xcode writes).")
+                throw CoreDataError(.migrationMissingSourceModel, """
+                    No version of the model '\(name)' at \(url.path) has the checksum \(versionChecksum); \
+                    check the checksum (ManagedObjectModel.versionChecksum, or the VersionInfo.plist Xcode \
+                    writes).
+                    """)
             }
             model = found
         }
         guard model.versionChecksum == versionChecksum else {
-            throw CoreDataError(.migrationMissingSourceModel, "The model referenced for a migration stage has the checksum \(model.versionChecksum), not \(versionChecksum) as the reference says; pass the checksum of the model version you mean.")
+            throw CoreDataError(.migrationMissingSourceModel, """
+                The model referenced for a migration stage has the checksum \(model.versionChecksum), not \
+                \(versionChecksum) as the reference says; pass the checksum of the model version you mean.
+                """)
         }
         return model
     }

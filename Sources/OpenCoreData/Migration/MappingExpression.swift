@@ -92,7 +92,11 @@ indirect enum MappingExpression {
     }
 
     static func failure(_ what: String, text: String?, _ reason: String) -> CoreDataError {
-        CoreDataError(.migrationMissingMappingModel, "The value expression \(text.map { "\($0) " } ?? "")of \(what) cannot be followed: \(reason). Use $source key paths, constants, FUNCTION($manager, …) with the migration manager's functions, or FUNCTION($entityPolicy, \"name\", …) answered by the policy's function(_:arguments:manager:).")
+        CoreDataError(.migrationMissingMappingModel, """
+            The value expression \(text.map { "\($0) " } ?? "")of \(what) cannot be followed: \(reason). Use \
+            $source key paths, constants, FUNCTION($manager, …) with the migration manager's functions, or \
+            FUNCTION($entityPolicy, \"name\", …) answered by the policy's function(_:arguments:manager:).
+            """)
     }
 }
 

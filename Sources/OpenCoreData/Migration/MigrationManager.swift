@@ -69,7 +69,10 @@ public final class MigrationManager {
         try mapping.destinationModel.freeze()
         guard mapping.sourceModel.entityVersionHashesByName == sourceModel.entityVersionHashesByName,
               mapping.destinationModel.entityVersionHashesByName == destinationModel.entityVersionHashesByName else {
-            throw CoreDataError(.migration, "The mapping model \(mapping.name) maps other model versions than this migration manager's: make the manager with the mapping's sourceModel and destinationModel.")
+            throw CoreDataError(.migration, """
+                The mapping model \(mapping.name) maps other model versions than this migration manager's: \
+                make the manager with the mapping's sourceModel and destinationModel.
+                """)
         }
         var readOptions = sourceOptions
         readOptions[NSReadOnlyPersistentStoreOption] = true
@@ -232,7 +235,10 @@ public final class MigrationManager {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.migration, "\(type(of: policy)).\(method) failed for the entity mapping \(mapping.name) of \(mappingModel?.name ?? "the mapping model"): \(error). The store is left as it was.")
+            throw CoreDataError(.migration, """
+                \(type(of: policy)).\(method) failed for the entity mapping \(mapping.name) of \
+                \(mappingModel?.name ?? "the mapping model"): \(error). The store is left as it was.
+                """)
         }
     }
 
@@ -243,7 +249,12 @@ public final class MigrationManager {
         if let name = mapping.migrationPolicyClassName {
             guard let type = Self.policyType(named: name, among: policyTypes) else {
                 let bare = name.split(separator: ".").last.map(String.init) ?? name
-                throw CoreDataError(.migrationMissingMappingModel, "The entity mapping \(mapping.name) of \(mappingModel?.name ?? "the mapping model") names the entity migration policy \(name), which is not at hand. Pass the class under MigrationPolicyTypesOption (or MigrationManager.policyTypes), e.g. [\(bare).self]; it must subclass EntityMigrationPolicy.")
+                throw CoreDataError(.migrationMissingMappingModel, """
+                    The entity mapping \(mapping.name) of \(mappingModel?.name ?? "the mapping model") names \
+                    the entity migration policy \(name), which is not at hand. Pass the class under \
+                    MigrationPolicyTypesOption (or MigrationManager.policyTypes), e.g. [\(bare).self]; it must \
+                    subclass EntityMigrationPolicy.
+                    """)
             }
             policy = type.init()
         } else {
@@ -275,10 +286,16 @@ public final class MigrationManager {
     /// default: one destination object with the mapped (or same-named) attribute values.
     func makeDestinationInstance(forSource source: ManagedObject, in mapping: MappingModel.EntityMapping) throws {
         guard let entity = destinationEntity(for: mapping) else {
-            throw CoreDataError(.migration, "The entity mapping \(mapping.name) makes objects of \(mapping.destinationEntityName), which the destination model does not have.")
+            throw CoreDataError(.migration, """
+                The entity mapping \(mapping.name) makes objects of \(mapping.destinationEntityName), which \
+                the destination model does not have.
+                """)
         }
         guard !entity.isAbstract else {
-            throw CoreDataError(.migration, "The entity mapping \(mapping.name) makes objects of the abstract entity \(entity.name); map to one of its sub-entities.")
+            throw CoreDataError(.migration, """
+                The entity mapping \(mapping.name) makes objects of the abstract entity \(entity.name); map to \
+                one of its sub-entities.
+                """)
         }
         let destination = entity.managedObjectClass.init(entity: entity, insertInto: destinationContext)
         let sourceAttributes = Set(source.entity.allProperties.compactMap { ($0 as? AttributeDescription).flatMap { $0.isTransient ? nil : $0.name } })
@@ -392,7 +409,10 @@ public final class MigrationManager {
             }
             if key.hasPrefix("@") {
                 guard key.contains("UnionOf") else {
-                    throw MappingExpression.failure(what, text: text, "the key path operator \(key) is not one a migration follows (@count and the union operators are)")
+                    throw MappingExpression.failure(what, text: text, """
+                        the key path operator \(key) is not one a migration follows (@count and the union \
+                        operators are)
+                        """)
                 }
                 continue
             }

@@ -46,13 +46,21 @@ public final class StagedMigrationManager: @unchecked Sendable {
         var visited: Set<String> = []
         while version != goal, let step = step(from: version) {
             guard visited.insert(version).inserted else {
-                throw CoreDataError(.migration, "The migration stages go round in a circle at the version \(version); list each version once, oldest first.")
+                throw CoreDataError(.migration, """
+                    The migration stages go round in a circle at the version \(version); list each version \
+                    once, oldest first.
+                    """)
             }
             switch step {
             case .lightweight(let next, let stage):
                 guard let source = known[version], let destination = known[next] else {
                     let missing = known[version] == nil ? version : next
-                    throw CoreDataError(.migrationMissingSourceModel, "The lightweight stage\(stage.label.map { " '\($0)'" } ?? "") names the model version \(missing), which is not at hand. Pass the model's versions under MigrationSourceModelsOption (ManagedObjectModel.versions(contentsOf:)) or reference it in a custom stage.")
+                    throw CoreDataError(.migrationMissingSourceModel, """
+                        The lightweight stage\(stage.label.map { " '\($0)'" } ?? "") names the model version \
+                        \(missing), which is not at hand. Pass the model's versions under \
+                        MigrationSourceModelsOption (ManagedObjectModel.versions(contentsOf:)) or reference it \
+                        in a custom stage.
+                        """)
                 }
                 try lightweight(url, from: source, to: destination, options: options)
                 version = next
@@ -112,7 +120,11 @@ public final class StagedMigrationManager: @unchecked Sendable {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.migration, "The \(moment) of the migration stage\(stage.label.map { " '\($0)'" } ?? "") from \(stage.currentModel.versionChecksum) failed: \(error). The store stays at the version reached so far; loading it again resumes from there.")
+            throw CoreDataError(.migration, """
+                The \(moment) of the migration stage\(stage.label.map { " '\($0)'" } ?? "") from \
+                \(stage.currentModel.versionChecksum) failed: \(error). The store stays at the version reached \
+                so far; loading it again resumes from there.
+                """)
         }
     }
 }

@@ -6,7 +6,10 @@ extension ManagedObject {
     /// Core Data cannot answer either. Mirrors `NSManagedObject.entity()`.
     public class func entity() -> EntityDescription {
         guard let entity = ModelsInUse.entity(for: self) else {
-            preconditionFailure("No model in use has an entity for the class \(self). Make a PersistentStoreCoordinator (or container) with a model that has it first.")
+            preconditionFailure("""
+                No model in use has an entity for the class \(self). Make a PersistentStoreCoordinator (or \
+                container) with a model that has it first.
+                """)
         }
         return entity
     }

@@ -26,7 +26,10 @@ extension ManagedObject {
         case nil:
             return nil
         default:
-            preconditionFailure("The key path '\(keys.joined(separator: "."))' of \(object.entity.name) goes through '\(key)', which is not a relationship: only relationships can be followed.")
+            preconditionFailure("""
+                The key path '\(keys.joined(separator: "."))' of \(object.entity.name) goes through '\(key)', \
+                which is not a relationship: only relationships can be followed.
+                """)
         }
     }
 
@@ -38,7 +41,11 @@ extension ManagedObject {
         var object: ManagedObject = self
         for key in keys {
             guard let relationship = object.entity.relationshipsByName[key], !relationship.isToMany else {
-                preconditionFailure("The key path '\(keyPath)' of \(entity.name) goes through '\(key)', which is not a to-one relationship of \(object.entity.name): only to-one relationships can be followed to set a value.")
+                preconditionFailure("""
+                    The key path '\(keyPath)' of \(entity.name) goes through '\(key)', which is not a to-one \
+                    relationship of \(object.entity.name): only to-one relationships can be followed to set a \
+                    value.
+                    """)
             }
             guard let next = object.managedToOne(forKey: key, as: ManagedObject.self) else { return }
             object = next
@@ -64,7 +71,10 @@ extension ManagedObject {
     /// `hasFault(forRelationshipNamed:)`.
     public func hasFault(forRelationshipNamed name: String) -> Bool {
         guard let relationship = entity.relationshipsByName[name] else {
-            preconditionFailure("The entity \(entity.name) has no relationship '\(name)' (its relationships: \(entity.relationshipsByName.keys.sorted().joined(separator: ", "))).")
+            preconditionFailure("""
+                The entity \(entity.name) has no relationship '\(name)' (its relationships: \
+                \(entity.relationshipsByName.keys.sorted().joined(separator: ", "))).
+                """)
         }
         if isFaultFlag { return true }
         if relationship.isToMany {

@@ -7,7 +7,10 @@ extension PersistentStoreCoordinator {
     /// Mirrors `execute(_:with:)`.
     public func execute(_ request: Any, with context: ManagedObjectContext) throws -> Any {
         guard context.persistentStoreCoordinator === self else {
-            throw CoreDataError(.coreData, "execute(_:with:) was given a context of another coordinator; execute the request on that context's own coordinator.")
+            throw CoreDataError(.coreData, """
+                execute(_:with:) was given a context of another coordinator; execute the request on that \
+                context's own coordinator.
+                """)
         }
         let request = UncheckedSendable(request)
         let result: UncheckedSendable<Any> = try context.performAndWait {
@@ -15,7 +18,10 @@ extension PersistentStoreCoordinator {
             case let batch as PersistentStoreRequest: return UncheckedSendable(try context.execute(batch) as Any)
             case let history as PersistentHistoryChangeRequest: return UncheckedSendable(try context.execute(history) as Any)
             default:
-                throw CoreDataError(.coreData, "execute(_:with:) takes batch insert, update and delete requests and history requests, not \(type(of: request.value)). Fetch with context.fetch(_:).")
+                throw CoreDataError(.coreData, """
+                    execute(_:with:) takes batch insert, update and delete requests and history requests, not \
+                    \(type(of: request.value)). Fetch with context.fetch(_:).
+                    """)
             }
         }
         return result.value

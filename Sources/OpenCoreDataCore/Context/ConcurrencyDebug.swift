@@ -33,7 +33,11 @@ public enum ConcurrencyDebug {
     package static func checkAccess(to object: ManagedObject, file: StaticString = #fileID, line: UInt = #line) {
         guard let context = object.managedObjectContext, !context.queue.isCurrent else { return }
         preconditionFailure(
-            "Concurrency violation: the managed object \(object.objectID) of context '\(context.debugName)' was used on \(threadDescription()), which is not the context's queue. Use it inside context.perform { } or performAndWait { }.",
+            """
+                Concurrency violation: the managed object \(object.objectID) of context '\(context.debugName)' \
+                was used on \(threadDescription()), which is not the context's queue. Use it inside \
+                context.perform { } or performAndWait { }.
+                """,
             file: file, line: line)
     }
 
@@ -41,7 +45,11 @@ public enum ConcurrencyDebug {
     package static func checkAccess(to context: ManagedObjectContext, _ operation: String, file: StaticString = #fileID, line: UInt = #line) {
         guard !context.queue.isCurrent else { return }
         preconditionFailure(
-            "Concurrency violation: \(operation) was called on context '\(context.debugName)' from \(threadDescription()), which is not the context's queue. Call it inside context.perform { } or performAndWait { }.",
+            """
+                Concurrency violation: \(operation) was called on context '\(context.debugName)' from \
+                \(threadDescription()), which is not the context's queue. Call it inside context.perform { } \
+                or performAndWait { }.
+                """,
             file: file, line: line)
     }
 

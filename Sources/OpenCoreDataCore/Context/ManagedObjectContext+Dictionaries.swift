@@ -28,7 +28,11 @@ extension ManagedObjectContext {
         let aggregates = columns.contains { $0.column.function != nil }
         if !groupSlots.isEmpty || aggregates {
             for column in columns where column.column.function == nil && !groupSlots.contains(column.column.slot) {
-                throw CoreDataError(.coreData, "The dictionary fetch groups its results but also fetches '\(column.name)', which is not in propertiesToGroupBy. Add it there, or fetch it through an aggregate (count:, sum:, min:, max:, average:).", key: column.name)
+                throw CoreDataError(.coreData, """
+                    The dictionary fetch groups its results but also fetches '\(column.name)', which is not in \
+                    propertiesToGroupBy. Add it there, or fetch it through an aggregate (count:, sum:, min:, \
+                    max:, average:).
+                    """, key: column.name)
             }
         }
         var having: BoundPredicate?
@@ -77,7 +81,11 @@ extension ManagedObjectContext {
     private func expressionColumn(_ expression: ExpressionDescription, entity: EntityDescription) throws -> ResultColumn {
         guard let computed = expression.expression,
               computed.expressionType == .keyPath || (computed.expressionType == .function && computed.arguments?.count == 1 && computed.arguments?[0].expressionType == .keyPath) else {
-            throw CoreDataError(.coreData, "The expression description '\(expression.name)' computes \(expression.expression.map(\.description) ?? "nothing"); a dictionary fetch computes a key path, or count:, sum:, min:, max: or average: of one key path.")
+            throw CoreDataError(.coreData, """
+                The expression description '\(expression.name)' computes \
+                \(expression.expression.map(\.description) ?? "nothing"); a dictionary fetch computes a key \
+                path, or count:, sum:, min:, max: or average: of one key path.
+                """)
         }
         let slot = try slot(of: expression.keyPath, in: entity, role: "The expression description '\(expression.name)'")
         let source = entity.storedAttributes[slot].attributeType
@@ -85,7 +93,10 @@ extension ManagedObjectContext {
             return ResultColumn(name: expression.name, slot: slot, function: nil, type: source, attribute: entity.storedAttributes[slot])
         }
         guard let function = StoreDictionaryRequest.Function(rawValue: name) else {
-            throw CoreDataError(.coreData, "The expression '\(expression.name)' uses the function '\(name)'; use count:, sum:, min:, max: or average:.")
+            throw CoreDataError(.coreData, """
+                The expression '\(expression.name)' uses the function '\(name)'; use count:, sum:, min:, max: \
+                or average:.
+                """)
         }
         let type: AttributeType
         switch function {
@@ -95,7 +106,10 @@ extension ManagedObjectContext {
         case .minimum, .maximum: type = source
         }
         if (function == .sum || function == .average) && !source.isNumeric {
-            throw CoreDataError(.coreData, "The expression '\(expression.name)' applies \(name) to '\(expression.keyPath)', which is of type \(source), not a number.", key: expression.keyPath)
+            throw CoreDataError(.coreData, """
+                The expression '\(expression.name)' applies \(name) to '\(expression.keyPath)', which is of \
+                type \(source), not a number.
+                """, key: expression.keyPath)
         }
         return ResultColumn(name: expression.name, slot: slot, function: function, type: type)
     }

@@ -26,7 +26,10 @@ extension ManagedObjectContext {
             let rows = try batchRows(insert, entity: entity)
             // New rows go to the first of those stores, as new objects do.
             guard let first = stores.first else {
-                throw CoreDataError(.persistentStoreOperation, "None of the batch insert's affected stores holds the entity \(entity.name); name a store whose configuration includes it.")
+                throw CoreDataError(.persistentStoreOperation, """
+                    None of the batch insert's affected stores holds the entity \(entity.name); name a store \
+                    whose configuration includes it.
+                    """)
             }
             let outcomes = try coordinator.batch(entity, in: [first]) { store in
                 let keys = try store.engine.batchInsert(entity: entity, rows: rows, author: historyAuthor)
@@ -39,10 +42,17 @@ extension ManagedObjectContext {
                 let slot = try entity.slot(forKey: key)
                 let attribute = entity.storedAttributes[slot]
                 guard let stored = attribute.storedValue(value), !(stored.isNull && !attribute.isOptional) else {
-                    throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to \(value), which does not fit its type \(attribute.attributeType)\(attribute.isOptional ? "" : " (and it is mandatory)").", key: key)
+                    throw CoreDataError(.managedObjectValidation, """
+                        The batch update sets '\(key)' of \(entity.name) to \(value), which does not fit its \
+                        type \
+                        \(attribute.attributeType)\(attribute.isOptional ? "" : " (and it is mandatory)").
+                        """, key: key)
                 }
                 guard !stored.isNaN else {
-                    throw CoreDataError(.managedObjectValidation, "The batch update sets '\(key)' of \(entity.name) to NaN (not a number), which no store keeps (SQLite would read it back as nil or 0). Set nil for a missing value.", key: key)
+                    throw CoreDataError(.managedObjectValidation, """
+                        The batch update sets '\(key)' of \(entity.name) to NaN (not a number), which no store \
+                        keeps (SQLite would read it back as nil or 0). Set nil for a missing value.
+                        """, key: key)
                 }
                 values.append((slot, stored))
             }
@@ -76,7 +86,10 @@ extension ManagedObjectContext {
             }
             return BatchDeleteResult(result: Self.result(code, outcomes, entity: entity))
         default:
-            throw CoreDataError(.coreData, "\(type(of: request)) is not a request this store can execute; use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest.")
+            throw CoreDataError(.coreData, """
+                \(type(of: request)) is not a request this store can execute; use BatchInsertRequest, \
+                BatchUpdateRequest or BatchDeleteRequest.
+                """)
         }
     }
 
@@ -102,14 +115,24 @@ extension ManagedObjectContext {
             var values = entity.defaultValues
             for (key, value) in dictionary {
                 guard let slot = entity.slotByName[key] else {
-                    throw CoreDataError(.coreData, "Row \(index) of the batch insert has the key '\(key)', which the entity \(entity.name) does not have.", key: key)
+                    throw CoreDataError(.coreData, """
+                        Row \(index) of the batch insert has the key '\(key)', which the entity \(entity.name) \
+                        does not have.
+                        """, key: key)
                 }
                 let attribute = entity.storedAttributes[slot]
                 guard let stored = attribute.storedValue(value) else {
-                    throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which is of type \(attribute.attributeType).", key: key)
+                    throw CoreDataError(.managedObjectValidation, """
+                        Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which \
+                        is of type \(attribute.attributeType).
+                        """, key: key)
                 }
                 guard !stored.isNaN else {
-                    throw CoreDataError(.managedObjectValidation, "Row \(index) of the batch insert has NaN (not a number) for '\(key)', which no store keeps (SQLite would read it back as nil or 0). Leave the key out, or set nil, for a missing value.", key: key)
+                    throw CoreDataError(.managedObjectValidation, """
+                        Row \(index) of the batch insert has NaN (not a number) for '\(key)', which no store \
+                        keeps (SQLite would read it back as nil or 0). Leave the key out, or set nil, for a \
+                        missing value.
+                        """, key: key)
                 }
                 values[slot] = stored
             }

@@ -57,7 +57,11 @@ extension ManagedObjectContext {
     }
 
     private func resultTypeMismatch<T>(_ request: FetchRequest<T>) -> CoreDataError {
-        CoreDataError(.coreData, "The fetch request's resultType \(request.resultType) does not fit FetchRequest<\(T.self)>: use FetchRequest<ManagedObjectID> for object IDs, FetchRequest<NSDictionary> for dictionaries, FetchRequest<NSNumber> for counts, and a managed object class for objects.")
+        CoreDataError(.coreData, """
+            The fetch request's resultType \(request.resultType) does not fit FetchRequest<\(T.self)>: use \
+            FetchRequest<ManagedObjectID> for object IDs, FetchRequest<NSDictionary> for dictionaries, \
+            FetchRequest<NSNumber> for counts, and a managed object class for objects.
+            """)
     }
 
     /// The managed objects a request selects (any result type: IDs and dictionaries start here).
@@ -93,7 +97,13 @@ extension ManagedObjectContext {
             // index and table disagree; found by the store fuzzer), and the object would join
             // results of an entity it is not.
             guard object.entity.isKindOf(entity: row.entity) else {
-                throw CoreDataError(.persistentStoreInvalidType, "The store returned the row \(row.primaryKey) of \(row.entity.rootEntity.name) as \(row.entity.name), but this context holds it as \(object.entity.name) (read from the same store, or made from an ID naming that entity): the store file is damaged if nothing else named it so (its indexes disagree with its tables). Check it with PRAGMA integrity_check and restore it from a backup.")
+                throw CoreDataError(.persistentStoreInvalidType, """
+                    The store returned the row \(row.primaryKey) of \(row.entity.rootEntity.name) as \
+                    \(row.entity.name), but this context holds it as \(object.entity.name) (read from the same \
+                    store, or made from an ID naming that entity): the store file is damaged if nothing else \
+                    named it so (its indexes disagree with its tables). Check it with PRAGMA integrity_check \
+                    and restore it from a backup.
+                    """)
             }
             return object
         }
@@ -111,7 +121,10 @@ extension ManagedObjectContext {
         var sourcesByEntity: [RelationshipInStore: (RelationshipDescription, [ManagedObject])] = [:]
         for object in objects where !object.isFaultFlag && !object.isDeletedFlag {
             guard let relationship = object.entity.relationshipsByName[name] else {
-                throw CoreDataError(.coreData, "relationshipKeyPathsForPrefetching names '\(keyPath)', but \(object.entity.name) has no relationship '\(name)'.", key: keyPath)
+                throw CoreDataError(.coreData, """
+                    relationshipKeyPathsForPrefetching names '\(keyPath)', but \(object.entity.name) has no \
+                    relationship '\(name)'.
+                    """, key: keyPath)
             }
             if relationship.isToMany {
                 if let index = object.entity.toManyIndexByName[name], index < object.toMany.count, object.toMany[index].isLoaded { continue }
@@ -193,10 +206,16 @@ extension ManagedObjectContext {
             entity = found
         } else {
             let names = model.entitiesByName.keys.sorted().joined(separator: ", ")
-            throw CoreDataError(.coreData, "The fetch request names the entity '\(request.entity?.name ?? request.entityName ?? "")', which the model does not have. Its entities are: \(names).")
+            throw CoreDataError(.coreData, """
+                The fetch request names the entity '\(request.entity?.name ?? request.entityName ?? "")', \
+                which the model does not have. Its entities are: \(names).
+                """)
         }
         guard request.resultType != .managedObjectResultType || FetchRequest<T>.isUntyped || entity.managedObjectClass is T.Type else {
-            throw CoreDataError(.coreData, "The entity \(entity.name) is represented by \(entity.managedObjectClass), which is not \(T.self). Use FetchRequest<\(entity.managedObjectClass)> or FetchRequest<ManagedObject>.")
+            throw CoreDataError(.coreData, """
+                The entity \(entity.name) is represented by \(entity.managedObjectClass), which is not \
+                \(T.self). Use FetchRequest<\(entity.managedObjectClass)> or FetchRequest<ManagedObject>.
+                """)
         }
         let predicate = try request.predicate?.bind(to: entity)
         var sort: [StoreSortKey] = []
@@ -204,7 +223,11 @@ extension ManagedObjectContext {
             guard let key = descriptor.key else { continue }
             let (path, slot) = try StoreSortKey.resolve(key, in: entity)
             guard let comparator = SortComparator(selector: descriptor.selector ?? "compare:") else {
-                throw CoreDataError(.coreData, "The sort descriptor for '\(key)' uses the selector '\(descriptor.selector ?? "")'; use compare:, caseInsensitiveCompare:, localizedStandardCompare:, localizedCaseInsensitiveCompare: or localizedCompare:.", key: key)
+                throw CoreDataError(.coreData, """
+                    The sort descriptor for '\(key)' uses the selector '\(descriptor.selector ?? "")'; use \
+                    compare:, caseInsensitiveCompare:, localizedStandardCompare:, \
+                    localizedCaseInsensitiveCompare: or localizedCompare:.
+                    """, key: key)
             }
             sort.append(StoreSortKey(slot: slot, ascending: descriptor.ascending, comparator: comparator, path: path))
         }

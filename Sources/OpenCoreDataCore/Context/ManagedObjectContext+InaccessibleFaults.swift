@@ -8,7 +8,11 @@ extension ManagedObjectContext {
     /// Called by an object whose fault could not be fulfilled.
     package func faultIsInaccessible(_ object: ManagedObject, reason: String) {
         guard shouldDeleteInaccessibleFaults else {
-            preconditionFailure("CoreData could not fulfill a fault for \(object.objectID): \(reason). Set shouldDeleteInaccessibleFaults to true (the default) to read such objects as deleted, or check with existingObject(with:) before using an object that may have been deleted elsewhere.")
+            preconditionFailure("""
+                CoreData could not fulfill a fault for \(object.objectID): \(reason). Set \
+                shouldDeleteInaccessibleFaults to true (the default) to read such objects as deleted, or check \
+                with existingObject(with:) before using an object that may have been deleted elsewhere.
+                """)
         }
         let wasDeleted = object.isDeletedFlag
         object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)

@@ -16,7 +16,10 @@ extension ManagedObjectContext {
         guard Self.checksInvariants else { return }
         let violations = invariantViolations()
         guard violations.isEmpty else {
-            preconditionFailure("OpenCoreData broke its object graph's invariants in context '\(debugName)' (a bug in OpenCoreData; please report it): \(violations.prefix(10).joined(separator: "; "))")
+            preconditionFailure("""
+                OpenCoreData broke its object graph's invariants in context '\(debugName)' (a bug in \
+                OpenCoreData; please report it): \(violations.prefix(10).joined(separator: "; "))
+                """)
         }
     }
 

@@ -47,7 +47,11 @@ extension ManagedObjectContext {
             rounds += 1
             guard rounds <= 100 else {
                 let names = Set(round.map(\.entity.name)).sorted().joined(separator: ", ")
-                throw CoreDataError(.persistentStoreSave, "willSave() changed objects (\(names)) on each of 100 rounds, so the save would never end; nothing was saved. Change values in willSave() only when they differ (or with setPrimitiveValue(_:forKey:)).",
+                throw CoreDataError(.persistentStoreSave, """
+                    willSave() changed objects (\(names)) on each of 100 rounds, so the save would never end; \
+                    nothing was saved. Change values in willSave() only when they differ (or with \
+                    setPrimitiveValue(_:forKey:)).
+                    """,
                                     affectedObjectIDs: round.prefix(10).map(\.objectID))
             }
             for object in round { object.willSave() }

@@ -75,7 +75,10 @@ extension ManagedObjectContext {
         if let object = graph.registry[objectID], !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
             throw CoreDataError(.managedObjectReferentialIntegrity,
-                                "No object with ID \(objectID) exists in the store. It may have been deleted, or the ID is temporary and was never saved.",
+                                """
+                                    No object with ID \(objectID) exists in the store. It may have been \
+                                    deleted, or the ID is temporary and was never saved.
+                                    """,
                                 affectedObjectIDs: [objectID])
         }
         if let object = graph.registry[objectID] {
@@ -222,11 +225,18 @@ extension ManagedObjectContext {
             throw CoreDataError(.persistentStoreOperation, "assign(_:to:) names a store that is not added to this context's coordinator.")
         }
         guard try coordinator.stores(holding: object.entity).contains(where: { $0 === store }) else {
-            throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) (configuration \(store.configurationName ?? "default")) does not hold the entity \(object.entity.name); assign the object to a store whose configuration includes it.")
+            throw CoreDataError(.persistentStoreOperation, """
+                The store \(store.identifier) (configuration \(store.configurationName ?? "default")) does not \
+                hold the entity \(object.entity.name); assign the object to a store whose configuration \
+                includes it.
+                """)
         }
         if object.objectID.storeNumber == store.number { return }
         guard object.objectID.isTemporaryID, object.isInsertedFlag else {
-            throw CoreDataError(.persistentStoreOperation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) already belongs to a store; only objects inserted and not yet given a permanent ID can be assigned to one.")
+            throw CoreDataError(.persistentStoreOperation, """
+                \(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) already belongs to \
+                a store; only objects inserted and not yet given a permanent ID can be assigned to one.
+                """)
         }
         try obtainPermanentIDs(for: [object], in: store)
     }

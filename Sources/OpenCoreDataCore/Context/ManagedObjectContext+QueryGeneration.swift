@@ -32,7 +32,10 @@ extension ManagedObjectContext {
             return
         }
         guard parent == nil else {
-            throw CoreDataError(.coreData, "The context '\(debugName)' is a child context: it reads through its parent's query generation and cannot be pinned itself. Pin the parent instead.")
+            throw CoreDataError(.coreData, """
+                The context '\(debugName)' is a child context: it reads through its parent's query generation \
+                and cannot be pinned itself. Pin the parent instead.
+                """)
         }
         pinnedGeneration = token.generation ?? QueryGeneration()
     }

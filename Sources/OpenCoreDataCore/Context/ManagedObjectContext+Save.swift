@@ -20,7 +20,11 @@ extension ManagedObjectContext {
         if let failure = relationshipReadFailure {
             relationshipReadFailure = nil
             var error = failure
-            error.message = "A relationship could not be read from the store since the last save, so changes may rest on an incomplete object graph; nothing was saved. Refresh the objects involved (or roll back) and save again. The store said: \(failure.message)"
+            error.message = """
+                A relationship could not be read from the store since the last save, so changes may rest on an \
+                incomplete object graph; nothing was saved. Refresh the objects involved (or roll back) and \
+                save again. The store said: \(failure.message)
+                """
             throw error
         }
         guard hasPendingWork else {
@@ -135,7 +139,11 @@ extension ManagedObjectContext {
     }
 
     private func strayObject(_ object: ManagedObject) -> CoreDataError {
-        CoreDataError(.persistentStoreOperation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) belongs to a store that is not added to this coordinator (it was removed); nothing was saved. Add that store again to save it, or roll back (or refresh) the object.",
+        CoreDataError(.persistentStoreOperation, """
+            \(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) belongs to a store \
+            that is not added to this coordinator (it was removed); nothing was saved. Add that store again to \
+            save it, or roll back (or refresh) the object.
+            """,
                       affectedObjectIDs: [object.objectID])
     }
 
@@ -148,7 +156,13 @@ extension ManagedObjectContext {
             for value in object.values { if case .object(let id) = value { others.append(id) } }
             for state in object.toMany { others += state.added }
             if let other = others.first(where: { $0.storeNumber != 0 && $0.storeNumber != number }) {
-                throw CoreDataError(.managedObjectValidation, "\(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) is related to \(other.entity.name) \(other.uriRepresentation().absoluteString), which lives in another store; relationships cannot cross stores. Keep both objects in one store (assign(_:to:) before the first save) or refer to the other object by an attribute (its URI or a key) instead.")
+                throw CoreDataError(.managedObjectValidation, """
+                    \(object.entity.name) \(object.objectID.uriRepresentation().absoluteString) is related to \
+                    \(other.entity.name) \(other.uriRepresentation().absoluteString), which lives in another \
+                    store; relationships cannot cross stores. Keep both objects in one store (assign(_:to:) \
+                    before the first save) or refer to the other object by an attribute (its URI or a key) \
+                    instead.
+                    """)
             }
         }
     }
@@ -292,7 +306,10 @@ extension CoreDataError {
     /// 133020 with the conflicts, as Core Data reports an optimistic-locking failure.
     package static func mergeConflicts(_ conflicts: [MergeConflict]) -> CoreDataError {
         CoreDataError(.managedObjectMerge,
-                      "Could not merge changes. \(conflicts.count) object(s) changed in the store since this context read them; refresh them or set a merge policy.",
+                      """
+                          Could not merge changes. \(conflicts.count) object(s) changed in the store since \
+                          this context read them; refresh them or set a merge policy.
+                          """,
                       affectedObjectIDs: conflicts.map(\.sourceObject.objectID), conflicts: conflicts)
     }
 }

@@ -101,7 +101,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         get { config.withLock { $0.coordinator ?? $0.parent?.persistentStoreCoordinator } }
         set {
             let merges = config.withLock {
-                precondition($0.parent == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a parent context; a context has either a parent or a persistent store coordinator, never both.")
+                precondition($0.parent == nil || newValue == nil, """
+                    Context '\($0.name ?? "unnamed")' already has a parent context; a context has either a \
+                    parent or a persistent store coordinator, never both.
+                    """)
                 $0.coordinator = newValue
                 return $0.automaticallyMerges
             }
@@ -115,7 +118,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         get { config.withLock { $0.parent } }
         set {
             config.withLock {
-                precondition($0.coordinator == nil || newValue == nil, "Context '\($0.name ?? "unnamed")' already has a persistent store coordinator; a context has either a parent or a persistent store coordinator, never both.")
+                precondition($0.coordinator == nil || newValue == nil, """
+                    Context '\($0.name ?? "unnamed")' already has a persistent store coordinator; a context \
+                    has either a parent or a persistent store coordinator, never both.
+                    """)
                 $0.parent = newValue
             }
             newValue?.config.withLock { parent in
@@ -246,7 +252,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The coordinator or a clear error when there is none.
     package func requireCoordinator() throws(CoreDataError) -> PersistentStoreCoordinator {
         guard let coordinator = persistentStoreCoordinator else {
-            throw CoreDataError(.coreData, "The context '\(debugName)' has no persistent store coordinator. Set persistentStoreCoordinator (or parent) before fetching or saving.")
+            throw CoreDataError(.coreData, """
+                The context '\(debugName)' has no persistent store coordinator. Set persistentStoreCoordinator \
+                (or parent) before fetching or saving.
+                """)
         }
         return coordinator
     }

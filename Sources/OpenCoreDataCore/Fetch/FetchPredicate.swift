@@ -59,7 +59,11 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     /// 134060. Mirrors `NSPredicate(block:)`.
     public init(block: @escaping @Sendable (Any?, [String: Any]?) -> Bool) {
         source = "BLOCKPREDICATE"
-        parsed = .failure(CoreDataError(.coreData, "A block predicate (NSPredicate(block:)) cannot be used in a fetch request: stores test predicates in SQL. Write it in format syntax, or fetch without it and filter the objects with predicate.evaluate(with:)."))
+        parsed = .failure(CoreDataError(.coreData, """
+            A block predicate (NSPredicate(block:)) cannot be used in a fetch request: stores test predicates \
+            in SQL. Write it in format syntax, or fetch without it and filter the objects with \
+            predicate.evaluate(with:).
+            """))
         self.block = block
     }
 

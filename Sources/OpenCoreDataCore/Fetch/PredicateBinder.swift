@@ -65,7 +65,10 @@ package struct PredicateBinder {
     /// `ANY tags.name == "x"`, `ALL …`, `NONE …`, through to-one hops to one to-many.
     private func bindQuantified(_ quantifier: Quantifier, _ node: PredicateNode) throws(CoreDataError) -> BoundPredicate {
         guard case .comparison(let lhs, let op, let rhs, let options) = node, case .keyPath(let key) = lhs else {
-            throw error("\(quantifier.rawValue) needs a comparison with a to-many key path on its left, as in '\(quantifier.rawValue) tags.name == \"x\"'")
+            throw error("""
+                \(quantifier.rawValue) needs a comparison with a to-many key path on its left, as in \
+                '\(quantifier.rawValue) tags.name == \"x\"'
+                """)
         }
         guard let (first, rest) = Self.split(key) else {
             // `ANY tags == %@`, `NONE tags IN %@`: the members compared with objects.
@@ -77,7 +80,10 @@ package struct PredicateBinder {
                 case .none: return .not(inner)
                 }
             }
-            throw error("\(quantifier.rawValue) \(key) needs a key path through a to-many relationship, as in 'tags.name', or a to-many compared with objects, as in 'ANY tags == %@'")
+            throw error("""
+                \(quantifier.rawValue) \(key) needs a key path through a to-many relationship, as in \
+                'tags.name', or a to-many compared with objects, as in 'ANY tags == %@'
+                """)
         }
         let relationship = try relationshipNamed(first, in: key)
         if !relationship.isToMany {
@@ -116,7 +122,11 @@ package struct PredicateBinder {
                 case .objectID(let id): if id.entity.rootEntity.name == destination.rootEntity.name { ids.append(id) }
                 case .null: continue
                 default:
-                    throw CoreDataError(.coreData, "The predicate \"\(format)\" compares the members of the to-many relationship '\(relationship.name)' with \(item); compare them with managed objects or object IDs, or compare one of their attributes, as in 'ANY \(relationship.name).name == \"x\"'.", key: relationship.name)
+                    throw CoreDataError(.coreData, """
+                        The predicate \"\(format)\" compares the members of the to-many relationship \
+                        '\(relationship.name)' with \(item); compare them with managed objects or object IDs, \
+                        or compare one of their attributes, as in 'ANY \(relationship.name).name == \"x\"'.
+                        """, key: relationship.name)
                 }
             }
             return ids
@@ -127,7 +137,10 @@ package struct PredicateBinder {
         case (.notEqual, _): member = .not(.isObject(try objects([value])))
         case (.in, .list(let items)): member = .isObject(try objects(items))
         default:
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue) with the members of '\(relationship.name)'; compare them with objects using ==, != or IN (or CONTAINS / IN without ANY).", key: relationship.name)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses \(op.rawValue) with the members of '\(relationship.name)'; \
+                compare them with objects using ==, != or IN (or CONTAINS / IN without ANY).
+                """, key: relationship.name)
         }
         return asMember ? member : .anyMember(relationship, member)
     }
@@ -174,7 +187,10 @@ package struct PredicateBinder {
     private func relationshipNamed(_ name: String, in key: String) throws(CoreDataError) -> RelationshipDescription {
         guard let relationship = entity.relationshipsByName[name] else {
             let known = entity.relationshipsByName.keys.sorted().joined(separator: ", ")
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)', but '\(name)' is not a relationship of \(entity.name)\(known.isEmpty ? "" : "; its relationships are: \(known)").", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses the key path '\(key)', but '\(name)' is not a relationship of \
+                \(entity.name)\(known.isEmpty ? "" : "; its relationships are: \(known)").
+                """, key: key)
         }
         return relationship
     }
@@ -182,7 +198,11 @@ package struct PredicateBinder {
     private func toOne(_ name: String, in key: String) throws(CoreDataError) -> (Int, EntityDescription) {
         _ = try relationshipNamed(name, in: key)
         guard case .toOne(let slot, let destination) = entity.keyPathStep(name) else {
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)' through the to-many relationship '\(name)'; put ANY, ALL or NONE before the comparison, or use a collection operator such as '\(name).@count'.", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses the key path '\(key)' through the to-many relationship \
+                '\(name)'; put ANY, ALL or NONE before the comparison, or use a collection operator such as \
+                '\(name).@count'.
+                """, key: key)
         }
         return (slot, destination)
     }
@@ -193,7 +213,10 @@ package struct PredicateBinder {
             switch v {
             case .null: return .null
             case .objectID(let id): return .object(id)
-            default: throw CoreDataError(.coreData, "The predicate \"\(format)\" compares the relationship '\(key)' with \(v); compare it with a managed object, an object ID or nil.", key: key)
+            default: throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" compares the relationship '\(key)' with \(v); compare it with a \
+                managed object, an object ID or nil.
+                """, key: key)
             }
         }
         switch (op, value) {
@@ -205,7 +228,10 @@ package struct PredicateBinder {
             for item in items { values.append(try object(item)) }
             return .isIn(slot: slot, values: values)
         default:
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue) with the relationship '\(key)'; relationships support ==, != and IN.", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses \(op.rawValue) with the relationship '\(key)'; relationships \
+                support ==, != and IN.
+                """, key: key)
         }
     }
 
@@ -254,7 +280,11 @@ package struct PredicateBinder {
         }
         let (slot, attribute) = try attribute(key)
         guard attribute.attributeType == .string || attribute.attributeType == .uri else {
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses \(op.rawValue)\(options.modifierText) on '\(key)', which is of type \(attribute.attributeType); string operators and [cd] modifiers apply to String attributes.", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses \(op.rawValue)\(options.modifierText) on '\(key)', which is \
+                of type \(attribute.attributeType); string operators and [cd] modifiers apply to String \
+                attributes.
+                """, key: key)
         }
         if op == .in {
             guard case .value(.list(let items)) = rhs else { throw error("IN needs a list on its right") }
@@ -268,7 +298,10 @@ package struct PredicateBinder {
         switch rhs {
         case .value(.string(let pattern)):
             if op == .matches, !StringMatching.isValidRegex(pattern) {
-                throw CoreDataError(.coreData, "The predicate \"\(format)\" uses MATCHES with \"\(pattern)\", which is not a valid regular expression.", key: key)
+                throw CoreDataError(.coreData, """
+                    The predicate \"\(format)\" uses MATCHES with \"\(pattern)\", which is not a valid regular \
+                    expression.
+                    """, key: key)
             }
             return .stringMatch(slot: slot, op: op, pattern: pattern, options: options)
         case .value(.null):
@@ -276,7 +309,10 @@ package struct PredicateBinder {
             if op == .notEqual { return .isNull(slot: slot, negated: true) }
             return .constant(false)
         case .value(let other):
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(key)' with \(other) using \(op.rawValue); it needs a string.", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" compares '\(key)' with \(other) using \(op.rawValue); it needs a \
+                string.
+                """, key: key)
         default:
             throw error("\(op.rawValue) compares a key path with a string value")
         }
@@ -292,7 +328,10 @@ package struct PredicateBinder {
         case .keyPath(let key):
             let (slot, attribute) = try attribute(key)
             guard attribute.attributeType.isNumeric || attribute.attributeType == .date else {
-                throw CoreDataError(.coreData, "The predicate \"\(format)\" computes with '\(key)', which is of type \(attribute.attributeType); arithmetic applies to numbers and dates.", key: key)
+                throw CoreDataError(.coreData, """
+                    The predicate \"\(format)\" computes with '\(key)', which is of type \
+                    \(attribute.attributeType); arithmetic applies to numbers and dates.
+                    """, key: key)
             }
             return .slot(slot)
         case .value(let value):
@@ -364,11 +403,17 @@ package struct PredicateBinder {
 
     private func attribute(_ key: String) throws(CoreDataError) -> (Int, AttributeDescription) {
         if key.contains(".") {
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key path '\(key)' where only an attribute of \(entity.name) fits; compare the key path with a value instead.", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses the key path '\(key)' where only an attribute of \
+                \(entity.name) fits; compare the key path with a value instead.
+                """, key: key)
         }
         guard let slot = entity.slotByName[key] else {
             let known = entity.storedAttributes.map(\.name).joined(separator: ", ")
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" uses the key '\(key)', which the entity \(entity.name) does not have. Its attributes are: \(known).", key: key)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" uses the key '\(key)', which the entity \(entity.name) does not \
+                have. Its attributes are: \(known).
+                """, key: key)
         }
         return (slot, entity.storedAttributes[slot])
     }
@@ -404,7 +449,10 @@ package struct PredicateBinder {
         default: nil
         }
         guard let converted else {
-            throw CoreDataError(.coreData, "The predicate \"\(format)\" compares '\(attribute.name)', of type \(type), with \(value), which is not a \(type) value. Pass a value of the attribute's type.", key: attribute.name)
+            throw CoreDataError(.coreData, """
+                The predicate \"\(format)\" compares '\(attribute.name)', of type \(type), with \(value), \
+                which is not a \(type) value. Pass a value of the attribute's type.
+                """, key: attribute.name)
         }
         // NaN is no stored value (SQLite binds it as NULL): it compares as nil in every store.
         return converted.isNaN ? .null : converted

@@ -164,7 +164,10 @@ package struct PredicateLexer {
             let s = Array(spec)
             if index + s.count <= chars.count, Array(chars[index..<index + s.count]) == s {
                 index += s.count
-                if spec == "%" { throw error("'%%' is a literal percent sign and cannot stand alone in a predicate; put it inside a string", at: start) }
+                if spec == "%" { throw error("""
+                    '%%' is a literal percent sign and cannot stand alone in a predicate; put it inside a \
+                    string
+                    """, at: start) }
                 return .specifier("%" + spec)
             }
         }

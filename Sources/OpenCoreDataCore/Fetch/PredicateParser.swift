@@ -63,7 +63,10 @@ package struct PredicateParser {
     private mutating func descend(at token: PredicateToken) throws(CoreDataError) {
         depth += 1
         guard depth <= Self.maximumDepth else {
-            throw error("the predicate nests more than \(Self.maximumDepth) levels deep (groups, NOT, aggregates, SUBQUERY and arithmetic operators count); flatten it", at: token)
+            throw error("""
+                the predicate nests more than \(Self.maximumDepth) levels deep (groups, NOT, aggregates, \
+                SUBQUERY and arithmetic operators count); flatten it
+                """, at: token)
         }
     }
 
@@ -192,7 +195,10 @@ package struct PredicateParser {
         case .identifier(let word) where ComparisonOperator(rawValue: word.uppercased()) != nil:
             op = ComparisonOperator(rawValue: word.uppercased()) ?? .equal
         default:
-            throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES) but found \(describe(opToken))", at: opToken)
+            throw error("""
+                expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN, CONTAINS, BEGINSWITH, \
+                ENDSWITH, LIKE, MATCHES) but found \(describe(opToken))
+                """, at: opToken)
         }
         advance()
         var options = ComparisonOptions()

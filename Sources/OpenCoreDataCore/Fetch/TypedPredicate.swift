@@ -25,7 +25,10 @@ package struct TypedPredicateConverter {
 
     mutating func part(_ expression: Any) throws(CoreDataError) -> TypedPart {
         guard let convertible = expression as? any TypedPredicateConvertible else {
-            throw CoreDataError(.coreData, "The typed predicate uses \(Self.describe(expression)), which cannot be translated to a fetch; use comparisons, &&, ||, !, nil checks, contains, starts(with:) and captured values.")
+            throw CoreDataError(.coreData, """
+                The typed predicate uses \(Self.describe(expression)), which cannot be translated to a fetch; \
+                use comparisons, &&, ||, !, nil checks, contains, starts(with:) and captured values.
+                """)
         }
         let part = try convertible.convert(&self)
         if case .predicate(let node) = part { return .predicate(expandingAlternatives(node)) }
@@ -103,7 +106,10 @@ package struct TypedPredicateConverter {
             guard let member = memberEntities[parts[0]] else { throw CoreDataError(.coreData, "The typed predicate uses a variable it does not define.") }
             owner = parts.count > 1 ? try self.entity(at: parts[1], from: member) : member
         default:
-            throw CoreDataError(.coreData, "The typed predicate reads \(keyPath) from a computed value; read key paths from the fetched object or its relationships.")
+            throw CoreDataError(.coreData, """
+                The typed predicate reads \(keyPath) from a computed value; read key paths from the fetched \
+                object or its relationships.
+                """)
         }
         guard let name = owner.name(for: keyPath) else {
             throw CoreDataError(.coreData, "The typed predicate uses \(keyPath), which is not a managed property of \(owner.name).")
@@ -120,10 +126,16 @@ package struct TypedPredicateConverter {
         var current = start
         for name in path.split(separator: ".").map(String.init) {
             guard let relationship = current.relationshipsByName[name], let destination = relationship.destination else {
-                throw CoreDataError(.coreData, "The typed predicate reads a property of '\(path)', which is an attribute of \(current.name), not a relationship.")
+                throw CoreDataError(.coreData, """
+                    The typed predicate reads a property of '\(path)', which is an attribute of \
+                    \(current.name), not a relationship.
+                    """)
             }
             guard !relationship.isToMany else {
-                throw CoreDataError(.coreData, "The typed predicate reads a property through the to-many relationship '\(name)' of \(current.name); test its members with contains(where:) or allSatisfy.")
+                throw CoreDataError(.coreData, """
+                    The typed predicate reads a property through the to-many relationship '\(name)' of \
+                    \(current.name); test its members with contains(where:) or allSatisfy.
+                    """)
             }
             current = destination
         }
@@ -134,19 +146,28 @@ package struct TypedPredicateConverter {
     /// the members that fail `test`, for `allSatisfy`): the sequence must be a to-many key path.
     mutating func subquery(_ sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws(CoreDataError) -> PredicateOperand {
         guard case .keyPath(let path) = try operand(sequence) else {
-            throw CoreDataError(.coreData, "The typed predicate tests the members of something other than a to-many relationship; use contains(where:) and allSatisfy on a relationship of the fetched object.")
+            throw CoreDataError(.coreData, """
+                The typed predicate tests the members of something other than a to-many relationship; use \
+                contains(where:) and allSatisfy on a relationship of the fetched object.
+                """)
         }
         let parts = path.split(separator: ".").map(String.init)
         let owner = try entity(at: parts.dropLast().joined(separator: "."), from: entity)
         guard let relationship = owner.relationshipsByName[parts[parts.count - 1]], relationship.isToMany, let destination = relationship.destination else {
-            throw CoreDataError(.coreData, "The typed predicate tests the members of '\(path)', which is not a to-many relationship of \(owner.name).")
+            throw CoreDataError(.coreData, """
+                The typed predicate tests the members of '\(path)', which is not a to-many relationship of \
+                \(owner.name).
+                """)
         }
         let name = "m\(memberEntities.count + 1)"
         memberEntities[name] = destination
         bindings[variable] = .variable(name)
         let condition = try predicate(test)
         guard !condition.readsTheFetchedObject else {
-            throw CoreDataError(.coreData, "The typed predicate compares the members of '\(path)' with the fetched object itself; compare them with values only.")
+            throw CoreDataError(.coreData, """
+                The typed predicate compares the members of '\(path)' with the fetched object itself; compare \
+                them with values only.
+                """)
         }
         return .subqueryCount(collection: path, variable: name, predicate: negated ? .not(condition) : condition)
     }

@@ -136,7 +136,11 @@ package struct HistoryFilter: @unchecked Sendable {
                 if !changes.isEmpty { kept.append(transaction.with(changes: changes)) }
             }
         default:
-            throw CoreDataError(.coreData, "fetchHistory(withFetchRequest:) needs a request for PersistentHistoryTransaction.entityDescription or PersistentHistoryChange.entityDescription, not '\(entityName)'.")
+            throw CoreDataError(.coreData, """
+                fetchHistory(withFetchRequest:) needs a request for \
+                PersistentHistoryTransaction.entityDescription or PersistentHistoryChange.entityDescription, \
+                not '\(entityName)'.
+                """)
         }
         return limit > 0 ? Array(kept.prefix(limit)) : kept
     }

@@ -44,7 +44,11 @@ extension CoreDataError {
     package static func constraintConflicts(_ list: [ConstraintConflict]) -> CoreDataError {
         let details = list.map(\.description).joined(separator: "; ")
         var error = CoreDataError(.managedObjectConstraintMerge,
-                                  "Could not save: \(list.count) uniqueness constraint conflict(s): \(details). Change the values, or set a merge policy (.mergeByPropertyObjectTrump upserts).",
+                                  """
+                                      Could not save: \(list.count) uniqueness constraint conflict(s): \
+                                      \(details). Change the values, or set a merge policy \
+                                      (.mergeByPropertyObjectTrump upserts).
+                                      """,
                                   affectedObjectIDs: list.flatMap { $0.conflictingObjects.map(\.objectID) })
         error.constraintConflicts = list
         return error

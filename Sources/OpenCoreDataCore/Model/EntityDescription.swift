@@ -131,7 +131,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     package func checkMutable() {
         if isFrozen {
-            preconditionFailure("The entity '\(name)' cannot be changed: its model is in use by a persistent store coordinator. Build a new model instead.")
+            preconditionFailure("""
+                The entity '\(name)' cannot be changed: its model is in use by a persistent store coordinator. \
+                Build a new model instead.
+                """)
         }
     }
 

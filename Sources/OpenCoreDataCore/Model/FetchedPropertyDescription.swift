@@ -46,7 +46,11 @@ extension ManagedObject {
     func fetchedValue(of property: FetchedPropertyDescription) throws(CoreDataError) -> [ManagedObject] {
         let depth = FetchedPropertyNesting.depth
         guard depth < FetchedPropertyNesting.limit else {
-            throw CoreDataError(.coreData, "The fetched property '\(property.name)' of \(entity.name) needs itself to be fetched: its predicate's $FETCH_SOURCE key path reads fetched properties \(FetchedPropertyNesting.limit) levels deep, in a cycle. Change the predicate so that it reads attributes or relationships.", key: property.name)
+            throw CoreDataError(.coreData, """
+                The fetched property '\(property.name)' of \(entity.name) needs itself to be fetched: its \
+                predicate's $FETCH_SOURCE key path reads fetched properties \(FetchedPropertyNesting.limit) \
+                levels deep, in a cycle. Change the predicate so that it reads attributes or relationships.
+                """, key: property.name)
         }
         do {
             return try FetchedPropertyNesting.$depth.withValue(depth + 1) { try fetchedValueOnce(of: property) }
@@ -59,7 +63,10 @@ extension ManagedObject {
 
     private func fetchedValueOnce(of property: FetchedPropertyDescription) throws(CoreDataError) -> [ManagedObject] {
         guard let context = managedObjectContext else {
-            throw CoreDataError(.coreData, "The fetched property '\(property.name)' of \(entity.name) is read through the object's context; this object has none.", key: property.name)
+            throw CoreDataError(.coreData, """
+                The fetched property '\(property.name)' of \(entity.name) is read through the object's \
+                context; this object has none.
+                """, key: property.name)
         }
         let request = FetchRequest<ManagedObject>(entityName: property.entityName)
         if var format = property.predicateFormat {
@@ -91,7 +98,11 @@ extension ManagedObject {
     private func value(at path: [String], root: String, property: FetchedPropertyDescription) throws(CoreDataError) -> Any? {
         if root == "FETCHED_PROPERTY" {
             guard path.count == 2, path[0] == "userInfo" else {
-                throw CoreDataError(.coreData, "The fetched property '\(property.name)' uses $FETCHED_PROPERTY.\(path.joined(separator: ".")); only $FETCHED_PROPERTY.userInfo.<key> is supported.", key: property.name)
+                throw CoreDataError(.coreData, """
+                    The fetched property '\(property.name)' uses \
+                    $FETCHED_PROPERTY.\(path.joined(separator: ".")); only $FETCHED_PROPERTY.userInfo.<key> is \
+                    supported.
+                    """, key: property.name)
             }
             return property.userInfo[path[1]]
         }

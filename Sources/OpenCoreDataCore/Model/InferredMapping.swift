@@ -36,7 +36,13 @@ package struct InferredMapping {
         if let mappingModel {
             for mapping in mappingModel.entityMappings {
                 if let policy = mapping.migrationPolicyClassName {
-                    throw CoreDataError(.migrationMissingMappingModel, "The migration step \(mappingModel.name) maps \(mapping.destinationEntityName) with the entity migration policy \(policy): app code, which a lightweight migration does not run. Load the store with NSMigratePersistentStoresAutomaticallyOption and the policy class under MigrationPolicyTypesOption, or migrate it with MigrationManager.migrateStore.")
+                    throw CoreDataError(.migrationMissingMappingModel, """
+                        The migration step \(mappingModel.name) maps \(mapping.destinationEntityName) with the \
+                        entity migration policy \(policy): app code, which a lightweight migration does not \
+                        run. Load the store with NSMigratePersistentStoresAutomaticallyOption and the policy \
+                        class under MigrationPolicyTypesOption, or migrate it with \
+                        MigrationManager.migrateStore.
+                        """)
                 }
             }
         }
@@ -80,7 +86,13 @@ package struct InferredMapping {
                           mapped.isKindOf(entity: newDestination) || newDestination.isKindOf(entity: mapped) else { continue }
                     properties[property.name] = .property(counterpart)
                 default:
-                    throw CoreDataError(.inferredMappingModel, "Cannot infer a mapping for \(entity.name).\(property.name): it is \(property is AttributeDescription ? "an attribute" : "a relationship") now and was \(counterpart is AttributeDescription ? "an attribute" : "a relationship") in the store's model. Give the new property another name (so the old one is dropped) or migrate the data yourself.")
+                    throw CoreDataError(.inferredMappingModel, """
+                        Cannot infer a mapping for \(entity.name).\(property.name): it is \
+                        \(property is AttributeDescription ? "an attribute" : "a relationship") now and was \
+                        \(counterpart is AttributeDescription ? "an attribute" : "a relationship") in the \
+                        store's model. Give the new property another name (so the old one is dropped) or \
+                        migrate the data yourself.
+                        """)
                 }
             }
             sourceProperties[ObjectIdentifier(entity)] = properties
@@ -133,6 +145,11 @@ package struct InferredMapping {
                 return .constant(constant is NSNull ? .null : ManagedValue(converting: constant, to: attribute.attributeType) ?? .null)
             }
         }
-        throw CoreDataError(.migrationMissingMappingModel, "The migration step \(step) gives \(entity.name).\(property.name) the value \(text), which needs app code (a function of the migration manager or a custom expression) that a lightweight migration does not run. Load the store with NSMigratePersistentStoresAutomaticallyOption (the mapping is then followed object by object), or migrate it with MigrationManager.migrateStore.")
+        throw CoreDataError(.migrationMissingMappingModel, """
+            The migration step \(step) gives \(entity.name).\(property.name) the value \(text), which needs \
+            app code (a function of the migration manager or a custom expression) that a lightweight migration \
+            does not run. Load the store with NSMigratePersistentStoresAutomaticallyOption (the mapping is \
+            then followed object by object), or migrate it with MigrationManager.migrateStore.
+            """)
     }
 }

@@ -29,7 +29,13 @@ extension ManagedObjectModel {
             if entity.managedObjectClass == ManagedObject.self {
                 entity.managedObjectClass = superentity.managedObjectClass
             } else if !Self.isClass(entity.managedObjectClass, aSubclassOf: superentity.managedObjectClass) {
-                throw CoreDataError(.coreData, "The entity \(entity.name) has the class \(entity.managedObjectClass), which is not a subclass of \(superentity.managedObjectClass), the class of its superentity \(superentity.name): a fetch of \(superentity.name) returns its objects as \(superentity.managedObjectClass). Make \(entity.managedObjectClass) inherit from \(superentity.managedObjectClass).")
+                throw CoreDataError(.coreData, """
+                    The entity \(entity.name) has the class \(entity.managedObjectClass), which is not a \
+                    subclass of \(superentity.managedObjectClass), the class of its superentity \
+                    \(superentity.name): a fetch of \(superentity.name) returns its objects as \
+                    \(superentity.managedObjectClass). Make \(entity.managedObjectClass) inherit from \
+                    \(superentity.managedObjectClass).
+                    """)
             }
         }
     }

@@ -27,7 +27,10 @@ extension ManagedObjectModel {
         } else {
             let moms = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter { $0.hasSuffix(".mom") }.sorted()
             guard moms.count == 1, let only = moms.first else {
-                throw CoreDataError(.coreData, "The compiled model bundle at \(url.path) has no VersionInfo.plist naming its current version and holds \(moms.count) .mom files; pass the version to load.")
+                throw CoreDataError(.coreData, """
+                    The compiled model bundle at \(url.path) has no VersionInfo.plist naming its current \
+                    version and holds \(moms.count) .mom files; pass the version to load.
+                    """)
             }
             name = String(only.dropLast(4))
         }

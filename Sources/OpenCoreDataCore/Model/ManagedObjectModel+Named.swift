@@ -10,7 +10,11 @@ extension ManagedObjectModel {
     public convenience init(named name: String, in directories: [URL]? = nil) throws {
         guard let url = Self.url(ofModelNamed: name, in: directories ?? Self.modelDirectories) else {
             let places = (directories ?? Self.modelDirectories).map(\.path).joined(separator: ", ")
-            throw CoreDataError(.coreData, "No model named '\(name)' (\(name).momd, \(name).mom or \(name).xcdatamodeld) in \(places). Copy the model beside the executable, list it as a resource of the target (resources: [.copy(\"\(name).xcdatamodeld\")]), or load it with ManagedObjectModel(contentsOf:version:).")
+            throw CoreDataError(.coreData, """
+                No model named '\(name)' (\(name).momd, \(name).mom or \(name).xcdatamodeld) in \(places). \
+                Copy the model beside the executable, list it as a resource of the target (resources: \
+                [.copy(\"\(name).xcdatamodeld\")]), or load it with ManagedObjectModel(contentsOf:version:).
+                """)
         }
         try self.init(contentsOf: url, version: nil)
     }

@@ -11,13 +11,20 @@ extension ManagedObjectModel {
             guard let source = relationship.entity else { continue }
             if let assigned = relationship.assignedDestination {
                 guard entitiesByName[assigned.name] === assigned else {
-                    throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) has as destination an entity '\(assigned.name)' that is not in the model. Add that entity to the model's entities.")
+                    throw CoreDataError(.coreData, """
+                        The relationship '\(relationship.name)' of \(source.name) has as destination an entity \
+                        '\(assigned.name)' that is not in the model. Add that entity to the model's entities.
+                        """)
                 }
                 relationship.destinationEntityName = assigned.name
             }
             if let assigned = relationship.assignedInverse {
                 guard let owner = assigned.entity, entitiesByName[owner.name] === owner else {
-                    throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) has as inverse a relationship '\(assigned.name)' of no entity in the model. Add it to its destination's properties.")
+                    throw CoreDataError(.coreData, """
+                        The relationship '\(relationship.name)' of \(source.name) has as inverse a \
+                        relationship '\(assigned.name)' of no entity in the model. Add it to its destination's \
+                        properties.
+                        """)
                 }
                 relationship.inverseName = assigned.name
             }
@@ -29,12 +36,18 @@ extension ManagedObjectModel {
         for relationship in relationships {
             guard let source = relationship.entity else { continue }
             guard let destination = entitiesByName[relationship.destinationEntityName] else {
-                throw CoreDataError(.coreData, "The relationship '\(relationship.name)' of \(source.name) points to the entity '\(relationship.destinationEntityName)', which is not in the model. Add it to the model.")
+                throw CoreDataError(.coreData, """
+                    The relationship '\(relationship.name)' of \(source.name) points to the entity \
+                    '\(relationship.destinationEntityName)', which is not in the model. Add it to the model.
+                    """)
             }
             relationship.frozenDestination = destination
             if relationship.inverseName == nil, let keyPath = relationship.inverseKeyPath {
                 guard let name = destination.name(for: keyPath) else {
-                    throw CoreDataError(.coreData, "The inverse of '\(relationship.name)' on \(source.name) is not a relationship of \(destination.name).")
+                    throw CoreDataError(.coreData, """
+                        The inverse of '\(relationship.name)' on \(source.name) is not a relationship of \
+                        \(destination.name).
+                        """)
                 }
                 relationship.inverseName = name
             }
@@ -43,13 +56,22 @@ extension ManagedObjectModel {
         for relationship in relationships {
             guard let name = relationship.inverseName, let source = relationship.entity, let destination = relationship.destinationEntity else { continue }
             guard let inverse = destination.relationshipsByName[name] else {
-                throw CoreDataError(.coreData, "The inverse '\(name)' of the relationship '\(relationship.name)' on \(source.name) is not a relationship of \(destination.name).")
+                throw CoreDataError(.coreData, """
+                    The inverse '\(name)' of the relationship '\(relationship.name)' on \(source.name) is not \
+                    a relationship of \(destination.name).
+                    """)
             }
             guard let back = inverse.destinationEntityNameResolved(in: self), source.isKindOf(entity: back) || back.isKindOf(entity: source) else {
-                throw CoreDataError(.coreData, "The relationship '\(name)' of \(destination.name) cannot be the inverse of '\(relationship.name)' on \(source.name): it points to \(inverse.destinationEntityName).")
+                throw CoreDataError(.coreData, """
+                    The relationship '\(name)' of \(destination.name) cannot be the inverse of \
+                    '\(relationship.name)' on \(source.name): it points to \(inverse.destinationEntityName).
+                    """)
             }
             if let other = inverse.inverseName, other != relationship.name {
-                throw CoreDataError(.coreData, "The relationships '\(relationship.name)' of \(source.name) and '\(name)' of \(destination.name) disagree about their inverses ('\(name)' names '\(other)').")
+                throw CoreDataError(.coreData, """
+                    The relationships '\(relationship.name)' of \(source.name) and '\(name)' of \
+                    \(destination.name) disagree about their inverses ('\(name)' names '\(other)').
+                    """)
             }
             inverse.inverseName = relationship.name
         }
@@ -68,7 +90,11 @@ extension ManagedObjectModel {
         for relationship in relationships {
             if let name = relationship.inverseName { relationship.frozenInverse = relationship.destinationEntity?.relationshipsByName[name] }
             if relationship.isToMany, relationship.inverseRelationship?.isToMany ?? true, relationship.isTransient == false, relationship.inverseRelationship == nil {
-                throw CoreDataError(.coreData, "The to-many relationship '\(relationship.name)' of \(relationship.entity?.name ?? "?") has no inverse. Declare one (@Relationship(inverse:) or inverseName): stores keep to-many relationships through their inverse.")
+                throw CoreDataError(.coreData, """
+                    The to-many relationship '\(relationship.name)' of \(relationship.entity?.name ?? "?") has \
+                    no inverse. Declare one (@Relationship(inverse:) or inverseName): stores keep to-many \
+                    relationships through their inverse.
+                    """)
             }
         }
     }

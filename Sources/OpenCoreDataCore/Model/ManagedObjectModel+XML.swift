@@ -121,7 +121,10 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
                 attribute.derivationExpression = Self.compiledExpression(attributes["derivationExpression"] ?? "")
                 // Counts, now(), canonical:(…) and copies are kept (Derivation); others are read as stored.
                 if attribute.derivation == nil {
-                    unsupported.append("\(entity.name).\(attributeName): derived attribute (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed")
+                    unsupported.append("""
+                        \(entity.name).\(attributeName): derived attribute \
+                        (\(attributes["derivationExpression"] ?? "")), read from the store and not recomputed
+                        """)
                 }
             }
             attribute.isTransient = yes("transient")

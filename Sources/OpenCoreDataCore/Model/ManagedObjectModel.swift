@@ -128,10 +128,17 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             while let current = ancestor {
                 steps += 1
                 guard steps <= entities.count, current !== entity else {
-                    throw CoreDataError(.coreData, "The entity \(entity.name) inherits from itself (through \(current.name)). Inheritance must form a tree; check the model file.")
+                    throw CoreDataError(.coreData, """
+                        The entity \(entity.name) inherits from itself (through \(current.name)). Inheritance \
+                        must form a tree; check the model file.
+                        """)
                 }
                 guard steps <= Self.maximumInheritanceDepth else {
-                    throw CoreDataError(.coreData, "The entity \(entity.name) is more than \(Self.maximumInheritanceDepth) levels below its root entity, far deeper than any model needs; the model file is damaged or crafted.")
+                    throw CoreDataError(.coreData, """
+                        The entity \(entity.name) is more than \(Self.maximumInheritanceDepth) levels below \
+                        its root entity, far deeper than any model needs; the model file is damaged or \
+                        crafted.
+                        """)
                 }
                 ancestor = current.superentity
             }
@@ -140,7 +147,11 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             var listed = Set<ObjectIdentifier>()
             for sub in entity.subentities {
                 guard sub.superentity === entity, listed.insert(ObjectIdentifier(sub)).inserted else {
-                    throw CoreDataError(.coreData, "The entity \(entity.name) lists \(sub.name) as a sub-entity \(sub.superentity === entity ? "twice" : "but \(sub.name) inherits from \(sub.superentity?.name ?? "no entity")"). Inheritance must form a tree; check the model file.")
+                    throw CoreDataError(.coreData, """
+                        The entity \(entity.name) lists \(sub.name) as a sub-entity \
+                        \(sub.superentity === entity ? "twice" : "but \(sub.name) inherits from \(sub.superentity?.name ?? "no entity")"). \
+                        Inheritance must form a tree; check the model file.
+                        """)
                 }
             }
         }
@@ -165,7 +176,10 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)", leadingUnderscore: true) }
             for case let attribute as AttributeDescription in entity.properties {
                 guard attribute.hasType else {
-                    throw CoreDataError(.coreData, "The attribute '\(attribute.name)' of the entity \(entity.name) has no type. Set its attributeType before the model is used.")
+                    throw CoreDataError(.coreData, """
+                        The attribute '\(attribute.name)' of the entity \(entity.name) has no type. Set its \
+                        attributeType before the model is used.
+                        """)
                 }
                 try Self.checkBounds(of: attribute, in: entity)
             }
@@ -181,10 +195,16 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         try inheritClasses()
         for entity in entities {
             if let superclass = entity.superentityClass, entity.superentity == nil {
-                throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superclass), which is not in the model. Add \(superclass).self to the ManagedObjectModel.")
+                throw CoreDataError(.coreData, """
+                    The entity \(entity.name) inherits from \(superclass), which is not in the model. Add \
+                    \(superclass).self to the ManagedObjectModel.
+                    """)
             }
             if let superentity = entity.superentity, !entities.contains(where: { $0 === superentity }) {
-                throw CoreDataError(.coreData, "The entity \(entity.name) inherits from \(superentity.name), which is not in the model. Add it to the model's entities.")
+                throw CoreDataError(.coreData, """
+                    The entity \(entity.name) inherits from \(superentity.name), which is not in the model. \
+                    Add it to the model's entities.
+                    """)
             }
         }
         try resolveRelationships()
@@ -240,7 +260,10 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             let valid = isLength ? (0...0x1p53).contains(bound) && bound.rounded() == bound : bound.isFinite
             guard valid else {
                 let rule = isLength ? "a whole number of characters from 0 to \(1 << 53)" : "a finite number"
-                throw CoreDataError(.coreData, "The attribute \(attribute.name) of the entity \(entity.name) has the \(what) \(bound), which is not \(rule). Correct or remove the bound in the model.")
+                throw CoreDataError(.coreData, """
+                    The attribute \(attribute.name) of the entity \(entity.name) has the \(what) \(bound), \
+                    which is not \(rule). Correct or remove the bound in the model.
+                    """)
             }
         }
     }

@@ -16,7 +16,11 @@ extension MappingModel {
                                                 (mapping.destinationEntityName, mapping.destinationHash, destinationModel, "destination")] {
                 guard let entity, let hash else { continue }
                 guard model.entityVersionHashesByName[entity] == hash else {
-                    throw CoreDataError(.migrationMissingMappingModel, "The compiled mapping model \(url.lastPathComponent) maps \(side) entity \(entity) of another model version than the \(side) model given (its version hash differs). Pass the model versions the mapping model was made between.")
+                    throw CoreDataError(.migrationMissingMappingModel, """
+                        The compiled mapping model \(url.lastPathComponent) maps \(side) entity \(entity) of \
+                        another model version than the \(side) model given (its version hash differs). Pass \
+                        the model versions the mapping model was made between.
+                        """)
                 }
             }
         }
@@ -88,7 +92,10 @@ extension MappingModel {
                 mapping.valueExpressions[destinationName] = archive.expressionText(propertyMapping["NSValueExpression"])
             }
             guard !archive.isExhausted else {
-                throw CoreDataError(.coreData, "The compiled mapping model \(place) is larger than any mapping model (its archive refers to itself); it was not read.")
+                throw CoreDataError(.coreData, """
+                    The compiled mapping model \(place) is larger than any mapping model (its archive refers \
+                    to itself); it was not read.
+                    """)
             }
             func hash(_ key: String) -> Data? {
                 if case .data(let bytes)? = archive.value(entity[key]) { bytes } else { nil }

@@ -88,7 +88,10 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
         }
         func version(_ key: String) throws -> ManagedObjectModel {
             guard let path = reader.model[key] else {
-                throw CoreDataError(.coreData, "The mapping model \(name) does not name its \(key == "sourcemodelpath" ? "source" : "destination") model version.")
+                throw CoreDataError(.coreData, """
+                    The mapping model \(name) does not name its \
+                    \(key == "sourcemodelpath" ? "source" : "destination") model version.
+                    """)
             }
             let version = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
             return try ManagedObjectModel(contentsOf: models, version: version)
@@ -168,7 +171,10 @@ private final class MappingXMLReader: NSObject, XMLParserDelegate {
             if object.type == "XDDEVRELATIONSHIPMAPPING", object.attributes["valueexpressiondata"] == nil,
                let name = object.attributes["sourcemappingname"], let path = object.attributes["sourcekeypath"],
                Self.isName(name), path.hasPrefix("$source"), path.dropFirst().allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "@" }) {
-                mappings[owner]?.valueExpressions[property] = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(name)\", \(path))"
+                mappings[owner]?.valueExpressions[property] = """
+                    FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \
+                    \"\(name)\", \(path))
+                    """
                 continue
             }
             guard let encoded = object.attributes["valueexpressiondata"],

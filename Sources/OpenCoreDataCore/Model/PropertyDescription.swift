@@ -36,7 +36,10 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
 
     package func checkMutable() {
         if let entity, entity.isFrozen {
-            preconditionFailure("The property '\(name)' of entity '\(entity.name)' cannot be changed: its model is in use by a persistent store coordinator. Build a new model instead.")
+            preconditionFailure("""
+                The property '\(name)' of entity '\(entity.name)' cannot be changed: its model is in use by a \
+                persistent store coordinator. Build a new model instead.
+                """)
         }
     }
 

@@ -29,7 +29,11 @@ enum XMLInput {
             let isDeclaration = Array(name) == Array("xml".utf8) && rest.first.map { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") } == true
                 && String(decoding: declaration, as: UTF8.self).contains("version")
             guard isDeclaration, open == bytes.startIndex || bytes[..<open].allSatisfy({ $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }) else {
-                throw CoreDataError(.coreData, "The \(what) at \(file.path) holds a processing instruction (<?\(String(decoding: name, as: UTF8.self))…?>) that Xcode does not write; the file is damaged or was not written by Xcode.")
+                throw CoreDataError(.coreData, """
+                    The \(what) at \(file.path) holds a processing instruction \
+                    (<?\(String(decoding: name, as: UTF8.self))…?>) that Xcode does not write; the file is \
+                    damaged or was not written by Xcode.
+                    """)
             }
         }
         let parser = XMLParser(data: data)

@@ -57,7 +57,10 @@ extension ManagedObject {
         }
         let attribute = entity.storedAttributes[slot]
         guard let stored = attribute.storedValue(value) else {
-            preconditionFailure("The value \(value.map { "\($0) (\(type(of: $0)))" } ?? "nil") does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType).")
+            preconditionFailure("""
+                The value \(value.map { "\($0) (\(type(of: $0)))" } ?? "nil") does not fit the attribute \
+                '\(key)' of \(entity.name), which is of type \(attribute.attributeType).
+                """)
         }
         willAccessValue()
         state.writePrimitive(stored, slot: slot)
@@ -94,7 +97,10 @@ extension ManagedObject {
     /// traps. Mirrors `objectIDs(forRelationshipNamed:)`.
     public func objectIDs(forRelationshipNamed name: String) -> [ManagedObjectID] {
         guard let relationship = entity.relationshipsByName[name] else {
-            preconditionFailure("The entity \(entity.name) has no relationship '\(name)'. Its relationships are: \(entity.relationshipsByName.keys.sorted().joined(separator: ", ")).")
+            preconditionFailure("""
+                The entity \(entity.name) has no relationship '\(name)'. Its relationships are: \
+                \(entity.relationshipsByName.keys.sorted().joined(separator: ", ")).
+                """)
         }
         guard let context = managedObjectContext else { return [] }
         return context.destinations(of: self, relationship)

@@ -111,7 +111,11 @@ extension ManagedObject {
 
     private func checkDestination(_ object: ManagedObject, of relationship: RelationshipDescription, in context: ManagedObjectContext) {
         precondition(object.managedObjectContext === context,
-                     "Illegal attempt to establish a relationship '\(relationship.name)' between objects in different contexts (\(objectID) and \(object.objectID)). Fetch the destination in this object's context with object(with:).")
+                     """
+                         Illegal attempt to establish a relationship '\(relationship.name)' between objects in \
+                         different contexts (\(objectID) and \(object.objectID)). Fetch the destination in \
+                         this object's context with object(with:).
+                         """)
         if let destination = relationship.destinationEntity {
             precondition(object.entity.isKindOf(entity: destination) || object.entity.name == destination.name,
                          "The relationship '\(relationship.name)' of \(entity.name) holds \(destination.name) objects, not \(object.entity.name).")

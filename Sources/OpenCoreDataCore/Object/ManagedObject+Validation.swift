@@ -11,7 +11,11 @@ extension ManagedObject {
             guard !remaining.isEmpty else { continue }
             errors.append(CoreDataError(
                 .validationRelationshipDeniedDelete,
-                "\(entity.name) \(objectID) cannot be deleted: its relationship '\(relationship.name)' has the deny rule and still holds \(remaining.count) object(s). Remove them from '\(relationship.name)' (or delete them) first.",
+                """
+                    \(entity.name) \(objectID) cannot be deleted: its relationship '\(relationship.name)' has \
+                    the deny rule and still holds \(remaining.count) object(s). Remove them from \
+                    '\(relationship.name)' (or delete them) first.
+                    """,
                 key: relationship.name, affectedObjectIDs: [objectID]))
         }
         return errors
@@ -64,7 +68,10 @@ extension ManagedObject {
         }
         guard let stored = attribute.storedValue(value) else {
             let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
-            throw CoreDataError(.managedObjectValidation, "The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType).", key: key, affectedObjectIDs: [objectID])
+            throw CoreDataError(.managedObjectValidation, """
+                The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \
+                \(attribute.attributeType).
+                """, key: key, affectedObjectIDs: [objectID])
         }
         let errors = attribute.ruleViolations(of: stored).map { code, message in
             CoreDataError(code, "The attribute '\(key)' of \(entity.name) \(objectID) \(message)", key: key, affectedObjectIDs: [objectID])
@@ -123,7 +130,10 @@ extension AttributeDescription {
     /// that starts with the attribute.
     package func ruleViolations(of value: ManagedValue) -> [(CoreDataError.Code, String)] {
         if value.isNaN {
-            return [(.managedObjectValidation, "is NaN (not a number), which no store keeps: SQLite would read it back as nil or 0. Store nil in an optional attribute for a missing value.")]
+            return [(.managedObjectValidation, """
+                is NaN (not a number), which no store keeps: SQLite would read it back as nil or 0. Store nil \
+                in an optional attribute for a missing value.
+                """)]
         }
         var violations: [(CoreDataError.Code, String)] = []
         switch value {

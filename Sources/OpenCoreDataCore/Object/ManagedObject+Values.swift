@@ -95,7 +95,10 @@ extension ManagedObject {
             let shown = value.map { "\($0) (\(type(of: $0)))" } ?? "nil"
             throw CoreDataError(
                 .managedObjectValidation,
-                "The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \(attribute.attributeType). Pass a value of that type.",
+                """
+                    The value \(shown) does not fit the attribute '\(key)' of \(entity.name), which is of type \
+                    \(attribute.attributeType). Pass a value of that type.
+                    """,
                 key: key, affectedObjectIDs: [objectID])
         }
         if transient != nil {
@@ -162,7 +165,10 @@ extension ManagedObject {
             default: nil
             }
             guard let objects else {
-                throw CoreDataError(.managedObjectValidation, "The to-many relationship '\(key)' of \(entity.name) takes a set of managed objects, not \(type(of: value!)).", key: key, affectedObjectIDs: [objectID])
+                throw CoreDataError(.managedObjectValidation, """
+                    The to-many relationship '\(key)' of \(entity.name) takes a set of managed objects, not \
+                    \(type(of: value!)).
+                    """, key: key, affectedObjectIDs: [objectID])
             }
             setManagedMembers(objects, forKey: key)
         } else {
@@ -170,7 +176,10 @@ extension ManagedObject {
             case nil, is NSNull: setManagedToOne(ManagedObject?.none, forKey: key)
             case let object as ManagedObject: setManagedToOne(object, forKey: key)
             default:
-                throw CoreDataError(.managedObjectValidation, "The to-one relationship '\(key)' of \(entity.name) takes a managed object, not \(type(of: value!)).", key: key, affectedObjectIDs: [objectID])
+                throw CoreDataError(.managedObjectValidation, """
+                    The to-one relationship '\(key)' of \(entity.name) takes a managed object, not \
+                    \(type(of: value!)).
+                    """, key: key, affectedObjectIDs: [objectID])
             }
         }
     }
@@ -230,7 +239,10 @@ extension ManagedObject {
 
     private func fireFault() {
         guard let context = managedObjectContext else {
-            preconditionFailure("The object \(objectID) is a fault and has no context to load it from: its context was reset or deallocated. Keep the context alive while you use its objects.")
+            preconditionFailure("""
+                The object \(objectID) is a fault and has no context to load it from: its context was reset or \
+                deallocated. Keep the context alive while you use its objects.
+                """)
         }
         let row: RowSnapshot?
         do { row = try context.loadRow(for: objectID) } catch {

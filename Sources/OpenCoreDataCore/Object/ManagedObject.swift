@@ -108,7 +108,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         if !entity.isFrozen { entity.freeze() }
         if context != nil {
-            precondition(!entity.isAbstract, "The entity \(entity.name) is abstract: insert objects of one of its sub-entities (\(entity.subentities.map(\.name).sorted().joined(separator: ", "))) instead.")
+            precondition(!entity.isAbstract, """
+                The entity \(entity.name) is abstract: insert objects of one of its sub-entities \
+                (\(entity.subentities.map(\.name).sorted().joined(separator: ", "))) instead.
+                """)
         }
         self.storedObjectID = .temporary(entity)
         self.state = ObjectState(defaults: entity.defaultValues)
@@ -121,7 +124,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// not know is a programmer error and traps with a message saying so.
     public convenience init(context: ManagedObjectContext) {
         guard let entity = context.entity(forClass: Self.self) else {
-            preconditionFailure("The model of context '\(context.debugName)' has no entity for the class \(Self.self). Add \(Self.self).self to the ManagedObjectModel.")
+            preconditionFailure("""
+                The model of context '\(context.debugName)' has no entity for the class \(Self.self). Add \
+                \(Self.self).self to the ManagedObjectModel.
+                """)
         }
         self.init(entity: entity, insertInto: context)
     }

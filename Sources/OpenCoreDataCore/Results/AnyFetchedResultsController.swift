@@ -104,7 +104,10 @@ open class AnyFetchedResultsController {
     public func managedObject(at indexPath: IndexPath) -> ManagedObject {
         guard let results, indexPath.count == 2, results.sections.indices.contains(indexPath.section),
               (0 ..< results.sections[indexPath.section].count).contains(indexPath.item) else {
-            preconditionFailure("No object at index path \(indexPath) of a fetched results controller with \(results?.sections.map(\.count) ?? []) objects per section (call performFetch() first).")
+            preconditionFailure("""
+                No object at index path \(indexPath) of a fetched results controller with \
+                \(results?.sections.map(\.count) ?? []) objects per section (call performFetch() first).
+                """)
         }
         return results.entries[results.sections[indexPath.section].start + indexPath.item].object
     }

@@ -67,10 +67,16 @@ package final class LiveResults: GraphObserver {
     package init<T>(request: FetchRequest<T>, context: ManagedObjectContext,
                                         sectionNameKeyPath: String?, sectionName: ((ManagedObject) -> String)?) throws {
         guard request.resultType == .managedObjectResultType else {
-            throw CoreDataError(.coreData, "Live results need managed objects: the request's resultType is \(request.resultType). Use a FetchRequest of a managed object class.")
+            throw CoreDataError(.coreData, """
+                Live results need managed objects: the request's resultType is \(request.resultType). Use a \
+                FetchRequest of a managed object class.
+                """)
         }
         guard !(request.sortDescriptors ?? []).isEmpty else {
-            throw CoreDataError(.coreData, "A fetched results controller needs a fetch request with at least one sort descriptor (as in Core Data): set request.sortDescriptors.")
+            throw CoreDataError(.coreData, """
+                A fetched results controller needs a fetch request with at least one sort descriptor (as in \
+                Core Data): set request.sortDescriptors.
+                """)
         }
         let plan = try context.plan(for: request)
         self.context = context
@@ -242,7 +248,11 @@ package final class LiveResults: GraphObserver {
                 continue
             }
             if checked && !seen.insert(entry.section).inserted {
-                throw CoreDataError(.coreData, "The fetched object at index \(index) has an out of order section name '\(entry.section)'. Objects must be sorted by section name: make the first sort descriptor order the section key path.")
+                throw CoreDataError(.coreData, """
+                    The fetched object at index \(index) has an out of order section name '\(entry.section)'. \
+                    Objects must be sorted by section name: make the first sort descriptor order the section \
+                    key path.
+                    """)
             }
             sections.append(Section(name: entry.section, start: index, count: 1))
         }
@@ -269,7 +279,10 @@ package final class LiveResults: GraphObserver {
                 continue
             }
             guard index == keys.count - 1, current.attributesByName[key] != nil || current.relationshipsByName[key].map({ !$0.isToMany }) == true else {
-                throw CoreDataError(.coreData, "The section name key path '\(keys.joined(separator: "."))' does not name an attribute of \(entity.name) (or of a to-one destination): '\(key)' is not one of \(current.name)'s.", key: key)
+                throw CoreDataError(.coreData, """
+                    The section name key path '\(keys.joined(separator: "."))' does not name an attribute of \
+                    \(entity.name) (or of a to-one destination): '\(key)' is not one of \(current.name)'s.
+                    """, key: key)
             }
         }
     }

@@ -62,7 +62,10 @@ package final class InMemoryStore: StoreEngine {
 
     package func setMetadata(_ metadata: [String: Any]) throws {
         guard PropertyListSerialization.propertyList(metadata, isValidFor: .binary) else {
-            throw CoreDataError(.persistentStoreOperation, "Store metadata must be property-list values (strings, numbers, dates, data, arrays and dictionaries of them); nothing was written.")
+            throw CoreDataError(.persistentStoreOperation, """
+                Store metadata must be property-list values (strings, numbers, dates, data, arrays and \
+                dictionaries of them); nothing was written.
+                """)
         }
         if let uuid = metadata["NSStoreUUID"] as? String, uuid != identifier {
             throw CoreDataError(.persistentStoreOperation, "The UUID of a store added to a coordinator cannot change (its objects' IDs name it).")

@@ -19,6 +19,10 @@ package enum KeyCounter {
 
     /// The error for a counter that is not a key counter (`shown` as the store holds it).
     package static func outOfRange(_ shown: String, table: String) -> CoreDataError {
-        CoreDataError(.persistentStoreInvalidType, "The store's key counter for \(table) (Z_PRIMARYKEY.Z_MAX) holds \(shown), which is not a key counter between 0 and \(Int64.max - 1): the file is damaged. Restore it from a backup, or repair Z_PRIMARYKEY.Z_MAX to the table's highest Z_PK.")
+        CoreDataError(.persistentStoreInvalidType, """
+            The store's key counter for \(table) (Z_PRIMARYKEY.Z_MAX) holds \(shown), which is not a key \
+            counter between 0 and \(Int64.max - 1): the file is damaged. Restore it from a backup, or repair \
+            Z_PRIMARYKEY.Z_MAX to the table's highest Z_PK.
+            """)
     }
 }

@@ -76,7 +76,12 @@ struct PartialCommits {
         rest.inserts = try request.inserts.filter { insert in
             guard let done = inserted[RowKey(insert.entity, insert.primaryKey)] else { return true }
             guard done.entity === insert.entity, done.values == insert.values else {
-                throw CoreDataError(.persistentStoreSave, "The last save of this context wrote its \(insert.entity.name) objects into the store \(store.identifier) but failed to commit in another store, and this new \(insert.entity.name) (key \(insert.primaryKey)) changed since; nothing was written. Save it again without changing it first, or call rollback() and insert it again.")
+                throw CoreDataError(.persistentStoreSave, """
+                    The last save of this context wrote its \(insert.entity.name) objects into the store \
+                    \(store.identifier) but failed to commit in another store, and this new \
+                    \(insert.entity.name) (key \(insert.primaryKey)) changed since; nothing was written. Save \
+                    it again without changing it first, or call rollback() and insert it again.
+                    """)
             }
             return false
         }

@@ -25,7 +25,11 @@ extension PersistentStoreCoordinator {
         guard let name, name != Self.defaultConfigurationName, name != "Default" || managedObjectModel.configurations["Default"] != nil else { return nil }
         guard let names = managedObjectModel.configurations[name] else {
             let known = managedObjectModel.configurations.keys.sorted()
-            throw CoreDataError(.persistentStoreOpen, "The model has no configuration named '\(name)'\(known.isEmpty ? " (it has none)" : "; it has \(known.joined(separator: ", "))"). Pass one of those, or nil for every entity.")
+            throw CoreDataError(.persistentStoreOpen, """
+                The model has no configuration named \
+                '\(name)'\(known.isEmpty ? " (it has none)" : "; it has \(known.joined(separator: ", "))"). \
+                Pass one of those, or nil for every entity.
+                """)
         }
         return Set(names)
     }
@@ -77,9 +81,16 @@ extension PersistentStoreCoordinator {
 
     private func noStore(for entity: EntityDescription) -> CoreDataError {
         if persistentStores.isEmpty {
-            return CoreDataError(.persistentStoreOperation, "The persistent store coordinator has no store. Call loadPersistentStores() on the container (or add a store) before fetching or saving.")
+            return CoreDataError(.persistentStoreOperation, """
+                The persistent store coordinator has no store. Call loadPersistentStores() on the container \
+                (or add a store) before fetching or saving.
+                """)
         }
-        return CoreDataError(.persistentStoreOperation, "No store of this coordinator holds the entity \(entity.name): every store was added with a configuration that leaves it out. Add a store whose configuration includes \(entity.name) (or one without a configuration).")
+        return CoreDataError(.persistentStoreOperation, """
+            No store of this coordinator holds the entity \(entity.name): every store was added with a \
+            configuration that leaves it out. Add a store whose configuration includes \(entity.name) (or one \
+            without a configuration).
+            """)
     }
 
     /// One request's rows from several stores: each store is asked for the rows up to the end of

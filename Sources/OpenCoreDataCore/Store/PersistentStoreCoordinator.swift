@@ -67,7 +67,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
             }
             if stores.contains(where: { $0.identifier == store.identifier }) {
-                throw CoreDataError(.persistentStoreOpen, "A store with the UUID \(store.identifier) is already added to this coordinator (\(store.url?.path ?? "in memory") is a copy of it?). Object IDs name their store by UUID, so two stores cannot share one; give the copy a new UUID with setMetadata or add only one.")
+                throw CoreDataError(.persistentStoreOpen, """
+                    A store with the UUID \(store.identifier) is already added to this coordinator \
+                    (\(store.url?.path ?? "in memory") is a copy of it?). Object IDs name their store by UUID, \
+                    so two stores cannot share one; give the copy a new UUID with setMetadata or add only one.
+                    """)
             }
             routing.stores = stores + [store]
             if let replaced { routing.entityNames[replaced.identifier] = nil }
@@ -162,7 +166,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         guard id.storeNumber != 0 else { return try store(for: id.entity) }
         if let store = persistentStores.first(where: { $0.number == id.storeNumber }) { return store }
         if persistentStores.isEmpty { return try store(for: id.entity) }   // the usual "no store" error
-        throw CoreDataError(.persistentStoreOperation, "The object \(id.uriRepresentation().absoluteString) belongs to the store \(id.storeIdentifier ?? ""), which is not (or no longer) added to this coordinator. Add that store again to reach it.")
+        throw CoreDataError(.persistentStoreOperation, """
+            The object \(id.uriRepresentation().absoluteString) belongs to the store \
+            \(id.storeIdentifier ?? ""), which is not (or no longer) added to this coordinator. Add that store \
+            again to reach it.
+            """)
     }
 
     /// The rows a request selects, from every store that holds its entity (in the request's

@@ -16,7 +16,10 @@ package enum StoreCopy {
     /// Throws 134070 when `destination` holds objects of any entity of `model`.
     package static func requireEmpty(_ destination: any StoreEngine, model: ManagedObjectModel) throws {
         for root in roots(of: model) where try destination.count(StoreFetchRequest(entity: root)) > 0 {
-            throw CoreDataError(.persistentStoreOperation, "The destination store already holds \(root.name) objects; migrate into a new file or an empty schema.")
+            throw CoreDataError(.persistentStoreOperation, """
+                The destination store already holds \(root.name) objects; migrate into a new file or an empty \
+                schema.
+                """)
         }
     }
 
@@ -95,7 +98,10 @@ package enum StoreCopy {
 
     private static func save(_ request: StoreSaveRequest, to destination: any StoreEngine) throws {
         guard case .committed = try destination.save(request, beforeCommit: nil) else {
-            throw CoreDataError(.persistentStoreOperation, "Another writer changed the destination store while objects were copied into it; migrate into a store nobody else uses.")
+            throw CoreDataError(.persistentStoreOperation, """
+                Another writer changed the destination store while objects were copied into it; migrate into a \
+                store nobody else uses.
+                """)
         }
     }
 }

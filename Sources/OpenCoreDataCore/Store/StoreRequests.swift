@@ -40,17 +40,28 @@ package struct StoreSortKey: Sendable {
             switch current.keyPathStep(name) {
             case .toOne(let toOneSlot, let toOneDestination): (slot, destination) = (toOneSlot, toOneDestination)
             case .toMany:
-                throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', which goes through the to-many relationship '\(name)' of \(current.name); a fetch can sort only by attributes of the entity or of its to-one relationships' destinations (Core Data refuses it too). Sort by an attribute of \(current.name), or keep the value you want to sort by in one.", key: key)
+                throw CoreDataError(.coreData, """
+                    The sort descriptor uses the key path '\(key)', which goes through the to-many \
+                    relationship '\(name)' of \(current.name); a fetch can sort only by attributes of the \
+                    entity or of its to-one relationships' destinations (Core Data refuses it too). Sort by an \
+                    attribute of \(current.name), or keep the value you want to sort by in one.
+                    """, key: key)
             case .notARelationship:
                 let known = current.relationshipsByName.values.filter { !$0.isToMany }.map(\.name).sorted().joined(separator: ", ")
-                throw CoreDataError(.coreData, "The sort descriptor uses the key path '\(key)', but '\(name)' is not a to-one relationship of \(current.name)\(known.isEmpty ? "" : "; its to-one relationships are: \(known)").", key: key)
+                throw CoreDataError(.coreData, """
+                    The sort descriptor uses the key path '\(key)', but '\(name)' is not a to-one relationship \
+                    of \(current.name)\(known.isEmpty ? "" : "; its to-one relationships are: \(known)").
+                    """, key: key)
             }
             path.append(Hop(slot: slot, destination: destination))
             current = destination
         }
         guard let slot = current.slotByName[names.last ?? key] else {
             let known = current.storedAttributes.map(\.name).joined(separator: ", ")
-            throw CoreDataError(.coreData, "The sort descriptor uses the key '\(key)', which the entity \(current.name) does not have. Its attributes are: \(known).", key: key)
+            throw CoreDataError(.coreData, """
+                The sort descriptor uses the key '\(key)', which the entity \(current.name) does not have. Its \
+                attributes are: \(known).
+                """, key: key)
         }
         return (path, slot)
     }
@@ -422,7 +433,11 @@ extension CoreDataError {
     /// 1600 for a batch delete that a deny rule refuses (the same in every store).
     package static func batchDeleteDenied(_ entity: EntityDescription, _ relationship: RelationshipDescription, holding count: Int) -> CoreDataError {
         CoreDataError(.validationRelationshipDeniedDelete,
-                      "The batch delete of \(entity.name) is refused: the relationship '\(relationship.name)' has the deny rule and still holds \(count) object(s). Delete or detach them first.",
+                      """
+                          The batch delete of \(entity.name) is refused: the relationship \
+                          '\(relationship.name)' has the deny rule and still holds \(count) object(s). Delete \
+                          or detach them first.
+                          """,
                       key: relationship.name)
     }
 
@@ -431,6 +446,9 @@ extension CoreDataError {
     /// tells.
     package static func checkHistoryToken(_ number: Int64, oldest: Int64?, last: Int64) throws(CoreDataError) {
         guard oldest.map({ $0 > number + 1 }) ?? (last > number) else { return }
-        throw CoreDataError(.persistentHistoryTokenExpired, "The history token (transaction \(number)) refers to history that was deleted. Fetch the history from the start (fetchHistory(after: nil)) and refetch your objects.")
+        throw CoreDataError(.persistentHistoryTokenExpired, """
+            The history token (transaction \(number)) refers to history that was deleted. Fetch the history \
+            from the start (fetchHistory(after: nil)) and refetch your objects.
+            """)
     }
 }

@@ -15,7 +15,12 @@ package enum MigrationSourceModel {
             $0.sourceModel.entityVersionHashesByName == hashes && $0.destinationModel.entityVersionHashesByName == current
         }
         guard let source = mappingModel?.sourceModel ?? candidates.first(where: { $0.entityVersionHashesByName == hashes }) else {
-            throw CoreDataError(.migrationMissingSourceModel, "\(store) was written with a model that is not at hand (it has no usable model cache, and none of the \(candidates.count) models given under MigrationSourceModelsOption has its version hashes). Pass the older model versions, e.g. ManagedObjectModel.versions(contentsOf:) of the .xcdatamodeld.")
+            throw CoreDataError(.migrationMissingSourceModel, """
+                \(store) was written with a model that is not at hand (it has no usable model cache, and none \
+                of the \(candidates.count) models given under MigrationSourceModelsOption has its version \
+                hashes). Pass the older model versions, e.g. ManagedObjectModel.versions(contentsOf:) of the \
+                .xcdatamodeld.
+                """)
         }
         return (try source.frozenCopy(), mappingModel)
     }

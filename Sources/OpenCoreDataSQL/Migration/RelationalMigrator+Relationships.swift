@@ -60,14 +60,20 @@ extension RelationalMigrator {
         var entity = entity, key = row.key
         for step in path.dropLast() {
             guard let relationship = entity.relationshipsByName[step], !relationship.isToMany, let destination = relationship.destinationEntity else {
-                throw CoreDataError(.migrationMissingMappingModel, "The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not follow to-one relationships of \(entity.name) in the store's model.")
+                throw CoreDataError(.migrationMissingMappingModel, """
+                    The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not \
+                    follow to-one relationships of \(entity.name) in the store's model.
+                    """)
             }
             guard let next = try oldMembers(of: relationship)[key]?.first else { return .null }
             entity = destination
             key = next
         }
         guard let last = path.last, let old = entity.attributesByName[last], let slot = entity.slotByName[last] else {
-            throw CoreDataError(.migrationMissingMappingModel, "The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not end at an attribute of \(entity.name) in the store's model.")
+            throw CoreDataError(.migrationMissingMappingModel, """
+                The mapping model's key path \(path.joined(separator: ".")) for \(attribute.name) does not end \
+                at an attribute of \(entity.name) in the store's model.
+                """)
         }
         let entityMapping = try sourceLayout.mapping(for: entity)
         let query: SQLFragment = """

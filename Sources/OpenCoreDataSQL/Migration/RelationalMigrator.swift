@@ -157,7 +157,11 @@ package final class RelationalMigrator<Sessions: MigrationSessions> {
             }
             if value.isNull { value = attribute.storedDefault }
             if value.isNull && !attribute.isOptional {
-                throw CoreDataError(.migration, "Cannot migrate \(storeName): the mandatory attribute \(entity.name).\(attribute.name) has no value for a row of the old store and no default value. Give it a default value in the model, or make it optional.", key: attribute.name)
+                throw CoreDataError(.migration, """
+                    Cannot migrate \(storeName): the mandatory attribute \(entity.name).\(attribute.name) has \
+                    no value for a row of the old store and no default value. Give it a default value in the \
+                    model, or make it optional.
+                    """, key: attribute.name)
             }
             values.append(value)
         }

@@ -67,11 +67,17 @@ package struct SQLiteStoreRewrite {
                 return false
             }
             guard stored == source.entityVersionHashesByName else {
-                throw CoreDataError(.migration, "The store at \(url.path) changed to another model version while the migration started (another process migrated it). Open it again.")
+                throw CoreDataError(.migration, """
+                    The store at \(url.path) changed to another model version while the migration started \
+                    (another process migrated it). Open it again.
+                    """)
             }
             let hasHistory = try live.hasHistoryTables()
             guard !hasHistory || hadHistory || tracksHistory else {
-                throw CoreDataError(.migration, "Another process started recording history in the store at \(url.path) while it was being migrated; nothing was changed. Open it again.")
+                throw CoreDataError(.migration, """
+                    Another process started recording history in the store at \(url.path) while it was being \
+                    migrated; nothing was changed. Open it again.
+                    """)
             }
             try fill(temporary, hasHistory)
             try replaceContent(of: live)
@@ -106,7 +112,11 @@ package struct SQLiteStoreRewrite {
         let new = try SchemaEntry.all(in: "migrated", of: live).filter { $0.sql != nil }
         let kept = Set(old.filter { !dropped.contains($0.name.uppercased()) && !dropped.contains($0.table.uppercased()) }.map { $0.name.uppercased() })
         if let clash = new.first(where: { kept.contains($0.name.uppercased()) }) {
-            throw CoreDataError(.migration, "The store at \(url.path) has a \(clash.type) named \(clash.name) that is not Core Data's (the app made it), and the new model version needs that name for its own \(clash.type); nothing was changed. Rename or drop the app's \(clash.type), then open the store again.")
+            throw CoreDataError(.migration, """
+                The store at \(url.path) has a \(clash.type) named \(clash.name) that is not Core Data's (the \
+                app made it), and the new model version needs that name for its own \(clash.type); nothing was \
+                changed. Rename or drop the app's \(clash.type), then open the store again.
+                """)
         }
         // The tables with their rows, then their indexes and triggers (which must not fire on
         // rows copied whole); unqualified, these create in `main`: the live file.
@@ -119,12 +129,22 @@ package struct SQLiteStoreRewrite {
         let made = Set(new.filter { $0.type == "table" }.map { $0.name.uppercased() })
         for entry in carried {
             guard made.contains(entry.table.uppercased()) else {
-                throw CoreDataError(.migration, "The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's table \(entry.table), which the new model version no longer has (its entity was removed or renamed); nothing was changed. Drop the \(entry.type) before migrating and make it again on the new table afterwards.")
+                throw CoreDataError(.migration, """
+                    The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's \
+                    table \(entry.table), which the new model version no longer has (its entity was removed or \
+                    renamed); nothing was changed. Drop the \(entry.type) before migrating and make it again \
+                    on the new table afterwards.
+                    """)
             }
             do {
                 try live.execute(entry.sql ?? "")
             } catch {
-                throw CoreDataError(.migration, "The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's table \(entry.table), and it cannot be made again on the table of the new model version (\(error)); nothing was changed. Drop the \(entry.type) before migrating and make it again afterwards.")
+                throw CoreDataError(.migration, """
+                    The store at \(url.path) has the app's own \(entry.type) \(entry.name) on Core Data's \
+                    table \(entry.table), and it cannot be made again on the table of the new model version \
+                    (\(error)); nothing was changed. Drop the \(entry.type) before migrating and make it again \
+                    afterwards.
+                    """)
             }
         }
     }
@@ -155,7 +175,10 @@ private struct SchemaEntry {
 
     /// Every entry of `database`'s schema except SQLite's own, in the order SQLite recorded them.
     static func all(in database: String, of connection: SQLiteConnection) throws -> [SchemaEntry] {
-        let statement = try connection.prepare("SELECT type, name, tbl_name, sql FROM \(database).sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid")
+        let statement = try connection.prepare("""
+            SELECT type, name, tbl_name, sql FROM \(database).sqlite_master WHERE name NOT LIKE 'sqlite_%' \
+            ORDER BY rowid
+            """)
         defer { statement.finalize() }
         var entries: [SchemaEntry] = []
         while try statement.step() {

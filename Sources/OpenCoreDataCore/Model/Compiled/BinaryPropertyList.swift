@@ -112,7 +112,10 @@ package struct BinaryPropertyListReader {
         mutating func expand(_ nodes: Int) throws(CoreDataError) {
             budget -= nodes
             guard budget >= 0 else {
-                throw BinaryPropertyListReader.malformed("its objects share sub-objects so often that the decoded tree would be larger than the file allows")
+                throw BinaryPropertyListReader.malformed("""
+                    its objects share sub-objects so often that the decoded tree would be larger than the file \
+                    allows
+                    """)
             }
         }
     }

@@ -25,14 +25,20 @@ package struct CompiledModelReader {
         var reader = CompiledModelReader(archive: try KeyedArchive(data))
         let contents = try reader.read()
         guard !reader.archive.isExhausted else {
-            throw CoreDataError(.coreData, "The model archive is malformed: its objects refer to each other so often that reading it would not end (more than \(KeyedArchive.workBudget(objectCount: 0)) steps plus 64 per object).")
+            throw CoreDataError(.coreData, """
+                The model archive is malformed: its objects refer to each other so often that reading it would \
+                not end (more than \(KeyedArchive.workBudget(objectCount: 0)) steps plus 64 per object).
+                """)
         }
         return contents
     }
 
     private mutating func read() throws(CoreDataError) -> Contents {
         guard let root = archive.object(archive.root), root.isKind(of: "NSManagedObjectModel") else {
-            throw CoreDataError(.coreData, "The archive does not hold an NSManagedObjectModel; a compiled model (.mom) or a store's model cache was expected.")
+            throw CoreDataError(.coreData, """
+                The archive does not hold an NSManagedObjectModel; a compiled model (.mom) or a store's model \
+                cache was expected.
+                """)
         }
         let archivedEntities = archive.entries(root["NSEntities"]).compactMap { archive.object(.uid($0.value)) }
         var entities: [EntityDescription] = []
@@ -119,7 +125,10 @@ package struct CompiledModelReader {
             if archived.isKind(of: "NSDerivedAttributeDescription") {
                 attribute.derivationExpression = archive.expressionText(archived["NSDerivationExpression"])
                 if attribute.derivation == nil {
-                    unsupported.append("\(entityName).\(name): derived attribute (\(attribute.derivationExpression ?? "")), read from the store and not recomputed")
+                    unsupported.append("""
+                        \(entityName).\(name): derived attribute (\(attribute.derivationExpression ?? "")), \
+                        read from the store and not recomputed
+                        """)
                 }
             }
             readValidation(archived, into: attribute, of: entityName)
