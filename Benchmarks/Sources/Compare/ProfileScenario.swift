@@ -43,12 +43,24 @@ enum ProfileScenario {
                 for note in notes { note.text2 = "updated" }
                 try context.save()
             case "delete":
+                markPhase("delete")
                 for note in notes { context.delete(note) }
+                markPhase("save")
                 try context.save()
+                markPhase("end")
             default:
                 throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete or iterate.")
             }
         }
+    }
+
+    /// With `OCD_PROFILE_PHASES` set, prints the monotonic clock (seconds) at the start of a
+    /// phase, to cut a `perf record -k CLOCK_MONOTONIC` profile with `perf report --time`.
+    private static func markPhase(_ name: String) {
+        guard ProcessInfo.processInfo.environment["OCD_PROFILE_PHASES"] != nil else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        FileHandle.standardError.write(Data("phase \(name) \(Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)\n".utf8))
     }
 
     /// A peer's steps, cumulative as ours are: insert N rows; then fetch them all and read every

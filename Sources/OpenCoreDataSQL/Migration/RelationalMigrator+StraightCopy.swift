@@ -11,15 +11,26 @@ extension RelationalMigrator {
         var done = 0
         var copied = Set<ObjectIdentifier>()
         for entity in mapping.destination.entities where !entity.isAbstract {
-            guard let sourceEntity = mapping.source(of: entity), let rowCount = rows[ObjectIdentifier(entity)]?.count, rowCount > 0,
+            guard let sourceEntity = mapping.source(of: entity), let entityRows = rows[ObjectIdentifier(entity)], !entityRows.isEmpty,
                   let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
-            _ = try target.run(plan)
+            let rowCount = entityRows.count
+            // In ranges of keys (read in key order) of at most `straightCopyRows` rows: one
+            // statement stays well inside a server's statement timeout, whatever the table's size.
+            for start in stride(from: 0, to: rowCount, by: Self.straightCopyRows) {
+                let end = start + Self.straightCopyRows
+                let low = start == 0 ? Int64.min : entityRows[start].key
+                let high = end >= rowCount ? Int64.max : entityRows[end].key - 1
+                _ = try target.run(plan + " AND Z_PK BETWEEN \(bind: .integer(low)) AND \(bind: .integer(high))")
+            }
             copied.insert(ObjectIdentifier(entity))
             done += rowCount
             progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
         }
         return copied
     }
+
+    /// Rows one `INSERT … SELECT` copies at the most.
+    static var straightCopyRows: Int { 100_000 }
 
     /// The `INSERT … SELECT` of one entity, or nil when its rows need the row-by-row copy.
     func straightCopy(of entity: EntityDescription, from sourceEntity: EntityDescription) throws -> SQLFragment? {
