@@ -75,7 +75,7 @@ extension PostgreSQLStore {
                         return try body(session)
                     }
                 }
-            } catch let error as CoreDataError where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5 {
+            } catch let error as CoreDataError where error.storeDetail?.isTransientConflict == true && attempt < 5 {
                 attempt += 1
             } catch let error as CoreDataError where committing && error.sqlState == nil {
                 // No answer to the COMMIT (an answer, even an error, would carry a SQLSTATE). The

@@ -28,7 +28,7 @@ final class SQLiteConnection: @unchecked Sendable {
             throw CoreDataError(.persistentStoreOpen, """
                 Could not open the SQLite store at \(path): \(message). Check that the folder exists and is \
                 writable.
-                """, sqliteCode: code)
+                """, storeDetail: .sqlite(code))
         }
         handle = db
         self.path = path
@@ -156,7 +156,7 @@ final class SQLiteConnection: @unchecked Sendable {
                 The store cannot be written: it was opened read-only (with NSReadOnlyPersistentStoreOption, or \
                 because it records persistent history and was opened without NSPersistentHistoryTrackingKey), \
                 or its file is not writable. Nothing was written. (SQLite: \(message).)
-                """, sqliteCode: code, sql: sql)
+                """, storeDetail: .sqlite(code, sql: sql))
         }
         let coreCode: CoreDataError.Code = switch primary {
         case SQLITE_BUSY, SQLITE_LOCKED: .persistentStoreTimeout
@@ -164,7 +164,7 @@ final class SQLiteConnection: @unchecked Sendable {
         case SQLITE_CONSTRAINT: .managedObjectConstraintMerge
         default: .sqlite
         }
-        return CoreDataError(coreCode, "SQLite error: \(message).", sqliteCode: code, sql: sql)
+        return CoreDataError(coreCode, "SQLite error: \(message).", storeDetail: .sqlite(code, sql: sql))
     }
 }
 

@@ -141,7 +141,7 @@ extension SQLiteStore {
     private static func backup(from source: SQLiteConnection, to destination: SQLiteConnection, what: String) throws {
         guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
             throw CoreDataError(.persistentStoreOperation, "Could not \(what): \(String(cString: sqlite3_errmsg(destination.handle))).",
-                                sqliteCode: sqlite3_errcode(destination.handle))
+                                storeDetail: .sqlite(sqlite3_errcode(destination.handle)))
         }
         let step = sqlite3_backup_step(backup, -1)
         let finish = sqlite3_backup_finish(backup)
@@ -151,7 +151,7 @@ extension SQLiteStore {
             throw CoreDataError(error.code, """
                 Could not \(what): \(error.message) Nothing was changed; make sure no other connection is \
                 writing to it, and retry.
-                """, sqliteCode: code)
+                """, storeDetail: .sqlite(code))
         }
     }
 }

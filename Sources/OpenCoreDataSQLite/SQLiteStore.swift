@@ -53,7 +53,7 @@ package final class SQLiteStore: StoreEngine {
             throw CoreDataError(.persistentStoreInvalidType, """
                 The file at \(url.path) is not an SQLite store. Point the store description at a Core Data \
                 SQLite file or a new path.
-                """, sqliteCode: error.sqliteCode)
+                """, storeDetail: error.storeDetail)
         }
         uuid = StoreIdentity(existingUUID ?? UUID().uuidString)
         writer = Locked(connection)

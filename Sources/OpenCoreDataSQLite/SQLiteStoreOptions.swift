@@ -102,7 +102,7 @@ package struct SQLiteStoreOptions: Sendable {
                 throw CoreDataError(.persistentStoreOpen, """
                     SQLite refused PRAGMA \(pragma.name) = \(pragma.value) from NSSQLitePragmasOption: \
                     \(error.message) Check the pragma's name and value in SQLite's documentation.
-                    """, sqliteCode: error.sqliteCode)
+                    """, storeDetail: error.storeDetail)
             }
         }
     }

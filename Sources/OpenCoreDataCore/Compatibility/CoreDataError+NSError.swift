@@ -34,7 +34,7 @@ extension CoreDataError: CustomNSError {
         } else if !constraintConflicts.isEmpty {
             info[NSPersistentStoreSaveConflictsErrorKey] = constraintConflicts
         }
-        if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
+        if let storeDetail, storeDetail.engine == "SQLite", let code = Int(storeDetail.code) { info[NSSQLiteErrorDomain] = code }
         return info
     }
 }

@@ -113,12 +113,8 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
     public var conflicts: [MergeConflict]
     /// For uniqueness-constraint errors (133021): the conflicts found.
     public var constraintConflicts: [ConstraintConflict] = []
-    /// For SQLite errors: SQLite's extended result code.
-    public var sqliteCode: Int32?
-    /// For SQLite errors: the SQL that failed (arguments are never included).
-    public var sql: String?
-    /// For PostgreSQL errors: the SQLSTATE the server answered (`40P01` for a deadlock, …).
-    public var sqlState: String?
+    /// For a failure the store's database engine reported: what it said (engine, code, statement).
+    public var storeDetail: StoreErrorDetail?
     /// Several errors reported together (code 1560).
     public var underlyingErrors: [CoreDataError]
 
@@ -129,8 +125,7 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         key: String? = nil,
         affectedObjectIDs: [ManagedObjectID] = [],
         conflicts: [MergeConflict] = [],
-        sqliteCode: Int32? = nil,
-        sql: String? = nil,
+        storeDetail: StoreErrorDetail? = nil,
         underlyingErrors: [CoreDataError] = []
     ) {
         self.code = code
@@ -138,15 +133,13 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         self.key = key
         self.affectedObjectIDs = affectedObjectIDs
         self.conflicts = conflicts
-        self.sqliteCode = sqliteCode
-        self.sql = sql
+        self.storeDetail = storeDetail
         self.underlyingErrors = underlyingErrors
     }
 
     public var description: String {
         var text = "CoreDataError \(code.rawValue): \(message)"
-        if let sqliteCode { text += " (SQLite code \(sqliteCode))" }
-        if let sql { text += " — SQL: \(sql)" }
+        if let storeDetail { text += " (\(storeDetail))" }
         for error in underlyingErrors { text += "\n  - \(error.description)" }
         return text
     }

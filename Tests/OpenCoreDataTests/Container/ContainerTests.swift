@@ -79,7 +79,7 @@ import TestSupport
             #expect(try context.count(for: Note.fetchRequest()) == 0)
             _ = Note(context: context)
             let error = #expect(throws: CoreDataError.self) { try context.save() }
-            #expect(error?.sqliteCode != nil)
+            #expect(error?.storeDetail?.engine == "SQLite")
         }
     }
 }

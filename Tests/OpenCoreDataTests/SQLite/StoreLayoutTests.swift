@@ -143,7 +143,10 @@ import TestSupport
         try Data(repeating: 0x41, count: 4096).write(to: url)
         let error = #expect(throws: CoreDataError.self) { try TestStack(.sqlite, directory: directory) }
         #expect(error?.code == .persistentStoreInvalidType)
-        #expect(error?.sqliteCode == 26)
+        #expect(error?.storeDetail?.code == "26")
+        #expect(error?.storeDetail?.engine == "SQLite" && error?.storeDetail?.isTransientConflict == false)
+        // As Core Data's NSError carries it: SQLite's code under NSSQLiteErrorDomain.
+        #expect(((error.map { $0 as NSError })?.userInfo[NSSQLiteErrorDomain] as? Int) == 26)
         #expect(throws: CoreDataError.self) { try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: directory.file("none.sqlite")) }
     }
 }
