@@ -26,57 +26,21 @@ extension PersistentStoreCoordinator {
     }
 
     /// The engine of a store of `type` at `url`, migrated first when its options ask for it (not
-    /// yet loaded).
+    /// yet loaded): every type — SQLite, in-memory, PostgreSQL, any other — through its
+    /// registration (``BuiltInStoreTypes``, `StoreTypeRegistry`).
     func makeEngine(type: PersistentStore.StoreType, at url: URL?, options: [String: any Sendable]) throws -> any StoreEngine {
-        let engine: any StoreEngine
-        switch type {
-        case .sqlite:
-            guard let url else {
-                throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
-            }
-            if url.namesInMemorySQLiteStore {
-                // Core Data's in-memory SQLite store: nothing on disk, nothing to migrate.
-                engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
-                break
-            }
-            let readOnly = PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)
-            let connectionOptions = try SQLiteStoreOptions(options: options)
-            if !readOnly, let stages = options[NSPersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
-                try stages.migrate(storeAt: url, to: managedObjectModel, options: options)
-            }
-            if !readOnly, PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options) {
-                try MigrationManager.migrateWithAppCodeIfNeeded(storeAt: url, to: managedObjectModel, options: options)
-                if PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
-                    try SQLiteMigration.migrateIfNeeded(at: url, to: managedObjectModel, options: options)
-                }
-            }
-            engine = try SQLiteStore(url: url, readOnly: readOnly, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options),
-                                 options: connectionOptions)
-        case .inMemory:
-            engine = InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options))
-        default:
-            guard let opener = StoreTypeRegistry.opener(for: type) else {
-                throw CoreDataError(.persistentStoreInvalidType, """
-                    Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after \
-                    import OpenCoreDataPostgreSQL).
-                    """)
-            }
-            if options[NSPersistentStoreStagedMigrationManagerOptionKey] != nil {
-                throw CoreDataError(.migration, """
-                    A staged migration (NSPersistentStoreStagedMigrationManagerOptionKey) runs on SQLite files \
-                    only; the \(type.rawValue) store was not opened. Migrate it with lightweight migration \
-                    (NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption), \
-                    or move it to an SQLite file (migratePersistentStore), migrate that, and move it back.
-                    """)
-            }
-            if let migrator = StoreTypeRegistry.migrator(for: type), !PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
-               PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options), PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) {
-                try managedObjectModel.freeze()
-                try migrator(url, managedObjectModel, options)
-            }
-            engine = try opener(url, options)
+        BuiltInStoreTypes.register
+        guard let opener = StoreTypeRegistry.opener(for: type) else {
+            throw CoreDataError(.persistentStoreInvalidType, """
+                Unknown store type '\(type.rawValue)'. Use .sqlite or .inMemory (or .postgreSQL, after \
+                import OpenCoreDataPostgreSQL).
+                """)
         }
-        return engine
+        if let migrator = StoreTypeRegistry.migrator(for: type), !PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options) {
+            try managedObjectModel.freeze()
+            try migrator(url, managedObjectModel, options)
+        }
+        return try opener(url, options)
     }
 
     /// The metadata of a store, without adding it: an SQLite file, or a store of a registered
@@ -85,7 +49,7 @@ extension PersistentStoreCoordinator {
     /// app compares with its model (`isConfiguration(withName:compatibleWithStoreMetadata:)`)
     /// before it decides to migrate.
     public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
-        if type == .sqlite, !url.namesInMemorySQLiteStore { return try SQLiteStore.metadata(at: url) }
+        BuiltInStoreTypes.register
         guard let reader = StoreTypeRegistry.metadataReader(for: type) else {
             throw CoreDataError(.persistentStoreInvalidType, """
                 Stores of type '\(type.rawValue)' keep no metadata apart from a coordinator (SQLite files and \

@@ -28,6 +28,16 @@ private enum PostgreSQLStoreRegistration {
             return try PostgreSQLStore(url: url, options: options)
         } migrator: { url, model, options in
             guard let url else { return }
+            if options[NSPersistentStoreStagedMigrationManagerOptionKey] != nil {
+                throw CoreDataError(.migration, """
+                    A staged migration (NSPersistentStoreStagedMigrationManagerOptionKey) runs on SQLite files \
+                    only; the PostgreSQL store was not opened. Migrate it with lightweight migration \
+                    (NSMigratePersistentStoresAutomaticallyOption and NSInferMappingModelAutomaticallyOption), \
+                    or move it to an SQLite file (migratePersistentStore), migrate that, and move it back.
+                    """)
+            }
+            guard PersistentStore.isOn(NSMigratePersistentStoresAutomaticallyOption, in: options),
+                  PersistentStore.isOn(NSInferMappingModelAutomaticallyOption, in: options) else { return }
             try PostgreSQLMigration.migrateIfNeeded(at: url, to: model, options: options)
         } publisher: { url in
             PostgreSQLStoreURL.withoutPassword(url)

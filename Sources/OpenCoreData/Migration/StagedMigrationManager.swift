@@ -145,5 +145,3 @@ private struct Models {
     subscript(checksum: String) -> ManagedObjectModel? { byChecksum[checksum] }
 }
 
-/// The option under which a ``StagedMigrationManager`` is passed to a store.
-public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStoreStagedMigrationManagerOptionKey"

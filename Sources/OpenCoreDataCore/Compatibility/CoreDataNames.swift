@@ -65,6 +65,9 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersisten
 public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
 /// Store option: infer the mapping between the store's model and the current one.
 public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// Store option: the `StagedMigrationManager` that migrates an SQLite store through its stages
+/// before it opens.
+public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStoreStagedMigrationManagerOptionKey"
 /// Store option (`[ManagedObjectModel]`): the models a store may have been written with, for
 /// stores that carry no model of their own (see ``ManagedObjectModel/versions(contentsOf:)``).
 public let MigrationSourceModelsOption = "OCDMigrationSourceModelsOption"
