@@ -3,7 +3,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQLite
 
 /// Migrates a store through a series of model versions, stage by stage, running app code around
-/// the stages that need it. Pass it under ``NSPersistentStoreStagedMigrationManagerOptionKey``
+/// the stages that need it. Pass it under `NSPersistentStoreStagedMigrationManagerOptionKey`
 /// in the store description's options; loading the store runs the stages that lead from the
 /// store's version to the coordinator's model. Mirrors `NSStagedMigrationManager`.
 ///
