@@ -16,7 +16,7 @@ enum IOFaults {
 
     /// An error from a faulted call must be a CoreDataError naming SQLite's code.
     static func checkError(_ error: any Error) throws {
-        guard let error = error as? CoreDataError, error.sqliteCode != nil else {
+        guard let error = error as? CoreDataError, error.storeDetail?.engine == "SQLite" else {
             throw Failure("a faulted call threw \(error), not a CoreDataError with the SQLite code")
         }
     }
