@@ -114,14 +114,13 @@ extension ManagedObjectContext {
             existing.managedObjectContext = nil
         }
         let oldID = survivor.objectID
-        graph.registry[oldID] = nil
+        graph.unregister(id: oldID)
         survivor.objectID = rowID
-        graph.registry[rowID] = survivor
+        graph.register(survivor, as: rowID)
         remapRelationships([oldID: rowID])
         survivor.state.becomeStored(as: row.snapshot, keepingValues: objectWins, toManyBase: survivor.entity.valueSlotCount)
-        graph.pending.compactInserted(in: self)
-        graph.pending.didChange(survivor)
-        survivor.isPendingFlag = true
+        graph.compactInserted(in: self)
+        graph.holdChanged(survivor)
     }
 
     /// Drops an inserted object from the context, as if it had never been inserted.
@@ -129,7 +128,7 @@ extension ManagedObjectContext {
         graph.unregister(object)
         object.state.forgetInsert()
         object.managedObjectContext = nil
-        graph.pending.compactInserted(in: self)
+        graph.compactInserted(in: self)
     }
 }
 

@@ -88,7 +88,7 @@ extension ManagedObjectContext {
             return keys.map { object(with: .permanent(plan.entity, storeNumber: number, primaryKey: $0)) }
         }
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
-        graph.registry.reserveCapacity(graph.registry.count + rows.count)
+        graph.reserveRegistry(rows.count)
         let number = store.number
         let objects = try rows.map { row in
             let object = registeredObject(for: row, storeNumber: row.storeNumber ?? number, refresh: refresh)

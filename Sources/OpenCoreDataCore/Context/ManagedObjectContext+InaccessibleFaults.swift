@@ -18,8 +18,7 @@ extension ManagedObjectContext {
         object.state.becomeInaccessible(slotCount: object.entity.valueSlotCount, toManyCount: object.entity.toManyRelationships.count)
         guard !wasDeleted else { return }
         // Deleted without delete propagation: nothing is known of its relationships.
-        graph.pending.didChange(object)
-        object.isPendingFlag = true
+        graph.holdChanged(object)
     }
 
     /// Before a save: fires the faults of deleted objects (their values go to history tombstones

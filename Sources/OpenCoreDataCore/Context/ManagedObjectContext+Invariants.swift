@@ -63,8 +63,8 @@ extension ManagedObjectContext {
         let objects = inserted + changed + graph.registry.objects.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
         for object in objects {
             let identity = ObjectIdentifier(object)
+            if object.state.phase == .detached { fail(object, "held by a context but in no context's phase") }
             if object.isFaultFlag {
-                if object.isInsertedFlag { fail(object, "an inserted object is a fault") }
                 if !object.dirty.isEmpty { fail(object, "a fault with changed values") }
                 if object.toMany.contains(where: \.hasChanges) { fail(object, "a fault with changed relationships") }
             } else if object.values.count != object.entity.valueSlotCount {

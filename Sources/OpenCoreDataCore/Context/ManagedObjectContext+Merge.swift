@@ -67,8 +67,7 @@ extension ManagedObjectContext {
         if !mergeChanges {
             // A fault keeps no values, transient ones included (as in Core Data).
             turnIntoFault(object)
-            graph.pending.forget(object)
-            object.isPendingFlag = false
+            graph.release(object)
             return
         }
         guard !object.isFaultFlag, let row = try? loadRow(for: object.objectID, fresh: true) else { return }
@@ -170,8 +169,7 @@ extension ManagedObjectContext {
         } else {
             object.state.delete()
         }
-        graph.pending.didChange(object)
-        object.isPendingFlag = true
+        graph.holdChanged(object)
         return object
     }
 
@@ -185,10 +183,9 @@ extension ManagedObjectContext {
             object.state.acceptDeletionElsewhere()
         case .reinsert:
             // Written again, under its key, at the retried save.
-            graph.pending.forget(object)
+            graph.release(object)
             object.state.reinsert()
-            graph.pending.didInsert(object)
-            object.isPendingFlag = true
+            graph.holdInserted(object)
         case .revertDeletion(let row):
             object.state.revertDeletion(to: row)
         case .keepDeletion(let row):

@@ -1,24 +1,30 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Inserts an object made without a context; it is saved at the next ``save()``.
+    /// Inserts an object made without a context; it is saved at the next ``save()``. Inserting an
+    /// object again that is already in this context changes nothing, except that an unsaved
+    /// insert deleted since is inserted again.
     public func insert(_ object: ManagedObject) {
         checkQueue("insert(_:)")
-        if object.managedObjectContext === self && object.isInsertedFlag {
-            object.state.insert()
+        if object.managedObjectContext === self {
+            if object.isInsertedFlag { object.state.insert() }
             return
         }
-        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+        precondition(object.managedObjectContext == nil,
                      "The object \(object.objectID) already belongs to another context; an object can be inserted into one context only.")
+        // (An insert deleted before any save left its context detached, deleted: redo inserts it again.)
+        precondition(object.state.phase == .detached || object.state.phase == .insertedDeleted, """
+            The object \(object.objectID) was read from a store or saved by a context (it is \(object.state.phase)); \
+            only a new object, or one whose insert was rolled back, can be inserted. Make a new object instead.
+            """)
         object.managedObjectContext = self
         let firstInsert = !object.state.wasInserted
         object.state.insert()
         // Objects with temporary IDs are found through `pending`; they join the registry when
         // they get permanent IDs.
         if !object.objectID.isTemporaryID { graph.register(object) }
-        graph.pending.didInsert(object)
-        object.isPendingFlag = false
-        graph.objectDidChange(object)
+        graph.holdInserted(object)
+        graph.markUnprocessed(object)
         undoStorage?.record(.insert(object))
         if firstInsert { object.awakeFromInsert() }
     }
@@ -33,9 +39,7 @@ extension ManagedObjectContext {
         guard !object.isDeletedFlag else { return }
         undoStorage?.record(.delete(object))
         object.state.delete()
-        if !object.isInsertedFlag { graph.pending.didChange(object) }
-        object.isPendingFlag = true
-        graph.markUnprocessed(object)
+        graph.objectDidChange(object)
     }
 
     /// Takes back a delete (for undo).
@@ -44,12 +48,11 @@ extension ManagedObjectContext {
         object.state.undelete()
         if object.isInsertedFlag {
             if object.managedObjectContext == nil { object.managedObjectContext = self }
-            graph.pending.didInsert(object)
+            graph.holdInserted(object)
         } else {
             if graph.registry[object.objectID] == nil { graph.register(object) }
-            graph.pending.didChange(object)
+            graph.holdChanged(object)
         }
-        object.isPendingFlag = true
         graph.markUnprocessed(object)
     }
 
@@ -117,9 +120,8 @@ extension ManagedObjectContext {
             } else {
                 object.state.discardChanges()
             }
-            object.isPendingFlag = false
         }
-        graph.pending.removeAll()
+        graph.releaseAll()
         graph.deferredDeletions = []
         graph.announced.removeAll()
         _ = graph.takeUnprocessed()
@@ -175,7 +177,7 @@ extension ManagedObjectContext {
             }
         }
         var forgotInserted = false
-        defer { if forgotInserted { graph.pending.compactInserted(in: self) } }
+        defer { if forgotInserted { graph.compactInserted(in: self) } }
         // Lists first, then sets made at their final size (a set grown one insert at a time
         // rehashes every object at each doubling).
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
@@ -246,7 +248,7 @@ extension ManagedObjectContext {
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity), in: store)
-        graph.registry.reserveCapacity(graph.registry.count + ids.count)
+        graph.reserveRegistry(ids.count)
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         let remember = hasChildren
         // With no child left, nobody can still use a retired temporary ID: forget them all.
@@ -255,7 +257,7 @@ extension ManagedObjectContext {
             if remember { graph.retiredTemporaryIDs[object.objectID] = id }
             if !object.entity.toOneRelationships.isEmpty || !object.entity.toManyRelationships.isEmpty { map[object.objectID] = id }
             object.objectID = id
-            graph.registry[id] = object
+            graph.register(object, as: id)
         }
         remapRelationships(map)
         // A permanent key decides the order of equal results differently.

@@ -94,8 +94,8 @@ extension ManagedObjectContext {
                 let object = ManagedObject.materialize(entity: modelEntity(for: change.id.entity), id: change.id, context: self, snapshot: nil)
                 object.state.receiveInsert(values: change.values)
                 if !change.id.isTemporaryID { graph.register(object) }
-                graph.pending.didInsert(object)
-                graph.objectDidChange(object)
+                graph.holdInserted(object)
+                graph.markUnprocessed(object)
                 applyToManyChanges(change.toManyChanges, to: object)
             case .update:
                 let object = self.object(with: change.id)

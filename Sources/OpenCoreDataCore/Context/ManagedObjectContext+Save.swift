@@ -95,8 +95,7 @@ extension ManagedObjectContext {
     private var hasPendingWork: Bool { graph.pending.hasLiveChanges(in: self) }
 
     func clearPending() {
-        graph.pending.forEachHeld { $0.isPendingFlag = false }
-        graph.pending.removeAll()
+        graph.releaseAll()
     }
 
     /// The objects of one save attempt and the request that writes them.

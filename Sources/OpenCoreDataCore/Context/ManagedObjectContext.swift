@@ -276,7 +276,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// permanent IDs).
     package func insertedObject(for id: ManagedObjectID) -> ManagedObject? {
         guard id.isTemporaryID else { return nil }
-        return graph.pending.insertedObject(for: id, in: self)
+        return graph.insertedObject(for: id, in: self)
     }
 
     /// The objects registered in the context (objects with changes, and the unchanged ones that

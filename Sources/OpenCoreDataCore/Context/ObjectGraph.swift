@@ -13,10 +13,10 @@ import Foundation
 package struct ObjectGraph {
     /// Registered objects by ID. Objects with temporary IDs are found through `pending` instead;
     /// they join the registry when they get permanent IDs.
-    package var registry = ObjectRegistry()
+    package private(set) var registry = ObjectRegistry()
     private var purgeThreshold = 4096
     /// Objects with unsaved changes, held strongly.
-    package var pending = PendingChanges()
+    package private(set) var pending = PendingChanges()
     /// Objects changed since the last `processPendingChanges()`.
     package private(set) var unprocessed: [ManagedObject] = []
     /// Temporary IDs the context replaced by permanent ones at a save, kept only while it has
@@ -76,10 +76,60 @@ package struct ObjectGraph {
         return registry.object(at: index)
     }
 
+    /// Registers `object` under `id` (its new permanent ID, or the stored row it became).
+    package mutating func register(_ object: ManagedObject, as id: ManagedObjectID) {
+        registry[id] = object
+    }
+
+    /// Drops whatever is registered under `id` (an ID its object no longer has).
+    package mutating func unregister(id: ManagedObjectID) {
+        registry[id] = nil
+    }
+
+    /// Makes room for `additional` more registered objects (before a fetch registers its rows).
+    package mutating func reserveRegistry(_ additional: Int) {
+        registry.reserveCapacity(registry.count + additional)
+    }
+
+    /// The object with this temporary ID among the pending inserts.
+    package mutating func insertedObject(for id: ManagedObjectID, in context: ManagedObjectContext) -> ManagedObject? {
+        pending.insertedObject(for: id, in: context)
+    }
+
     package mutating func unregister(_ object: ManagedObject) {
         removeFromRegistry(object)
+        release(object)
+    }
+
+    /// Holds a changed (or deleted) object until it is saved: listed among the pending changes,
+    /// marked pending.
+    package mutating func holdChanged(_ object: ManagedObject) {
+        pending.didChange(object)
+        object.isPendingFlag = true
+    }
+
+    /// Holds an inserted object until it is saved: listed among the pending inserts, marked
+    /// pending.
+    package mutating func holdInserted(_ object: ManagedObject) {
+        pending.didInsert(object)
+        object.isPendingFlag = true
+    }
+
+    /// Stops holding an object for a save (it has nothing left to save).
+    package mutating func release(_ object: ManagedObject) {
         pending.forget(object)
         object.isPendingFlag = false
+    }
+
+    /// Stops holding every object for a save (after a save, a rollback, a reset).
+    package mutating func releaseAll() {
+        pending.forEachHeld { $0.isPendingFlag = false }
+        pending.removeAll()
+    }
+
+    /// Drops forgotten inserts from the pending inserts (after inserts were taken back).
+    package mutating func compactInserted(in context: ManagedObjectContext) {
+        pending.compactInserted(in: context)
     }
 
     /// Drops the object from the registry (when it is the one registered under its ID), with one
@@ -92,8 +142,7 @@ package struct ObjectGraph {
     /// waits for the next `processPendingChanges()`.
     package mutating func objectDidChange(_ object: ManagedObject) {
         if !object.isPendingFlag {
-            object.isPendingFlag = true
-            if !object.isInsertedFlag { pending.didChange(object) }
+            if object.isInsertedFlag { object.isPendingFlag = true } else { holdChanged(object) }
         }
         markUnprocessed(object)
     }
@@ -117,7 +166,7 @@ package struct ObjectGraph {
     /// Forgets every object and change.
     package mutating func removeAll() {
         registry.removeAll()
-        pending.removeAll()
+        releaseAll()
         deferredDeletions = []
         announced.removeAll()
         _ = takeUnprocessed()

@@ -28,7 +28,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // The three one-byte fields below follow the ID: they fill the 4 bytes its 20 leave before
     // the next 8-byte field (Swift lays out a class's stored properties in declaration order).
     /// Whether the context holds this object strongly because it has pending changes (the
-    /// context's bookkeeping, beside the registry). Queue-owned.
+    /// context's bookkeeping, beside the registry; written only by `ObjectGraph`). Queue-owned.
     #if DEBUG
     package var isPendingFlag = false
     #else
@@ -211,7 +211,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { isInsertedFlag && !isDeletedFlag }
     /// Whether the object has unsaved changes to its values (and was not inserted or deleted).
-    public var isUpdated: Bool { state.lifecycle == .updated }
+    public var isUpdated: Bool { state.isUpdated }
     /// Whether the object will be deleted at the next save.
     public var isDeleted: Bool { isDeletedFlag }
     /// Whether the object's values have not been loaded yet.

@@ -1,24 +1,5 @@
 import Foundation
 
-/// Where an object is in its life, as its context sees it. Derived from ``ObjectState``, for
-/// reading (descriptions, invariants, the architecture notes); the transitions below are the only
-/// way it changes.
-package enum ObjectLifecycle: Sendable, Equatable {
-    /// Registered without values: they load from the store (or the parent) on first use.
-    case fault
-    /// Values loaded, no unsaved change.
-    case loaded
-    /// Inserted and not saved yet.
-    case inserted
-    /// Saved before, with unsaved changes.
-    case updated
-    /// To be deleted at the next save.
-    case deleted
-    /// A fault whose row could not be read: reads as deleted, with nil values
-    /// (`shouldDeleteInaccessibleFaults`); the next save or reset discards it.
-    case inaccessible
-}
-
 /// The state of one managed object: its values, the committed row they came from, what changed
 /// since, its to-many relationships and where it is in its life. Owned by the object's context
 /// queue (or the thread that made an object without a context).
@@ -39,8 +20,10 @@ package struct ObjectState {
     /// registrar), in a box made on first use: every object is smaller for it (see
     /// `ObjectStateExtras`).
     private var extras: ObjectStateExtras?
-    /// The lifecycle flags below, one bit each.
-    private var flags: Flag = []
+    /// Where the object is in its life; moved only by the transitions below.
+    package private(set) var phase = ObjectPhase.detached
+    /// The two marks below, one bit each.
+    private var marks: Mark = []
 
     /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
     /// Changed through `ToManyState`'s own operations; reset only by the transitions here.
@@ -100,32 +83,38 @@ package struct ObjectState {
         return extras!
     }
 
-    /// One bit per lifecycle flag (one byte in all).
-    private struct Flag: OptionSet {
+    /// What the object remembers across phases, one bit each.
+    private struct Mark: OptionSet {
         let rawValue: UInt8
-        static let fault = Flag(rawValue: 1 << 0)
-        static let inserted = Flag(rawValue: 1 << 1)
-        static let deleted = Flag(rawValue: 1 << 2)
-        static let inaccessible = Flag(rawValue: 1 << 3)
-        static let wasInserted = Flag(rawValue: 1 << 4)
-        static let deletionPrepared = Flag(rawValue: 1 << 5)
+        static let wasInserted = Mark(rawValue: 1 << 0)
+        static let deletionPrepared = Mark(rawValue: 1 << 1)
     }
 
-    private subscript(flag: Flag) -> Bool {
-        get { flags.contains(flag) }
-        set { if newValue { flags.insert(flag) } else { flags.remove(flag) } }
+    private subscript(mark: Mark) -> Bool {
+        get { marks.contains(mark) }
+        set { if newValue { marks.insert(mark) } else { marks.remove(mark) } }
     }
 
-    package fileprivate(set) var isFault: Bool { get { self[.fault] } set { self[.fault] = newValue } }
-    package fileprivate(set) var isInserted: Bool { get { self[.inserted] } set { self[.inserted] = newValue } }
-    package fileprivate(set) var isDeleted: Bool { get { self[.deleted] } set { self[.deleted] = newValue } }
+    package var isFault: Bool { phase.isFault }
+    package var isInserted: Bool { phase.isInserted }
+    package var isDeleted: Bool { phase.isDeleted }
     /// Set when a fault could not be fulfilled and the object now reads as deleted; its values are
     /// not the store's.
-    package fileprivate(set) var isInaccessible: Bool { get { self[.inaccessible] } set { self[.inaccessible] = newValue } }
+    package var isInaccessible: Bool { phase.isInaccessible }
     /// Whether the object was ever inserted into a context (`awakeFromInsert` runs once).
     package fileprivate(set) var wasInserted: Bool { get { self[.wasInserted] } set { self[.wasInserted] = newValue } }
     /// Whether `prepareForDeletion` ran for the current deletion.
-    package fileprivate(set) var deletionPrepared: Bool { get { self[.deletionPrepared] } set { self[.deletionPrepared] = newValue } }
+    package fileprivate(set) var deletionPrepared: Bool {
+        get { self[.deletionPrepared] }
+        set { self[.deletionPrepared] = newValue }
+    }
+
+    /// A transition the phase table does not list: a bug in the context's bookkeeping, never a
+    /// user's doing (the public operations check what users may ask). Debug builds, which run the
+    /// tests, stop here; release builds leave the object as it was.
+    private func refuse(_ transition: StaticString) {
+        assertionFailure("An object in phase '\(phase)' cannot \(transition)")
+    }
 
     /// A new object's state: the entity's default values, not inserted anywhere yet.
     package init(defaults: [ManagedValue]) {
@@ -134,63 +123,71 @@ package struct ObjectState {
 
     package var hasChanges: Bool { isInserted || isDeleted || !dirty.isEmpty }
 
-    package var lifecycle: ObjectLifecycle {
-        if isInaccessible { return .inaccessible }
-        if isDeleted { return .deleted }
-        if isInserted { return .inserted }
-        if isFault { return .fault }
-        return dirty.isEmpty ? .loaded : .updated
-    }
+    /// Whether the object is saved before and has unsaved changes to its values.
+    package var isUpdated: Bool { phase == .loaded && !dirty.isEmpty }
 
     // MARK: - Loading
 
     /// Turns the object into a fault: values, snapshot, changes, relationships and transient
-    /// values are dropped; the next use loads them again (refresh without merging, a rollback of
-    /// an inaccessible object, an object known only by its ID).
+    /// values are dropped; the next use loads them again (an object known only by its ID, refresh
+    /// without merging, a rollback of a deletion or of an inaccessible object).
     package mutating func becomeFault() {
+        switch phase {
+        case .detached, .loaded, .fault, .deleted, .deletedFault, .inaccessible: break
+        case .inserted, .insertedDeleted: return refuse("become a fault")
+        }
         forgetEvent()
         values = []
         snapshot = nil
         dirty.removeAll()
         toMany = []
         transientValues = [:]
-        isFault = true
-        isDeleted = false
-        isInaccessible = false
+        phase = .fault
     }
 
-    /// Fulfils a fault (or reloads an unchanged object) with a committed row.
+    /// Fulfils a fault (or reloads an unchanged object) with a committed row; a deleted fault
+    /// stays deleted.
     package mutating func fulfil(with row: RowSnapshot) {
+        switch phase {
+        case .detached, .fault, .loaded: phase = .loaded
+        case .deletedFault: phase = .deleted
+        case .inserted, .deleted, .insertedDeleted, .inaccessible: return refuse("be fulfilled")
+        }
         forgetEvent()
         values = row.values
         snapshot = row
-        isFault = false
     }
 
     /// Takes a newer committed row (a merge, a refresh keeping changes, a merge policy's
     /// resolution): the `kept` slots keep their values and stay changed, every other slot takes
     /// the row's value.
     package mutating func rebase(on row: RowSnapshot, keeping kept: DirtySlots) {
+        switch phase {
+        case .loaded, .fault: phase = .loaded
+        case .deleted, .deletedFault: phase = .deleted
+        case .detached, .inserted, .insertedDeleted, .inaccessible: return refuse("take a newer row")
+        }
         forgetEvent()
         var merged = row.values
         for slot in kept.slots where slot < merged.count && slot < values.count { merged[slot] = values[slot] }
         values = merged
         dirty = kept
         snapshot = row
-        isFault = false
     }
 
-    /// A fault whose row cannot be read: nil values, no relationships, deleted.
+    /// A fault whose row cannot be read (or a deleted object whose row went away): nil values, no
+    /// relationships, deleted.
     package mutating func becomeInaccessible(slotCount: Int, toManyCount: Int) {
+        switch phase {
+        case .fault, .deletedFault, .deleted, .inaccessible: phase = .inaccessible
+        case .detached, .loaded, .inserted, .insertedDeleted: return refuse("become inaccessible")
+        }
         values = Array(repeating: .null, count: slotCount)
         snapshot = nil
         toMany = Array(repeating: .empty, count: toManyCount)
-        isFault = false
-        isInaccessible = true
-        isDeleted = true
     }
 
-    // MARK: - Changing
+    // MARK: - Changing (values of loaded, inserted and detached objects; not phase moves)
 
     /// Writes one slot (an attribute or a to-one relationship) and marks it changed.
     package mutating func write(_ value: ManagedValue, slot: Int) {
@@ -234,24 +231,35 @@ package struct ObjectState {
         for index in toMany.indices { toMany[index].remap(map) }
     }
 
+    // MARK: - Inserting and deleting
+
     /// Inserted into a context (or taken back from a delete of an unsaved insert).
     package mutating func insert() {
-        isInserted = true
-        isDeleted = false
+        switch phase {
+        case .detached, .inserted, .insertedDeleted: phase = .inserted
+        case .loaded, .fault, .deleted, .deletedFault, .inaccessible: return refuse("be inserted")
+        }
         wasInserted = true
     }
 
     /// A child's insert pushed into this context: inserted, with every slot changed.
     package mutating func receiveInsert(values pushed: [ManagedValue]) {
+        switch phase {
+        case .detached, .fault: phase = .inserted
+        case .loaded, .inserted, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("receive an insert")
+        }
         values = pushed
-        isFault = false
-        isInserted = true
         for slot in pushed.indices { dirty.insert(slot) }
     }
 
     /// Marked for deletion at the next save.
     package mutating func delete() {
-        isDeleted = true
+        switch phase {
+        case .loaded: phase = .deleted
+        case .fault: phase = .deletedFault
+        case .inserted: phase = .insertedDeleted
+        case .detached, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("be deleted")
+        }
         deletionPrepared = false
     }
 
@@ -263,7 +271,13 @@ package struct ObjectState {
     /// A delete taken back (undo). An object whose row went away meanwhile becomes a fault: its
     /// next use asks the store again (and finds the row gone, or back).
     package mutating func undelete() {
-        if isInaccessible { becomeFault() } else { isDeleted = false }
+        switch phase {
+        case .deleted: phase = .loaded
+        case .deletedFault: phase = .fault
+        case .insertedDeleted: phase = .inserted
+        case .inaccessible: becomeFault()
+        case .detached, .loaded, .fault, .inserted: return refuse("be undeleted")
+        }
     }
 
     // MARK: - Saving and discarding
@@ -271,66 +285,90 @@ package struct ObjectState {
     /// The object's changes were written (to the store, or pushed to the parent): they become its
     /// committed state at `version`.
     package mutating func commit(version: Int64) {
+        switch phase {
+        case .inserted, .loaded: phase = .loaded
+        case .detached, .fault, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("commit")
+        }
         forgetEvent()
         snapshot = RowSnapshot(values: values, version: version)
-        isInserted = false
         dirty.removeAll()
         for index in toMany.indices { toMany[index].commit() }
     }
 
-    /// An unsaved insert discarded (rollback, or a uniqueness conflict resolved for the row).
+    /// An unsaved insert discarded (rollback, or a uniqueness conflict resolved for the row): the
+    /// object leaves the context with the values it has.
     package mutating func forgetInsert() {
+        switch phase {
+        case .inserted, .insertedDeleted: phase = .detached
+        case .detached, .loaded, .fault, .deleted, .deletedFault, .inaccessible: return refuse("forget its insert")
+        }
         forgetEvent()
-        isInserted = false
-        isDeleted = false
         dirty.removeAll()
         toMany = []
     }
 
     /// Unsaved changes discarded (rollback): the committed values come back.
     package mutating func discardChanges() {
+        switch phase {
+        case .loaded, .fault: break
+        case .detached, .inserted, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("discard its changes")
+        }
         forgetEvent()
         if let snapshot { values = snapshot.values }
         toMany = []
-        isDeleted = false
         dirty.removeAll()
     }
 
     /// The row was deleted elsewhere and the deletion is accepted here: deleted, nothing to save.
     package mutating func acceptDeletionElsewhere() {
-        isDeleted = true
-        isInserted = false
+        switch phase {
+        case .loaded, .deleted: phase = .deleted
+        case .fault, .deletedFault: phase = .deletedFault
+        case .detached, .inserted, .insertedDeleted, .inaccessible: return refuse("accept a deletion made elsewhere")
+        }
         dirty.removeAll()
     }
 
     /// The row was deleted elsewhere but the object is kept (a merge policy): it is written again,
     /// every value, as an insert under its key.
     package mutating func reinsert() {
-        isInserted = true
-        isDeleted = false
+        switch phase {
+        case .loaded, .deleted: phase = .inserted
+        case .detached, .fault, .inserted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("be inserted again")
+        }
         snapshot = nil
         for slot in values.indices { dirty.insert(slot) }
     }
 
     /// A delete that a merge policy takes back: the store's row and no changes.
     package mutating func revertDeletion(to row: RowSnapshot) {
+        switch phase {
+        case .deleted, .deletedFault: phase = .loaded
+        case .detached, .loaded, .fault, .inserted, .insertedDeleted, .inaccessible: return refuse("have its deletion reverted")
+        }
         forgetEvent()
         values = row.values
         snapshot = row
-        isDeleted = false
         dirty.removeAll()
     }
 
     /// A delete that stays, on top of a newer committed row.
     package mutating func keepDeletion(over row: RowSnapshot) {
+        switch phase {
+        case .deleted, .deletedFault: break
+        case .detached, .loaded, .fault, .inserted, .insertedDeleted, .inaccessible: return refuse("keep a deletion")
+        }
         snapshot = row
     }
 
     /// An insert that found its row already stored (a uniqueness constraint merged it): the object
     /// becomes that row, keeping its own values as changes (`keepingValues`) or taking the row's.
     package mutating func becomeStored(as row: RowSnapshot, keepingValues: Bool, toManyBase: Int) {
+        switch phase {
+        case .inserted: phase = .loaded
+        case .detached, .loaded, .fault, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("become a stored row")
+        }
         forgetEvent()
-        isInserted = false
         snapshot = row
         dirty.removeAll()
         if keepingValues {

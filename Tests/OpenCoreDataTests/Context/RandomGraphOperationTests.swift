@@ -110,11 +110,11 @@ import TestSupport
             #expect(context.invariantViolations().isEmpty)
 
             // An object registered under another object's ID.
-            let registry = context.graph.registry
-            context.graph.registry[other.objectID] = nil
-            context.graph.registry[other.objectID] = probe
+            context.graph.unregister(id: other.objectID)
+            context.graph.register(probe, as: other.objectID)
             #expect(context.invariantViolations().contains { $0.contains("registered under another ID") })
-            context.graph.registry = registry   // repaired before the block ends (OCD_CHECK_INVARIANTS=1 checks then)
+            // Forgotten before the block ends (OCD_CHECK_INVARIANTS=1 checks then).
+            context.reset()
             #expect(context.invariantViolations().isEmpty)
         }
     }

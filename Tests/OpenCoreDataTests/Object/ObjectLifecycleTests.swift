@@ -27,6 +27,30 @@ import TestSupport
         }
     }
 
+    /// Inserting an object that is already in the context is no second insert: a saved object
+    /// stays one row, and an unsaved insert deleted since is inserted again.
+    @Test(arguments: StoreKind.allCases)
+    func insertingAnObjectAlreadyInTheContextAddsNoRow(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let saved = Note(context: context)
+            saved.id = 1
+            try context.save()
+            context.insert(saved)
+            #expect(!saved.isInserted && !saved.hasChanges && !context.hasChanges)
+            let fresh = Note(context: context)
+            fresh.id = 2
+            context.delete(fresh)
+            #expect(!fresh.isInserted && fresh.isDeleted)
+            context.insert(fresh)
+            #expect(fresh.isInserted && !fresh.isDeleted)
+            try context.save()
+            let ids = try context.fetch(FetchRequest<Note>(entityName: "Note")).map(\.id).sorted()
+            #expect(ids == [1, 2])
+        }
+    }
+
     @Test func uriRepresentationsRoundTripThroughTheCoordinator() throws {
         let stack = try TestStack(.sqlite)
         let coordinator = stack.container.persistentStoreCoordinator
