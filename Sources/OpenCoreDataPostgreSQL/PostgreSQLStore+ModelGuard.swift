@@ -44,7 +44,7 @@ extension PostgreSQLStore {
         if row.count > 3, case .integer(let transaction) = row[2], case .integer(let backend) = row[3] {
             identity = WriteTransactionIdentity(transaction: transaction, backend: backend)
         }
-        if checkedMetadataDigest.withLock({ $0 }) == digest { return identity }
+        if lifecycle.withLock({ $0.loaded?.checkedDigest }) == digest { return identity }
         // The property list changed (app metadata, or a migration): compare the model versions.
         let stored = try Self.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data]
         guard stored == (try metadata()["NSStoreModelVersionHashes"] as? [String: Data]) else {
@@ -54,7 +54,7 @@ extension PostgreSQLStore {
                 current model.
                 """)
         }
-        checkedMetadataDigest.withLock { $0 = digest }
+        lifecycle.withLock { $0.update { $0.checkedDigest = digest } }
         return identity
     }
 

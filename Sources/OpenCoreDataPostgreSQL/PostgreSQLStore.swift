@@ -12,18 +12,22 @@ import OpenCoreDataSQL
 package final class PostgreSQLStore: StoreEngine {
     let url: PostgreSQLStoreURL
     let pool: PostgreSQLSessionPool
-    /// Added read-only, or forced read-only by `load` (a store that records history added
-    /// without `NSPersistentHistoryTrackingKey`, as Core Data does).
-    private let readOnlyState: Locked<Bool>
     /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
     package let tracksHistory: Bool
 
-    private struct Loaded: Sendable {
+    struct Loaded: Sendable {
         var layout: RelationalLayout
         var metadata: [String: any Sendable]
+        /// The digest (`md5`) of the `Z_METADATA` property list last found to name this store's
+        /// model version, so that a write transaction's check reads no more than it (see
+        /// `checkModelUnchanged`).
+        var checkedDigest: String?
     }
-    /// Set once by `load`, replaced by `setMetadata`. Owned by this lock.
-    private let loaded = Locked<Loaded?>(nil)
+    /// Opened, loaded (by `load`, its metadata replaced by `setMetadata`) or closed, and
+    /// read-only or not (added read-only, or forced read-only by `load`: a store that records
+    /// history added without `NSPersistentHistoryTrackingKey`, as Core Data does). Owned by its
+    /// lock, never held across I/O.
+    let lifecycle: Locked<StoreLifecycle<Loaded>>
     /// The store's UUID: a new one until `load` reads the schema's (or writes this one).
     private let uuid = StoreIdentity(UUID().uuidString)
     /// The remote-change subscription, once asked for. Owned by this lock.
@@ -35,10 +39,6 @@ package final class PostgreSQLStore: StoreEngine {
     /// Whether `load` takes the schema's advisory lock (not when a migration that holds it opens
     /// the schema's old content; see ``PostgreSQLMigration``).
     private let locksSchemaOnLoad: Bool
-    /// The digest (`md5`) of the `Z_METADATA` property list last found to name this store's
-    /// model version, so that a write transaction's check reads no more than it (see
-    /// `checkModelUnchanged`). Owned by this lock.
-    let checkedMetadataDigest = Locked<String?>(nil)
 
     package convenience init(url: URL, options: [String: any Sendable]) throws {
         self.init(url: try PostgreSQLStoreURL(url), options: options)
@@ -47,12 +47,15 @@ package final class PostgreSQLStore: StoreEngine {
     init(url: PostgreSQLStoreURL, options: [String: any Sendable], locksSchemaOnLoad: Bool = true) {
         self.url = url
         pool = PostgreSQLSessionPool(url: url)
-        readOnlyState = Locked(PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options))
+        lifecycle = Locked(StoreLifecycle(readOnly: PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)))
         tracksHistory = PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
         self.locksSchemaOnLoad = locksSchemaOnLoad
     }
 
-    package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
+    package var isReadOnly: Bool { lifecycle.withLock { $0.isReadOnly } }
+
+    /// How errors name this store.
+    var description: String { "The PostgreSQL store \(url.description)" }
 
     /// The archived model a PostgreSQL store carries in its `Z_MODELCACHE` (every store this
     /// library creates), read without adding the store. Throws 134060 when the schema has none.
@@ -104,10 +107,9 @@ package final class PostgreSQLStore: StoreEngine {
             }
         }
         if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.set(stored) }
-        self.loaded.withLock { $0 = loaded }
         // Core Data: a store that records history, added without NSPersistentHistoryTrackingKey,
         // is forced read-only (writes there would leave changes no history records).
-        if forceReadOnly { readOnlyState.withLock { $0 = true } }
+        try lifecycle.withLock { try $0.load(loaded, forceReadOnly: forceReadOnly, store: description) }
     }
 
     /// Creates the schema's tables (inside `load`'s transaction).
@@ -219,7 +221,7 @@ package final class PostgreSQLStore: StoreEngine {
     }
 
     package func metadata() throws -> [String: any Sendable] {
-        loaded.withLock { $0?.metadata } ?? [:]
+        lifecycle.withLock { $0.loaded?.metadata } ?? [:]
     }
 
     /// The metadata of the store in the schema `url` names, without adding it (one connection,
@@ -244,7 +246,7 @@ package final class PostgreSQLStore: StoreEngine {
             try session.execute("UPDATE Z_METADATA SET Z_PLIST = \(bind: .data(data)) WHERE Z_VERSION = 1" as SQLFragment)
             return try Self.readMetadata(session)
         }
-        loaded.withLock { $0?.metadata = written }
+        lifecycle.withLock { $0.update { $0.metadata = written } }
     }
 
     package func adoptIdentifier(_ identifier: String) throws {
@@ -254,16 +256,13 @@ package final class PostgreSQLStore: StoreEngine {
             return try Self.readMetadata(session)
         }
         uuid.set(identifier)
-        loaded.withLock { $0?.metadata = written }
+        lifecycle.withLock { $0.update { $0.metadata = written } }
     }
 
     // MARK: - Access
 
     func currentLayout() throws -> RelationalLayout {
-        guard let layout = loaded.withLock({ $0?.layout }) else {
-            throw CoreDataError(.persistentStoreOperation, "The PostgreSQL store \(url.description) is not loaded.")
-        }
-        return layout
+        try lifecycle.withLock { try $0.requireLoaded(description) }.layout
     }
 
     /// Runs a read on a pooled session or, inside a query generation (``QueryGenerationScope``),
@@ -309,6 +308,7 @@ package final class PostgreSQLStore: StoreEngine {
     }
 
     package func close() {
+        lifecycle.withLock { $0.close() }
         replaceWatcher(with: nil)
         pool.close()
     }

@@ -10,12 +10,6 @@ import OpenCoreDataSQL
 // schema is still the one this store loaded (`PRAGMA schema_version`: one read of the header;
 // the metadata is read only when it moved).
 extension SQLiteStore {
-    /// Records the schema this store works with (after loading, on the writer).
-    func recordSchema(_ db: SQLiteConnection, hashes: [String: Data]) throws {
-        let version = try db.integerPragma("schema_version")
-        expectedSchema.withLock { $0 = (version, hashes) }
-    }
-
     /// Runs `body` in a write transaction on the writer, once the model is known to be unchanged.
     func writeTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withWriter { db in
@@ -31,7 +25,7 @@ extension SQLiteStore {
     /// recording history in it while this store records none. Call inside a write transaction,
     /// before writing.
     func checkModelUnchanged(_ db: SQLiteConnection) throws {
-        guard let expected = expectedSchema.withLock({ $0 }) else { return }
+        guard let expected = lifecycle.withLock({ $0.loaded?.schema }) else { return }
         let version = try db.integerPragma("schema_version")
         guard version != expected.version else { return }
         let stored = try Self.readMetadata(db)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
@@ -44,6 +38,6 @@ extension SQLiteStore {
         // The same model, with tables or indexes added. History tables made by another
         // coordinator or process: this store, which records none, becomes read-only.
         if !tracksHistory, try db.hasHistoryTables() { throw HistoryTables.startedElsewhere(in: "the store at \(url.path)") }
-        expectedSchema.withLock { $0 = (version, stored) }
+        lifecycle.withLock { $0.update { $0.schema = (version, stored) } }
     }
 }

@@ -13,29 +13,31 @@ package final class SQLiteStore: StoreEngine {
     /// The store's UUID: the one in the file, or a new one that `load` writes when it creates
     /// the store, unless another process created it first (then its UUID is adopted).
     private let uuid: StoreIdentity
-    /// Opened read-only, or forced read-only by `load` (a history store opened without history).
-    private let readOnlyState: Locked<Bool>
     private let options: SQLiteStoreOptions
     /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
     package let tracksHistory: Bool
     /// Polls `PRAGMA data_version` for remote-change notifications, once asked to.
     private let watcher = Locked<SQLiteChangeWatcher?>(nil)
+    /// The connection that writes, behind the store's write lock (one save or key allocation at
+    /// a time); `nil` once closed.
     private let writer: Locked<SQLiteConnection?>
     let readers: SQLiteReaderPool
-    private struct Loaded: Sendable {
+    struct Loaded: Sendable {
         var layout: RelationalLayout
         var entityNumbers: [String: Int]
         var metadata: [String: any Sendable]
+        /// The schema version and model hashes writes are checked against (`checkModelUnchanged`).
+        var schema: (version: Int64, hashes: [String: Data])?
     }
-    private let loaded = Locked<Loaded?>(nil)
-    /// The schema version and model hashes this store loaded (see `checkModelUnchanged`).
-    let expectedSchema = Locked<(version: Int64, hashes: [String: Data])?>(nil)
+    /// Opened, loaded or closed, and read-only or not; owned by its lock, which is never held
+    /// across I/O (the writer's lock is the one saves hold).
+    let lifecycle: Locked<StoreLifecycle<Loaded>>
 
     /// Opens (creating when missing) the SQLite file at `url`, with the connection settings of
     /// `options` (pragmas and busy timeout).
     package init(url: URL, readOnly: Bool = false, tracksHistory: Bool = false, options: SQLiteStoreOptions = SQLiteStoreOptions()) throws {
         self.url = url
-        self.readOnlyState = Locked(readOnly)
+        self.lifecycle = Locked(StoreLifecycle(readOnly: readOnly))
         self.tracksHistory = tracksHistory
         self.options = options
         if !readOnly {
@@ -80,13 +82,14 @@ package final class SQLiteStore: StoreEngine {
     /// Whether the store refuses writes: opened with `NSReadOnlyPersistentStoreOption`, or a
     /// store that records persistent history opened without `NSPersistentHistoryTrackingKey`
     /// (as Core Data does: writes there would leave changes no history records).
-    package var isReadOnly: Bool { readOnlyState.withLock { $0 } }
+    package var isReadOnly: Bool { lifecycle.withLock { $0.isReadOnly } }
 
     // MARK: - Loading
 
     package func load(model: ManagedObjectModel) throws {
         let readOnly = isReadOnly
-        let forceReadOnly = try withWriter { db -> Bool in
+        // A read-only connection to put in the writer's place (see below), once its lock is free.
+        let readOnlyWriter = try withWriter { db -> SQLiteConnection? in
             if !readOnly {
                 // Before WAL: auto_vacuum only takes effect in a file that has no page yet.
                 if try db.integerPragma("page_count") == 0 { try db.execute("PRAGMA auto_vacuum = 2") }
@@ -97,7 +100,7 @@ package final class SQLiteStore: StoreEngine {
                 try db.execute("PRAGMA journal_size_limit = \(SQLiteStoreOptions.defaultJournalSizeLimit)")
             }
             try options.apply(to: db, readOnly: readOnly)
-            let loaded: Loaded
+            var loaded: Loaded
             if try db.tableExists("Z_METADATA") {
                 loaded = try openExisting(db, model: model)
             } else {
@@ -108,19 +111,16 @@ package final class SQLiteStore: StoreEngine {
             }
             let forceReadOnly = try !readOnly && !tracksHistory && db.hasHistoryTables()
             if tracksHistory && !readOnly { try ensureHistoryTables(db, model: model) }
-            try recordSchema(db, hashes: model.entityVersionHashesByName)
+            loaded.schema = (try db.integerPragma("schema_version"), model.entityVersionHashesByName)
             if let stored = loaded.metadata["NSStoreUUID"] as? String { uuid.set(stored) }
-            self.loaded.withLock { $0 = loaded }
-            return forceReadOnly
-        }
-        if forceReadOnly {
             // Core Data: "Store opened without NSPersistentHistoryTrackingKey but previously had
             // been opened with NSPersistentHistoryTrackingKey - Forcing into Read Only mode".
             // The writer becomes a read-only connection, so no write can reach the file.
-            let connection = try options.readOnlyConnection(to: url.path)
-            writer.withLock { $0 = connection }
-            readOnlyState.withLock { $0 = true }
+            let connection = forceReadOnly ? try options.readOnlyConnection(to: url.path) : nil
+            try lifecycle.withLock { try $0.load(loaded, forceReadOnly: forceReadOnly, store: description) }
+            return connection
         }
+        if let readOnlyWriter { writer.withLock { $0 = readOnlyWriter } }
     }
 
     /// Creates the store's tables, unless another connection or process created them since
@@ -259,26 +259,26 @@ package final class SQLiteStore: StoreEngine {
     }
 
     package func metadata() throws -> [String: any Sendable] {
-        loaded.withLock { $0?.metadata } ?? [:]
+        lifecycle.withLock { $0.loaded?.metadata } ?? [:]
     }
 
     func updateLoadedMetadata(_ metadata: [String: any Sendable]) {
-        loaded.withLock { $0?.metadata = metadata }
+        lifecycle.withLock { $0.update { $0.metadata = metadata } }
     }
+
+    /// How errors name this store.
+    var description: String { "The SQLite store at \(url.path)" }
 
     // MARK: - Access
 
     func currentLayout() throws -> RelationalLayout {
-        guard let loaded = loaded.withLock({ $0 }) else {
-            throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(url.path) is not loaded.")
-        }
-        return loaded.layout
+        try lifecycle.withLock { try $0.requireLoaded(description) }.layout
     }
 
     func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { connection in
             guard let connection else {
-                throw CoreDataError(.persistentStoreOperation, "The SQLite store at \(url.path) was closed; add it to a coordinator again.")
+                throw CoreDataError(.persistentStoreOperation, "\(description) was closed (removed from its coordinator); add it to a coordinator again.")
             }
             return try body(connection)
         }
@@ -293,6 +293,7 @@ package final class SQLiteStore: StoreEngine {
 
     package func close() {
         watcher.withLock { $0?.stop(); $0 = nil }
+        lifecycle.withLock { $0.close() }
         writer.withLock { $0 = nil }
         readers.close()
     }
