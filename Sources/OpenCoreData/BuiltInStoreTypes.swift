@@ -14,7 +14,8 @@ enum BuiltInStoreTypes {
             // Core Data's in-memory SQLite store (`/dev/null`): nothing on disk.
             if url.namesInMemorySQLiteStore { return InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)) }
             return try SQLiteStore(url: url, readOnly: PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
-                                   tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), options: try SQLiteStoreOptions(options: options))
+                                   tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey,
+                                                                       in: options), options: try SQLiteStoreOptions(options: options))
         }, migrator: { url, model, options in
             guard let url, !url.namesInMemorySQLiteStore else { return }
             _ = try SQLiteStoreOptions(options: options)    // bad pragmas are refused before anything is migrated
@@ -28,7 +29,8 @@ enum BuiltInStoreTypes {
             }
         }, metadataReader: { url, _ in
             guard !url.namesInMemorySQLiteStore else {
-                throw CoreDataError(.persistentStoreInvalidType, "An in-memory SQLite store (\(url.path)) keeps no metadata apart from a coordinator; there is none to read.")
+                throw CoreDataError(.persistentStoreInvalidType,
+                                    "An in-memory SQLite store (\(url.path)) keeps no metadata apart from a coordinator; there is none to read.")
             }
             return try SQLiteStore.metadata(at: url)
         })

@@ -112,8 +112,12 @@ public final class PersistentContainer: @unchecked Sendable {
     private static func options(of description: PersistentStoreDescription) -> [String: any Sendable] {
         var options = description.options
         if description.isReadOnly { options[NSReadOnlyPersistentStoreOption] = true }
-        if options[NSMigratePersistentStoresAutomaticallyOption] == nil { options[NSMigratePersistentStoresAutomaticallyOption] = description.shouldMigrateStoreAutomatically }
-        if options[NSInferMappingModelAutomaticallyOption] == nil { options[NSInferMappingModelAutomaticallyOption] = description.shouldInferMappingModelAutomatically }
+        if options[NSMigratePersistentStoresAutomaticallyOption] == nil {
+            options[NSMigratePersistentStoresAutomaticallyOption] = description.shouldMigrateStoreAutomatically
+        }
+        if options[NSInferMappingModelAutomaticallyOption] == nil {
+            options[NSInferMappingModelAutomaticallyOption] = description.shouldInferMappingModelAutomatically
+        }
         return options
     }
 

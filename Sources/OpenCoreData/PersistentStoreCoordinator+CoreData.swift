@@ -6,14 +6,16 @@ extension PersistentStoreCoordinator {
     /// see ``addPersistentStore(type:configuration:at:options:)``. Mirrors
     /// `addPersistentStore(ofType:configurationName:at:options:)`.
     @discardableResult
-    public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL?, options: [AnyHashable: Any]?) throws -> PersistentStore {
+    public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL?,
+                                   options: [AnyHashable: Any]?) throws -> PersistentStore {
         try addPersistentStore(type: PersistentStore.StoreType(rawValue: storeType), configuration: configurationName, at: url,
                                options: try Self.sendableOptions(options ?? [:]))
     }
 
     /// The metadata of a store file of the named type, without adding it. Mirrors
     /// `metadataForPersistentStore(ofType:at:options:)`.
-    public static func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: any Sendable] {
+    public static func metadataForPersistentStore(ofType storeType: String, at url: URL,
+                                                  options: [AnyHashable: Any]? = nil) throws -> [String: any Sendable] {
         try metadataForPersistentStore(type: PersistentStore.StoreType(rawValue: storeType), at: url, options: try sendableOptions(options ?? [:]))
     }
 
@@ -26,8 +28,10 @@ extension PersistentStoreCoordinator {
     /// `migratePersistentStore(_:to:options:withType:)`; see
     /// ``PersistentStoreCoordinator/migratePersistentStore(_:to:options:type:)``.
     @discardableResult
-    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil, withType storeType: String) throws -> PersistentStore {
-        try migratePersistentStore(store, to: url, options: try Self.sendableOptions(options ?? [:]), type: PersistentStore.StoreType(rawValue: storeType))
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
+                                       withType storeType: String) throws -> PersistentStore {
+        try migratePersistentStore(store, to: url, options: try Self.sendableOptions(options ?? [:]),
+                                   type: PersistentStore.StoreType(rawValue: storeType))
     }
 
     /// Replaces a store file by a copy of another. Mirrors
@@ -57,7 +61,8 @@ extension PersistentStoreCoordinator {
         var result: [String: any Sendable] = [:]
         for (key, value) in options {
             guard let key = key.base as? String else {
-                throw CoreDataError(.persistentStoreInvalidType, "Store option keys are strings (NSPersistentHistoryTrackingKey, …); got \(key.base).")
+                throw CoreDataError(.persistentStoreInvalidType,
+                                    "Store option keys are strings (NSPersistentHistoryTrackingKey, …); got \(key.base).")
             }
             result[key] = unsafeBitCast(value as Any, to: (any Sendable).self)   // `as Any`: not opened
         }

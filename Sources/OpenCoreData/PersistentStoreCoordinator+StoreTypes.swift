@@ -13,9 +13,11 @@ extension PersistentStoreCoordinator {
     /// when a migration fails (the store is then unchanged), 134000 for an unknown type or a file
     /// that is not a store.
     @discardableResult
-    public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil, options: [String: any Sendable] = [:]) throws -> PersistentStore {
+    public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil,
+                                   options: [String: any Sendable] = [:]) throws -> PersistentStore {
         let engine = try makeEngine(type: type, at: url, options: options)
-        let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options, engine: engine)
+        let store = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: configuration, options: options,
+                                    engine: engine)
         do {
             try add(store)
         } catch {
@@ -48,7 +50,8 @@ extension PersistentStoreCoordinator {
     /// `NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes` (`[String: Data]`), … — what an
     /// app compares with its model (`isConfiguration(withName:compatibleWithStoreMetadata:)`)
     /// before it decides to migrate.
-    public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL, options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
+    public static func metadataForPersistentStore(type: PersistentStore.StoreType, at url: URL,
+                                                  options: [String: any Sendable] = [:]) throws -> [String: any Sendable] {
         BuiltInStoreTypes.register
         guard let reader = StoreTypeRegistry.metadataReader(for: type) else {
             throw CoreDataError(.persistentStoreInvalidType, """
@@ -80,9 +83,11 @@ extension PersistentStoreCoordinator {
     /// attempt when a crash left it) and put in place whole: renamed to a new destination, or
     /// copied in one SQLite transaction into an existing (empty) one.
     @discardableResult
-    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:], type: PersistentStore.StoreType) throws -> PersistentStore {
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [String: any Sendable] = [:],
+                                       type: PersistentStore.StoreType) throws -> PersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {
-            throw CoreDataError(.persistentStoreOperation, "The store \(store.identifier) is not part of this coordinator; add it before migrating it.")
+            throw CoreDataError(.persistentStoreOperation,
+                                "The store \(store.identifier) is not part of this coordinator; add it before migrating it.")
         }
         try managedObjectModel.freeze()
         let staging = type == .sqlite && !url.namesInMemorySQLiteStore ? try SQLiteStore.stagingFile(for: url) : nil
@@ -106,7 +111,8 @@ extension PersistentStoreCoordinator {
             try SQLiteStore.install(staging, at: url, options: try SQLiteStoreOptions(options: options))
         }
         let engine = try makeEngine(type: type, at: url, options: options)
-        let migrated = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: store.configurationName, options: options, engine: engine)
+        let migrated = PersistentStore(type: type, url: type == .inMemory ? nil : url, configurationName: store.configurationName, options: options,
+                                       engine: engine)
         do {
             try engine.load(model: managedObjectModel)
             if staging == nil { try StoreCopy.copy(from: store.engine, to: engine, model: managedObjectModel) }

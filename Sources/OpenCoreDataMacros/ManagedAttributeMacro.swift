@@ -4,7 +4,8 @@ import SwiftSyntaxMacros
 /// `@_ManagedAttribute`, added by `@Managed` to each managed stored property: turns it into
 /// accessors that read and write the object's managed storage.
 public struct ManagedAttributeMacro: AccessorMacro {
-    public static func expansion(of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) throws -> [AccessorDeclSyntax] {
+    public static func expansion(of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
+                                 in context: some MacroExpansionContext) throws -> [AccessorDeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self), let property = ManagedProperty.parse(variable) else { return [] }
         // The position among the class's managed properties (`@_ManagedAttribute(index:)`): a hint
         // for the slot lookup.

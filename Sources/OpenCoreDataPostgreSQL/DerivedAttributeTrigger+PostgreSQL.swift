@@ -24,9 +24,11 @@ extension DerivedAttributeTrigger {
                 plpgsql AS $body$ BEGIN \(body) RETURN NULL; END $body$
                 """)
         }
-        func trigger(_ name: String, _ event: String, on target: String, when condition: String? = nil, runs function: String) -> (name: String, sql: String) {
+        func trigger(_ name: String, _ event: String, on target: String, when condition: String? = nil,
+                     runs function: String) -> (name: String, sql: String) {
             let name = SQLDialect.postgreSQL.identifier(name)
-            return (name, "CREATE OR REPLACE TRIGGER \(name) AFTER \(event) ON \(table(target)) FOR EACH ROW" + (condition.map { " WHEN (\($0))" } ?? "")
+            return (name,
+                    "CREATE OR REPLACE TRIGGER \(name) AFTER \(event) ON \(table(target)) FOR EACH ROW" + (condition.map { " WHEN (\($0))" } ?? "")
                         + " EXECUTE FUNCTION \(PostgreSQLSQL.quoted(schema)).\(function)()")
         }
         switch kind {
@@ -49,24 +51,28 @@ extension DerivedAttributeTrigger {
             return [
                 PostgreSQLTriggers(function: parameter, triggers: [
                     trigger(prefix + "_PARAMETER_INSERT", "INSERT", on: parameterTable, runs: parameter.name),
-                    trigger(prefix + "_PARAMETER_UPDATE", "UPDATE OF \(key)", on: parameterTable, when: "OLD.\(key) IS DISTINCT FROM NEW.\(key)", runs: parameter.name),
+                    trigger(prefix + "_PARAMETER_UPDATE", "UPDATE OF \(key)", on: parameterTable, when: "OLD.\(key) IS DISTINCT FROM NEW.\(key)",
+                            runs: parameter.name),
                     trigger(prefix + "_PARAMETER_DELETE", "DELETE", on: parameterTable, runs: parameter.name),
                 ]),
                 PostgreSQLTriggers(function: insert, triggers: [trigger(sourcePrefix + "_SOURCE_INSERT", "INSERT", on: source, runs: insert.name)]),
             ]
         case .copy(let foreignKey, let parameterTable, let parameterColumn):
             let prefix = "Z_DA_\(source)_\(entity)_\(attribute)"
-            let parameter = function(prefix + "_PARAMETER", "UPDATE \(table(source)) SET \(column) = NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK;")
+            let parameter = function(prefix + "_PARAMETER",
+                                     "UPDATE \(table(source)) SET \(column) = NEW.\(parameterColumn) WHERE \(foreignKey) = NEW.Z_PK;")
             let read = function(prefix + "_SOURCE", """
                 UPDATE \(table(source)) SET \(column) = (SELECT \(parameterColumn) FROM \
                 \(table(parameterTable)) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;
                 """)
             return [
                 PostgreSQLTriggers(function: parameter, triggers: [
-                    trigger(prefix + "_PARAMETER_UPDATE", "UPDATE OF \(parameterColumn)", on: parameterTable, when: "OLD.\(parameterColumn) IS DISTINCT FROM NEW.\(parameterColumn)", runs: parameter.name),
+                    trigger(prefix + "_PARAMETER_UPDATE", "UPDATE OF \(parameterColumn)", on: parameterTable,
+                            when: "OLD.\(parameterColumn) IS DISTINCT FROM NEW.\(parameterColumn)", runs: parameter.name),
                 ]),
                 PostgreSQLTriggers(function: read, triggers: [
-                    trigger(prefix + "_SOURCE_UPDATE", "UPDATE OF \(foreignKey)", on: source, when: "OLD.\(foreignKey) IS DISTINCT FROM NEW.\(foreignKey)", runs: read.name),
+                    trigger(prefix + "_SOURCE_UPDATE", "UPDATE OF \(foreignKey)", on: source,
+                            when: "OLD.\(foreignKey) IS DISTINCT FROM NEW.\(foreignKey)", runs: read.name),
                     trigger(prefix + "_SOURCE_INSERT", "INSERT", on: source, runs: read.name),
                 ]),
             ]

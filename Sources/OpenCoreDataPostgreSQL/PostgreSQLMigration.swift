@@ -135,7 +135,8 @@ package enum PostgreSQLMigration {
 
     /// The version hashes of the schema's model when they differ from `model`'s; `nil` when
     /// they are the same or the schema has no store yet.
-    private static func storedHashes(_ session: PostgreSQLSession, _ url: PostgreSQLStoreURL, differingFrom model: ManagedObjectModel) throws -> [String: Data]? {
+    private static func storedHashes(_ session: PostgreSQLSession, _ url: PostgreSQLStoreURL,
+                                     differingFrom model: ManagedObjectModel) throws -> [String: Data]? {
         guard try session.tableExists("z_metadata", inSchema: url.schema) else { return nil }
         let hashes = try PostgreSQLStore.readMetadata(session)["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
         return hashes == model.entityVersionHashesByName ? nil : hashes
@@ -151,7 +152,8 @@ package enum PostgreSQLMigration {
     /// Core Data's own and any the new layout names) and derived-attribute functions, and moves
     /// the scratch schema's tables and sequences into the store's schema. Tables of the schema
     /// that are not the store's stay.
-    private static func replaceTables(_ session: PostgreSQLSession, of store: PostgreSQLStoreURL, layout: RelationalLayout, with scratch: PostgreSQLStoreURL) throws {
+    private static func replaceTables(_ session: PostgreSQLSession, of store: PostgreSQLStoreURL, layout: RelationalLayout,
+                                      with scratch: PostgreSQLStoreURL) throws {
         let new = try relations(session, in: scratch.schema)
         var ours = Set(layout.tables.map { $0.name.lowercased() } + layout.joinTables.map { $0.name.lowercased() })
         ours.formUnion(["z_primarykey", "z_metadata", "z_modelcache", "achange", "atransaction", "atransactionstring", "achange_z_pk_seq"])

@@ -94,7 +94,8 @@ package final class PostgreSQLSession: Sendable {
             let requestsTLS = url.tls != .disable
             do {
                 try channel.eventLoop.submit {
-                    try channel.pipeline.syncOperations.addHandler(CleartextPasswordGuard(requestsTLS: requestsTLS, refused: refusedCleartext), position: .first)
+                    try channel.pipeline.syncOperations.addHandler(CleartextPasswordGuard(requestsTLS: requestsTLS, refused: refusedCleartext),
+                                                                   position: .first)
                 }.wait()
             } catch {
                 channel.close(promise: nil)

@@ -25,7 +25,8 @@ extension PostgreSQLStore {
             return try batchTransaction { session in
                 try Self.insertRows(session, into: mapping.table, columns: mapping.columns, entityNumber: entityNumber,
                                     rows: zip(keys, rows).map { ($0, Self.columnValues($1)) })
-                try recordHistory(session, layout: layout, author: author, changes: keys.map { StoreHistoryChange(type: .insert, entity: entity, primaryKey: $0) })
+                try recordHistory(session, layout: layout, author: author,
+                                  changes: keys.map { StoreHistoryChange(type: .insert, entity: entity, primaryKey: $0) })
                 return keys
             }
         }
@@ -47,7 +48,8 @@ extension PostgreSQLStore {
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,
+                             author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let sets = ["Z_OPT = Z_OPT + 1"] + values.map { SQLFragment("\(identifier: mapping.columns[$0.slot]) = \(bind: $0.value)") }
@@ -65,7 +67,9 @@ extension PostgreSQLStore {
                 try session.execute(update + query.condition + " RETURNING Z_PK, Z_ENT").rows
             }
             let changes = rows.compactMap { row -> StoreHistoryChange? in
-                guard case .integer(let key) = row[0], case .integer(let number) = row[1], let entity = layout.entitiesByNumber[Int(number)] else { return nil }
+                guard case .integer(let key) = row[0], case .integer(let number) = row[1], let entity = layout.entitiesByNumber[Int(number)] else {
+                    return nil
+                }
                 return StoreHistoryChange(type: .update, entity: entity, primaryKey: key, changedSlots: slots)
             }
             try recordHistory(session, layout: layout, author: author, changes: changes)

@@ -89,7 +89,8 @@ extension PostgreSQLStore {
             var entity = request.entity
             if number != Int64(mapping.entityNumbers[0]), let own = layout.entitiesByNumber[Int(number)] { entity = own }
             let ownMapping = entity === request.entity ? mapping : try layout.mapping(for: entity)
-            rows.append(StoreRow(entity: entity, primaryKey: key, snapshot: RowSnapshot(values: values(of: row, from: 3, mapping: ownMapping, layout: layout), version: version)))
+            rows.append(StoreRow(entity: entity, primaryKey: key,
+                                 snapshot: RowSnapshot(values: values(of: row, from: 3, mapping: ownMapping, layout: layout), version: version)))
         }
         return rows
     }
@@ -101,7 +102,8 @@ extension PostgreSQLStore {
         if let predicate = request.predicate {
             rows = rows.filter { row in
                 let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
-                return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
+                return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity),
+                                                            primaryKey: row.primaryKey, id: id, graph: graph))
             }
         }
         rows = StoreSortKey.sorted(rows, of: request.entity, by: request.sort, storeNumber: storeNumber, graph: graph)

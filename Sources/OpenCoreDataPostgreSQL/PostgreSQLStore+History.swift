@@ -134,7 +134,8 @@ extension PostgreSQLStore {
         let layout = try currentLayout()
         try checkedTransaction { session in
             for transaction in transactions {
-                try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
+                try recordHistory(session, layout: layout, author: HistoryAuthor(of: transaction),
+                                  changes: transaction.changes.compactMap(StoreHistoryChange.init),
                                   number: transaction.number, timestamp: transaction.timestamp)
             }
             try session.execute("""

@@ -66,7 +66,8 @@ extension PostgreSQLStore {
             do {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
-                    return try StoreSaveOutcome.settling(commit: { committing = true; try session.execute("COMMIT") }, rollback: { try session.execute("ROLLBACK") }) {
+                    return try StoreSaveOutcome.settling(commit: { committing = true; try session.execute("COMMIT") },
+                                                         rollback: { try session.execute("ROLLBACK") }) {
                         // The notification is sent first (delivered only if the transaction
                         // commits), so that it adds no round trip while the history number is
                         // held; with the check that the schema was not migrated, which must come
@@ -141,7 +142,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     /// saves of the same rows may deadlock, and the loser is run again (`writeTransaction`).
     mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool] {
         var written = [Bool](repeating: false, count: updates.count)
-        for group in PostgreSQLStore.grouped(Array(updates.indices), by: { GroupKey(entity: ObjectIdentifier(updates[$0].entity), slots: updates[$0].slots) }) {
+        for group in PostgreSQLStore.grouped(Array(updates.indices),
+                                             by: { GroupKey(entity: ObjectIdentifier(updates[$0].entity), slots: updates[$0].slots) }) {
             guard group.count > 1 else {
                 written[group[0]] = try write(updates[group[0]])
                 continue
@@ -150,7 +152,8 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
             let mapping = try layout.mapping(for: first.entity)
             // The values each row brings: its slots' columns, then the entity columns of to-ones.
             let dialect = SQLDialect.postgreSQL
-            var targets = first.slots.map { (column: mapping.columns[$0], type: dialect.columnType(mapping.types[$0]).components(separatedBy: " ")[0]) }
+            var targets = first.slots.map { (column: mapping.columns[$0],
+                                             type: dialect.columnType(mapping.types[$0]).components(separatedBy: " ")[0]) }
             let entitySlots = first.slots.filter { mapping.entityColumns[$0] != nil }
             targets += entitySlots.compactMap { mapping.entityColumns[$0].map { (column: $0.name, type: "bigint") } }
             let sets = ["Z_OPT = v.z_opt + 1"] + targets.enumerated().map { SQLFragment("\(identifier: $1.column) = v.\(identifier: "c\($0)")") }
@@ -227,8 +230,10 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
         for group in PostgreSQLStore.grouped(inserts, by: { ObjectIdentifier($0.entity) }) {
             let mapping = try layout.mapping(for: group[0].entity)
-            try PostgreSQLStore.insertRows(session, into: mapping.table, columns: mapping.insertColumns, entityNumber: Int64(mapping.entityNumbers[0]),
-                                           rows: group.map { ($0.primaryKey, PostgreSQLStore.columnValues(layout.insertValues($0.values, mapping: mapping))) })
+            try PostgreSQLStore.insertRows(session, into: mapping.table, columns: mapping.insertColumns,
+                                           entityNumber: Int64(mapping.entityNumbers[0]),
+                                           rows: group.map { ($0.primaryKey,
+                                                              PostgreSQLStore.columnValues(layout.insertValues($0.values, mapping: mapping))) })
         }
     }
 

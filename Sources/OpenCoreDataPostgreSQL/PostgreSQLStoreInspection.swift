@@ -40,7 +40,9 @@ extension StoreInspection {
             func date(_ value: ManagedValue?) -> Date? {
                 if case .double(let seconds)? = value { Date(timeIntervalSinceReferenceDate: seconds) } else { nil }
             }
-            let authors = try session.execute(text: HistoryTables.authorsQuery).rows.compactMap { row -> String? in if case .string(let name)? = row.first { name } else { nil } }
+            let authors = try session.execute(text: HistoryTables.authorsQuery).rows.compactMap { row -> String? in
+                if case .string(let name)? = row.first { name } else { nil }
+            }
             history = History(transactionCount: try count("ATRANSACTION"), changeCount: try count("ACHANGE"),
                               firstTimestamp: date(bounds.first), lastTimestamp: date(bounds.last), authors: authors)
         }

@@ -108,7 +108,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         password = components.password
         let path = components.path.split(separator: "/", omittingEmptySubsequences: true)
         guard path.count == 1 else {
-            throw Self.invalid(url, path.isEmpty ? "it names no database: write postgres://user@\(host)/database" : "its path is not one database name")
+            throw Self.invalid(url,
+                               path.isEmpty ? "it names no database: write postgres://user@\(host)/database" : "its path is not one database name")
         }
         database = String(path[0])
         schema = "public"

@@ -33,17 +33,22 @@ extension RelationalLayout {
             guard entity.hasDerivedAttributes, let mapping = try? mapping(for: entity) else { continue }
             for (slot, attribute) in entity.storedAttributes.enumerated() where entity.properties.contains(where: { $0 === attribute }) {
                 let kind: DerivedAttributeTrigger.Kind
-                if case .copy(let keys)? = attribute.derivation, keys.count == 2, attribute.derivation?.isComputable(for: attribute, of: entity) == true {
+                if case .copy(let keys)? = attribute.derivation, keys.count == 2,
+                   attribute.derivation?.isComputable(for: attribute, of: entity) == true {
                     guard let link = entity.valueSlot(named: keys[0]), let destination = entity.relationshipsByName[keys[0]]?.destinationEntity,
-                          let destinationMapping = try? self.mapping(for: destination), let destinationSlot = destination.slotByName[keys[1]] else { continue }
-                    kind = .copy(foreignKey: mapping.columns[link], parameterTable: destinationMapping.table, parameterColumn: destinationMapping.columns[destinationSlot])
+                          let destinationMapping = try? self.mapping(for: destination), let destinationSlot = destination.slotByName[keys[1]] else {
+                              continue
+                          }
+                    kind = .copy(foreignKey: mapping.columns[link], parameterTable: destinationMapping.table,
+                                 parameterColumn: destinationMapping.columns[destinationSlot])
                 } else {
                     guard let name = Self.countedRelationship(attribute.derivationExpression),
                           let relationship = entity.relationshipsByName[name], relationship.isToMany,
                           case .inverseForeignKey(let parameterTable, let key, _, _)? = try? storage(of: relationship) else { continue }
                     kind = .count(parameterTable: parameterTable, key: key)
                 }
-                triggers.append(DerivedAttributeTrigger(entity: entity.name, attribute: attribute.name, source: mapping.table, column: mapping.columns[slot], kind: kind))
+                triggers.append(DerivedAttributeTrigger(entity: entity.name, attribute: attribute.name, source: mapping.table,
+                                                        column: mapping.columns[slot], kind: kind))
             }
         }
         return triggers

@@ -99,8 +99,11 @@ package enum HistoryReading {
         guard let id = row.integer(ChangeColumn.id), let type = row.integer(ChangeColumn.type), let number = row.integer(ChangeColumn.entity),
               let primaryKey = row.integer(ChangeColumn.primaryKey), let transaction = row.integer(ChangeColumn.transaction),
               let entity = layout.entitiesByNumber[Int(number)] else { return nil }
-        var record = HistoryChangeRecord(changeID: id, changeType: Int(type), entity: entity, primaryKey: primaryKey, updatedNames: nil, tombstone: nil)
-        if let columns = row.bytes(ChangeColumn.changedColumns) { record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: columns)) }
+        var record = HistoryChangeRecord(changeID: id, changeType: Int(type), entity: entity, primaryKey: primaryKey, updatedNames: nil,
+                                         tombstone: nil)
+        if let columns = row.bytes(ChangeColumn.changedColumns) {
+            record.updatedNames = entity.names(ofChangedSlots: HistoryTables.slots(of: columns))
+        }
         if Int(type) == PersistentHistoryChange.ChangeType.delete.rawValue {
             var tombstone: [String: ManagedValue] = [:]
             for (offset, attribute) in entity.tombstoneAttributes.enumerated() where ChangeColumn.tombstones + offset < row.columnCount {

@@ -77,7 +77,8 @@ package final class RelationalLayout: @unchecked Sendable {
         /// Whether slot n reads table column n (no reordering needed).
         package let columnsInSlotOrder: Bool
 
-        package init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int], entityColumns: [Int: (name: String, tableIndex: Int)],
+        package init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int],
+                     entityColumns: [Int: (name: String, tableIndex: Int)],
              destinations: [Int: EntityDescription], entityNumbers: [Int], hasSubentities: Bool, tableColumns: [String]) {
             self.table = table
             self.columns = columns
@@ -222,7 +223,8 @@ package final class RelationalLayout: @unchecked Sendable {
                     tableIndexes: names.map { tableColumns.firstIndex(of: $0) ?? 0 },
                     entityColumns: entityColumns, destinations: destinations,
                     entityNumbers: numbers, hasSubentities: !entity.subentities.isEmpty, tableColumns: tableColumns)
-                for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where !relationship.isToMany && !relationship.isTransient {
+                for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription })
+                    where !relationship.isToMany && !relationship.isTransient {
                     if let column = lookup(columnOf, entity, relationship.name) {
                         indexes.append(Index(name: "\(tableName)_\(column)_INDEX", table: tableName, columns: [(column, true)]))
                     }
@@ -283,7 +285,8 @@ package final class RelationalLayout: @unchecked Sendable {
     private func addToManyStorage(model: ManagedObjectModel, number: (EntityDescription) -> Int) {
         var madeTables = Set<String>()
         for entity in model.entities {
-            for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where relationship.isToMany && !relationship.isTransient {
+            for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription })
+                where relationship.isToMany && !relationship.isTransient {
                 guard let inverse = relationship.inverseRelationship, let destination = relationship.destinationEntity,
                       let destinationMapping = mappings[ObjectIdentifier(destination)] else { continue }
                 if !inverse.isToMany {

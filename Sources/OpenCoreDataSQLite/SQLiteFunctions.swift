@@ -20,7 +20,8 @@ enum SQLiteFunctions {
     }
 
     /// `ocd_match(op, options, value, pattern)` → 1 or 0.
-    private static let matchFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, count, arguments in
+    private static let matchFunction: @convention(c) (OpaquePointer?, Int32,
+                                                      UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, count, arguments in
         guard count == 4, let arguments, let op = StringMatching.op(code: sqlite3_value_int(arguments[0])) else {
             sqlite3_result_int(context, 0)
             return
@@ -41,7 +42,8 @@ enum SQLiteFunctions {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
     }
 
-    private static let collationFunction: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = { context, lhsCount, lhs, rhsCount, rhs in
+    private static let collationFunction: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32,
+                                                          UnsafeRawPointer?) -> Int32 = { context, lhsCount, lhs, rhsCount, rhs in
         let index = Int(bitPattern: context) - 1
         guard let comparator = SortComparator(rawValue: index) else { return 0 }
         let a = lhs.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(lhsCount)), as: UTF8.self) } ?? ""

@@ -45,7 +45,8 @@ package enum SQLiteModelCache {
     /// Compresses data as raw DEFLATE (RFC 1951, no zlib header), the cache's encoding.
     package static func deflate(_ data: Data) throws(CoreDataError) -> Data {
         var stream = z_stream()
-        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw CoreDataError(.coreData, "zlib could not start compressing the model cache.")
         }
         defer { deflateEnd(&stream) }

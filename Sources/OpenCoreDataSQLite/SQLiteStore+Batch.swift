@@ -42,7 +42,8 @@ extension SQLiteStore {
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,
+                             author: HistoryAuthor) throws -> BatchOutcome {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let condition = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).condition

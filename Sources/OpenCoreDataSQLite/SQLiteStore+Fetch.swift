@@ -83,7 +83,8 @@ extension SQLiteStore {
                 let statement = try db.cachedStatement(query)
                 defer { statement.reset() }
                 while try statement.step() {
-                    if checksEntity { try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: "the destination's table") }
+                    if checksEntity { try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0),
+                                                              table: "the destination's table") }
                     let entity = target.subentities.isEmpty ? target : rowEntity(statement.int64(at: 1), requested: target, layout: layout)
                     result.append((statement.int64(at: 2), .permanent(entity, storeNumber: storeNumber, primaryKey: statement.int64(at: 0))))
                 }

@@ -91,7 +91,8 @@ extension SQLiteStore {
         try withWriter { db in
             try db.transaction {
                 for transaction in transactions {
-                    try recordHistory(db, layout: layout, author: HistoryAuthor(of: transaction), changes: transaction.changes.compactMap(StoreHistoryChange.init),
+                    try recordHistory(db, layout: layout, author: HistoryAuthor(of: transaction),
+                                      changes: transaction.changes.compactMap(StoreHistoryChange.init),
                                       number: transaction.number, timestamp: transaction.timestamp)
                 }
                 let keys = try db.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, ?) WHERE Z_ENT = ?")

@@ -5,7 +5,8 @@ extension SQLiteStore {
     /// The values of one row, read from a statement whose columns from `offset` on are the
     /// table's columns (`mapping.tableColumns`): attributes as stored, to-one foreign keys as
     /// object IDs of their destination (the sub-entity the row's entity column names).
-    func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) -> [ManagedValue] {
+    func readValues(_ statement: SQLiteStatement, from offset: Int32, mapping: RelationalLayout.EntityMapping,
+                    layout: RelationalLayout) -> [ManagedValue] {
         var values: [ManagedValue] = []
         values.reserveCapacity(mapping.types.count)
         guard mapping.hasToOnes else {

@@ -278,7 +278,8 @@ package final class SQLiteStore: StoreEngine {
     func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { connection in
             guard let connection else {
-                throw CoreDataError(.persistentStoreOperation, "\(description) was closed (removed from its coordinator); add it to a coordinator again.")
+                throw CoreDataError(.persistentStoreOperation,
+                                    "\(description) was closed (removed from its coordinator); add it to a coordinator again.")
             }
             return try body(connection)
         }

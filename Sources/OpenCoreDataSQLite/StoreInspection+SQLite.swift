@@ -39,7 +39,8 @@ extension StoreInspection {
             history = History(transactionCount: try Self.count(db, "SELECT COUNT(*) FROM ATRANSACTION"),
                               changeCount: try Self.count(db, "SELECT COUNT(*) FROM ACHANGE"),
                               firstTimestamp: first, lastTimestamp: last,
-                              authors: try Self.strings(db, names.contains("ATRANSACTIONSTRING") ? HistoryTables.authorsQuery : HistoryTables.plainAuthorsQuery))
+                              authors: try Self.strings(db,
+                                                        names.contains("ATRANSACTIONSTRING") ? HistoryTables.authorsQuery : HistoryTables.plainAuthorsQuery))
         }
         self.init(url: url, metadata: metadata, entities: entities, tables: tables, hasModelCache: hasModelCache, history: history)
     }

@@ -47,7 +47,9 @@ struct DumpCommand: ParsableCommand {
         } else {
             for row in rows {
                 print(row["objectID"] as? String ?? "?")
-                for key in row.keys.sorted() where key != "objectID" { print("  \(key) = \(row[key] is NSNull ? "nil" : row[key].map { "\($0)" } ?? "nil")") }
+                for key in row.keys.sorted() where key != "objectID" {
+                    print("  \(key) = \(row[key] is NSNull ? "nil" : row[key].map { "\($0)" } ?? "nil")")
+                }
             }
             print("\(rows.count) \(entity) objects")
         }

@@ -58,7 +58,9 @@ struct InspectCommand: ParsableCommand {
         }
 
         print("Tables")
-        for table in inspection.tables { print("  \(table.name)".padding(toLength: 34, withPad: " ", startingAt: 0) + String(table.rowCount).leftPadded(8) + " rows") }
+        for table in inspection.tables {
+            print("  \(table.name)".padding(toLength: 34, withPad: " ", startingAt: 0) + String(table.rowCount).leftPadded(8) + " rows")
+        }
 
         if let history = inspection.history {
             var line = "History: \(history.transactionCount) transactions, \(history.changeCount) changes"
@@ -84,7 +86,9 @@ struct InspectCommand: ParsableCommand {
             catch { return (nil, "could not load \(file): \(error)") }
         }
         do {
-            let cached = type == .postgreSQL ? try ManagedObjectModel(cachedInPostgreSQLStoreAt: store) : try ManagedObjectModel(cachedInStoreAt: store)
+            let cached = type == .postgreSQL
+                ? try ManagedObjectModel(cachedInPostgreSQLStoreAt: store)
+                : try ManagedObjectModel(cachedInStoreAt: store)
             return (cached, "from the store's cache (Z_MODELCACHE)")
         }
         catch let error as CoreDataError { return (nil, "none (\(error.message)); pass --model with the app's model file") }

@@ -30,7 +30,8 @@ struct MigrateCommand: ParsableCommand {
             description.setOption(try ManagedObjectModel.versions(contentsOf: modelURL), forKey: MigrationSourceModelsOption)
         }
         if !mapping.isEmpty {
-            description.setOption(try mapping.map { try MappingModel(contentsOf: URL(fileURLWithPath: $0), models: modelURL) }, forKey: MappingModelsOption)
+            description.setOption(try mapping.map { try MappingModel(contentsOf: URL(fileURLWithPath: $0), models: modelURL) },
+                                  forKey: MappingModelsOption)
         }
         let handler: @Sendable (MigrationProgress) -> Void = { progress in
             FileHandle.standardError.write(Data("\r  \(progress)".utf8))

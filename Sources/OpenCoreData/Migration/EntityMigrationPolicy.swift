@@ -34,7 +34,8 @@ open class EntityMigrationPolicy {
     /// inserts one object of the destination entity, gives its attributes the mapping's value
     /// expressions (or, for attributes the mapping does not list, the source attribute of the
     /// same name or renaming identifier) and associates it.
-    open func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: MappingModel.EntityMapping, manager: MigrationManager) throws {
+    open func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: MappingModel.EntityMapping,
+                                         manager: MigrationManager) throws {
         try manager.makeDestinationInstance(forSource: sInstance, in: mapping)
     }
 

@@ -50,7 +50,9 @@ public final class ManagedObjectModelReference: Sendable {
                     a migration stage; copy it beside the executable or pass its directory.
                     """)
             }
-            let versions = ["momd", "xcdatamodeld"].contains(url.pathExtension) ? try ManagedObjectModel.versions(contentsOf: url) : [try ManagedObjectModel(contentsOf: url, version: nil)]
+            let versions = ["momd", "xcdatamodeld"].contains(url.pathExtension)
+                ? try ManagedObjectModel.versions(contentsOf: url)
+                : [try ManagedObjectModel(contentsOf: url, version: nil)]
             guard let found = versions.first(where: { $0.versionChecksum == versionChecksum }) else {
                 throw CoreDataError(.migrationMissingSourceModel, """
                     No version of the model '\(name)' at \(url.path) has the checksum \(versionChecksum); \

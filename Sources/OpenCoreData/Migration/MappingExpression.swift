@@ -43,7 +43,8 @@ indirect enum MappingExpression {
         }
     }
 
-    private static func parse(_ tokens: [PredicateToken], _ position: inout Int, depth: Int, what: String) throws(CoreDataError) -> MappingExpression {
+    private static func parse(_ tokens: [PredicateToken], _ position: inout Int, depth: Int,
+                              what: String) throws(CoreDataError) -> MappingExpression {
         guard depth < maximumDepth else { throw failure(what, text: nil, "FUNCTION calls nested more than \(maximumDepth) deep") }
         let token = tokens[position]
         position += 1

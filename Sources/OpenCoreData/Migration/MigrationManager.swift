@@ -60,7 +60,8 @@ public final class MigrationManager {
     /// Throws what a policy throws (other errors wrapped in a ``/OpenCoreDataCore/CoreDataError`` 134110), 134140
     /// for a policy or value expression that cannot be followed, or the destination's validation
     /// errors; the destination is then left without the migrated objects.
-    public func migrateStore(from sourceURL: URL, type sourceType: PersistentStore.StoreType = .sqlite, options sourceOptions: [String: any Sendable] = [:],
+    public func migrateStore(from sourceURL: URL, type sourceType: PersistentStore.StoreType = .sqlite,
+                             options sourceOptions: [String: any Sendable] = [:],
                              mapping: MappingModel, to destinationURL: URL, type destinationType: PersistentStore.StoreType = .sqlite,
                              options destinationOptions: [String: any Sendable] = [:]) throws {
         try sourceModel.freeze()
@@ -111,7 +112,8 @@ public final class MigrationManager {
 
     /// Records that `destination` was made from `source` by `mapping`; the default policy does it
     /// for the objects it makes. Mirrors `associate(sourceInstance:withDestinationInstance:for:)`.
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject, for mapping: MappingModel.EntityMapping) {
+    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+                          for mapping: MappingModel.EntityMapping) {
         destinationsBySource[mapping.name, default: [:]][source.objectID, default: []].append(destination)
         sourcesByDestination[mapping.name, default: [:]][ObjectIdentifier(destination), default: []].append(source)
         made[mapping.name, default: []].append(destination)
@@ -184,7 +186,9 @@ public final class MigrationManager {
             let policy = try policy(for: entityMapping)
             try run(policy, entityMapping, "begin") { try policy.begin(entityMapping, with: self) }
             for source in sources[entityMapping.name] ?? [] {
-                try run(policy, entityMapping, "createDestinationInstances") { try policy.createDestinationInstances(forSource: source, in: entityMapping, manager: self) }
+                try run(policy, entityMapping, "createDestinationInstances") {
+                    try policy.createDestinationInstances(forSource: source, in: entityMapping, manager: self)
+                }
                 try advance()
             }
             try run(policy, entityMapping, "endInstanceCreation") { try policy.endInstanceCreation(forMapping: entityMapping, manager: self) }
@@ -193,7 +197,9 @@ public final class MigrationManager {
             currentEntityMapping = entityMapping
             let policy = try policy(for: entityMapping)
             for destination in made[entityMapping.name] ?? [] {
-                try run(policy, entityMapping, "createRelationships") { try policy.createRelationships(forDestination: destination, in: entityMapping, manager: self) }
+                try run(policy, entityMapping, "createRelationships") {
+                    try policy.createRelationships(forDestination: destination, in: entityMapping, manager: self)
+                }
                 try advance()
             }
             try run(policy, entityMapping, "endRelationshipCreation") { try policy.endRelationshipCreation(forMapping: entityMapping, manager: self) }
@@ -209,7 +215,8 @@ public final class MigrationManager {
         do {
             try destinationContext.save()
         } catch let error as CoreDataError {
-            throw CoreDataError(error.code, "The migrated objects of \(mapping.name) could not be saved: \(error.message)", key: error.key, affectedObjectIDs: error.affectedObjectIDs)
+            throw CoreDataError(error.code, "The migrated objects of \(mapping.name) could not be saved: \(error.message)", key: error.key,
+                                affectedObjectIDs: error.affectedObjectIDs)
         }
         migrationProgress = 1
     }
@@ -323,7 +330,8 @@ public final class MigrationManager {
         for relationship in destination.entity.relationshipsByName.values.sorted(by: { $0.name < $1.name }) {
             let targets: [ManagedObject]
             if let text = mapping.valueExpressions[relationship.name] {
-                targets = managedObjects(in: try evaluate(text, for: "\(destination.entity.name).\(relationship.name)", source: source, mapping: mapping))
+                targets = managedObjects(in: try evaluate(text, for: "\(destination.entity.name).\(relationship.name)", source: source,
+                                                          mapping: mapping))
             } else if let name = [relationship.renamingIdentifier, relationship.name].compactMap({ $0 }).first(where: { sourceRelationships[$0] != nil }) {
                 targets = destinations(of: managedObjects(in: try source.validatedValue(forKey: name)))
             } else {
@@ -353,13 +361,15 @@ public final class MigrationManager {
         return try evaluate(expression, text: text, what: what, source: source, mapping: mapping)
     }
 
-    private func evaluate(_ expression: MappingExpression, text: String, what: String, source: ManagedObject, mapping: MappingModel.EntityMapping) throws -> Any? {
+    private func evaluate(_ expression: MappingExpression, text: String, what: String, source: ManagedObject,
+                          mapping: MappingModel.EntityMapping) throws -> Any? {
         switch expression {
         case .constant(let constant):
             return constant.value
         case .variable(let name, let keyPath):
             guard name == "source" else {
-                throw MappingExpression.failure("\(what) in \(mapping.name)", text: text, "$\(name)\(keyPath.map { "." + $0 }.joined()) is not a value (only $source key paths are)")
+                throw MappingExpression.failure("\(what) in \(mapping.name)", text: text,
+                                                "$\(name)\(keyPath.map { "." + $0 }.joined()) is not a value (only $source key paths are)")
             }
             return try Self.follow(keyPath, from: source, what: "\(what) in \(mapping.name)", text: text)
         case .function(let target, let selector, let arguments):
@@ -374,7 +384,8 @@ public final class MigrationManager {
                     throw CoreDataError(error.code, "The value expression \(text) of \(what) in \(mapping.name) cannot be followed: \(error.message)")
                 }
             default:
-                throw MappingExpression.failure("\(what) in \(mapping.name)", text: text, "FUNCTION is called on something other than $manager or $entityPolicy")
+                throw MappingExpression.failure("\(what) in \(mapping.name)", text: text,
+                                                "FUNCTION is called on something other than $manager or $entityPolicy")
             }
         }
     }

@@ -69,9 +69,11 @@ public final class StagedMigrationManager: @unchecked Sendable {
                 let destination = try stage.nextModel.resolvedModel()
                 known.add(source)
                 known.add(destination)
-                if let handler = stage.willMigrateHandler { try run(handler, of: stage, on: url, model: source, options: options, moment: "willMigrateHandler") }
+                if let handler = stage.willMigrateHandler { try run(handler, of: stage, on: url, model: source, options: options,
+                                                                    moment: "willMigrateHandler") }
                 try lightweight(url, from: source, to: destination, options: options)
-                if let handler = stage.didMigrateHandler { try run(handler, of: stage, on: url, model: destination, options: options, moment: "didMigrateHandler") }
+                if let handler = stage.didMigrateHandler { try run(handler, of: stage, on: url, model: destination, options: options,
+                                                                   moment: "didMigrateHandler") }
                 version = stage.nextModel.versionChecksum
             }
         }
@@ -91,7 +93,8 @@ public final class StagedMigrationManager: @unchecked Sendable {
         return nil
     }
 
-    private func lightweight(_ url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, options: [String: any Sendable]) throws {
+    private func lightweight(_ url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel,
+                             options: [String: any Sendable]) throws {
         var stepOptions = options
         stepOptions[MigrationSourceModelsOption] = [source]
         try SQLiteMigration.migrateIfNeeded(at: url, to: destination, options: stepOptions)

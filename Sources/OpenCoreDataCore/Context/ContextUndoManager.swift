@@ -1,7 +1,8 @@
 /// Undo and redo for one context's changes: attribute values, inserts and deletes, grouped per
 /// event (a group closes at each `processPendingChanges()`, which `perform` calls after every
 /// block) unless ``groupsByEvent`` is off or an explicit group is open
-/// (``beginUndoGrouping()`` … ``endUndoGrouping()``, which may span several events). Linux Foundation has no `UndoManager`; this is the part of it Core Data uses, and the
+/// (``beginUndoGrouping()`` … ``endUndoGrouping()``, which may span several events). Linux
+/// Foundation has no `UndoManager`; this is the part of it Core Data uses, and the
 /// `OpenCoreData` module calls it `UndoManager` where Foundation has none.
 ///
 /// ```swift

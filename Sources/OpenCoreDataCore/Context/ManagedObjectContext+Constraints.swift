@@ -37,7 +37,8 @@ extension ManagedObjectContext {
                 byKey[values, default: []].append(object)
             }
             let stored = try storedRows(of: group.entity, constraint: group.constraint, keys: order)
-            let savingByKey = Dictionary(group.objects.compactMap { object in object.objectID.primaryKey.map { ($0, object) } }, uniquingKeysWith: { a, _ in a })
+            let savingByKey = Dictionary(group.objects.compactMap { object in object.objectID.primaryKey.map { ($0, object) } },
+                                         uniquingKeysWith: { a, _ in a })
             for values in order {
                 let objects = byKey[values] ?? []
                 // A stored row conflicts unless it is one of these objects, is being deleted, or is
@@ -47,7 +48,9 @@ extension ManagedObjectContext {
                         && savingByKey[row.primaryKey].map { key($0) == values } ?? true
                 }
                 guard objects.count > 1 || row != nil else { continue }
-                let rowID = row.flatMap { row in persistentStoreCoordinator.flatMap { try? $0.store(for: row.entity) }.map { ManagedObjectID.permanent(row.entity, store: $0.identifier, primaryKey: row.primaryKey) } }
+                let rowID = row.flatMap { row in
+                    persistentStoreCoordinator.flatMap { try? $0.store(for: row.entity) }.map { ManagedObjectID.permanent(row.entity, store: $0.identifier, primaryKey: row.primaryKey) }
+                }
                 let conflict = ConstraintConflict(
                     constraint: group.constraint,
                     databaseObject: rowID.map { object(with: $0) },

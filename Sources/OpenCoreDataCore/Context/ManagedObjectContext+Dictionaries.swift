@@ -37,7 +37,8 @@ extension ManagedObjectContext {
         }
         var having: BoundPredicate?
         if let predicate = request.havingPredicate {
-            let resultEntity = EntityDescription(name: entity.name, properties: columns.map { AttributeDescription(name: $0.name, type: $0.column.type) })
+            let resultEntity = EntityDescription(name: entity.name,
+                                                 properties: columns.map { AttributeDescription(name: $0.name, type: $0.column.type) })
             resultEntity.freeze()
             having = try predicate.bind(to: resultEntity)
         }
@@ -63,7 +64,9 @@ extension ManagedObjectContext {
 
     private func resultColumns<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ResultColumn] {
         guard let properties = request.propertiesToFetch else {
-            return entity.storedAttributes.enumerated().map { ResultColumn(name: $1.name, slot: $0, function: nil, type: $1.attributeType, attribute: $1) }
+            return entity.storedAttributes.enumerated().map {
+                ResultColumn(name: $1.name, slot: $0, function: nil, type: $1.attributeType, attribute: $1)
+            }
         }
         return try properties.map { property in
             if let expression = property as? ExpressionDescription {
@@ -80,7 +83,8 @@ extension ManagedObjectContext {
     /// The column of an expression description: a key path, or a function over one.
     private func expressionColumn(_ expression: ExpressionDescription, entity: EntityDescription) throws -> ResultColumn {
         guard let computed = expression.expression,
-              computed.expressionType == .keyPath || (computed.expressionType == .function && computed.arguments?.count == 1 && computed.arguments?[0].expressionType == .keyPath) else {
+              computed.expressionType == .keyPath
+                  || (computed.expressionType == .function && computed.arguments?.count == 1 && computed.arguments?[0].expressionType == .keyPath) else {
             throw CoreDataError(.coreData, """
                 The expression description '\(expression.name)' computes \
                 \(expression.expression.map(\.description) ?? "nothing"); a dictionary fetch computes a key \

@@ -62,7 +62,9 @@ extension ManagedObjectContext {
             case .updatedObjectIDsResultType: 1
             case .updatedObjectsCountResultType: 2
             }
-            let outcomes = try coordinator.batch(entity, in: stores) { try $0.engine.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor) }
+            let outcomes = try coordinator.batch(entity, in: stores) {
+                try $0.engine.batchUpdate(storeRequest, values: values, returningKeys: code == 1, author: historyAuthor)
+            }
             return BatchUpdateResult(result: Self.result(code, outcomes, entity: entity))
         case let delete as BatchDeleteRequest:
             let code: UInt = switch delete.resultType {
@@ -82,7 +84,9 @@ extension ManagedObjectContext {
                 }
             } else {
                 let storeRequest = StoreFetchRequest(entity: entity, predicate: try delete.predicate?.bind(to: entity))
-                outcomes = try coordinator.batch(entity, in: stores) { try $0.engine.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor) }
+                outcomes = try coordinator.batch(entity, in: stores) {
+                    try $0.engine.batchDelete(storeRequest, returningKeys: code == 1, author: historyAuthor)
+                }
             }
             return BatchDeleteResult(result: Self.result(code, outcomes, entity: entity))
         default:
@@ -96,7 +100,10 @@ extension ManagedObjectContext {
     /// 0: status, 1: object IDs, 2: count (the three result kinds every batch request has).
     private static func result(_ code: UInt, _ outcomes: [(PersistentStore, BatchOutcome)], entity: EntityDescription) -> Any {
         switch code {
-        case 1: outcomes.flatMap { store, outcome in let number = store.number; return (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, storeNumber: number, primaryKey: $0) } }
+        case 1: outcomes.flatMap { store, outcome in
+            let number = store.number
+            return (outcome.keys ?? []).map { ManagedObjectID.permanent(entity, storeNumber: number, primaryKey: $0) }
+        }
         case 2: outcomes.reduce(0) { $0 + $1.1.count }
         default: true
         }
@@ -107,7 +114,8 @@ extension ManagedObjectContext {
         var rows: [[ManagedValue]] = []
         func checkMandatory(_ values: [ManagedValue], row index: Int) throws {
             for (slot, attribute) in entity.storedAttributes.enumerated() where !attribute.isOptional && values[slot].isNull {
-                throw CoreDataError(.validationMissingMandatoryProperty, "Row \(index) of the batch insert has no value for '\(attribute.name)', which is mandatory.", key: attribute.name)
+                throw CoreDataError(.validationMissingMandatoryProperty,
+                                    "Row \(index) of the batch insert has no value for '\(attribute.name)', which is mandatory.", key: attribute.name)
             }
         }
         func append(_ dictionary: [String: Any]) throws {

@@ -138,7 +138,9 @@ extension ManagedObjectContext {
             guard let first = sources.first else { continue }
             let store = try coordinator.store(for: first.objectID)
             var members: [Int64: [ManagedObjectID]] = [:]
-            for pair in try reading({ try coordinator.related(relationship, of: keys, in: store) }) { members[pair.source, default: []].append(pair.member) }
+            for pair in try reading({ try coordinator.related(relationship, of: keys, in: store) }) {
+                members[pair.source, default: []].append(pair.member)
+            }
             for source in sources {
                 guard let key = source.objectID.primaryKey, let index = toManyStateIndex(of: source, relationship) else { continue }
                 source.toMany[index].load(members[key] ?? [])
@@ -236,7 +238,8 @@ extension ManagedObjectContext {
         }
         let root = entity.rootEntity
         let usesPending = parent != nil || request.includesPendingChanges
-            && (graph.pending.liveInserts(in: self).contains { $0.entity.rootEntity === root } || graph.pending.liveChanges(in: self).contains { $0.entity.rootEntity === root })
+
+                && (graph.pending.liveInserts(in: self).contains { $0.entity.rootEntity === root } || graph.pending.liveChanges(in: self).contains { $0.entity.rootEntity === root })
         let storeRequest = StoreFetchRequest(
             entity: entity, predicate: predicate, sort: sort,
             limit: usesPending ? 0 : request.fetchLimit, offset: usesPending ? 0 : request.fetchOffset,
@@ -252,7 +255,8 @@ extension ManagedObjectContext {
 
     /// The registered object for a fetched row, made (and registered) when there is none.
     private func registeredObject(for row: StoreRow, storeNumber: UInt32, refresh: Bool) -> ManagedObject {
-        registeredObject(for: ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey), snapshot: row.snapshot, refresh: refresh)
+        registeredObject(for: ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey), snapshot: row.snapshot,
+                         refresh: refresh)
     }
 
     /// The registered object for an ID with a known committed state, made when there is none.

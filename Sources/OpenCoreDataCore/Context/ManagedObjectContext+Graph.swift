@@ -64,7 +64,8 @@ extension ManagedObjectContext {
     /// loaded for new objects, which have no stored members).
     private func toManyIndex(of object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) -> Int {
         guard let index = object.entity.toManyIndexByName[relationship.name] else {
-            throw CoreDataError(.coreData, "The entity \(object.entity.name) has no to-many relationship named '\(relationship.name)'.", key: relationship.name)
+            throw CoreDataError(.coreData, "The entity \(object.entity.name) has no to-many relationship named '\(relationship.name)'.",
+                                key: relationship.name)
         }
         if object.toMany.isEmpty {
             let fresh = object.isInsertedFlag && object.objectID.isTemporaryID
@@ -92,7 +93,8 @@ extension ManagedObjectContext {
     }
 
     /// Removes a destination from a to-many and updates its inverse.
-    package func removeMember(_ memberID: ManagedObjectID, from object: ManagedObject, _ relationship: RelationshipDescription) throws(CoreDataError) {
+    package func removeMember(_ memberID: ManagedObjectID, from object: ManagedObject,
+                              _ relationship: RelationshipDescription) throws(CoreDataError) {
         guard try removeID(memberID, from: object, relationship) else { return }
         if let inverse = relationship.inverseRelationship { try unlink(self.object(with: memberID), inverse, from: object.objectID) }
     }
@@ -120,7 +122,9 @@ extension ManagedObjectContext {
 
     /// Undo and redo: puts one member in or out of a to-many, leaving the inverse to its own record.
     package func replayMembership(of id: ManagedObjectID, in object: ManagedObject, toMany index: Int, present: Bool) {
-        guard index < object.entity.toManyRelationships.count, (try? toManyIndex(of: object, object.entity.toManyRelationships[index])) != nil else { return }
+        guard index < object.entity.toManyRelationships.count, (try? toManyIndex(of: object, object.entity.toManyRelationships[index])) != nil else {
+            return
+        }
         markToManyChanged(object, index: index) { present ? $0.insert(id) : $0.remove(id) }
     }
 
@@ -240,7 +244,8 @@ extension ManagedObjectContext {
     package func evaluate(_ predicate: BoundPredicate, on object: ManagedObject, as entity: EntityDescription? = nil) -> Bool {
         object.willAccessValue()
         let values = entity.map { $0.adapt(object.values, from: object.entity) } ?? object.values
-        return predicate.evaluate(EvaluationSubject(values: values, primaryKey: object.objectID.primaryKey, id: object.objectID, graph: CurrentGraph(context: self)))
+        return predicate.evaluate(EvaluationSubject(values: values, primaryKey: object.objectID.primaryKey, id: object.objectID,
+                                                    graph: CurrentGraph(context: self)))
     }
 
     // MARK: - Deleting
@@ -290,7 +295,8 @@ extension ManagedObjectContext {
         var changes: [StoreSaveRequest.OrderChange] = []
         for object in objects where !object.toMany.isEmpty && !object.isDeletedFlag {
             guard let source = object.objectID.primaryKey else { continue }
-            for (index, relationship) in object.entity.toManyRelationships.enumerated() where relationship.isOrdered && object.toMany[index].hasChanges {
+            for (index, relationship) in object.entity.toManyRelationships.enumerated()
+                where relationship.isOrdered && object.toMany[index].hasChanges {
                 // The whole order is written, so the committed members are needed.
                 guard let members = try? members(of: object, relationship) else { continue }
                 changes.append(.init(relationship: relationship, source: source, members: members.compactMap(\.primaryKey)))

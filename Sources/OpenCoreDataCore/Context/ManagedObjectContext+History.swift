@@ -31,7 +31,8 @@ extension ManagedObjectContext {
                     // Only as many as the limit asks for, read page by page (an app far behind
                     // does not load the whole history to take the first few).
                     let wanted = filter.limit - transactions.count
-                    if wanted > 0 { transactions += try history(of: store, after: number, date: date, includingChanges: includeChanges, filter: filter, wanted: wanted) }
+                    if wanted > 0 { transactions += try history(of: store, after: number, date: date, includingChanges: includeChanges,
+                                                                filter: filter, wanted: wanted) }
                     continue
                 }
                 let records = try store.engine.fetchHistory(after: number, date: date, limit: 0, includingChanges: includeChanges)

@@ -60,7 +60,9 @@ extension ManagedObjectContext {
         }
 
         // Each object's state.
-        let objects = inserted + changed + graph.registry.objects.filter { !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0)) }
+        let objects = inserted + changed + graph.registry.objects.filter {
+            !heldInserted.contains(ObjectIdentifier($0)) && !heldChanged.contains(ObjectIdentifier($0))
+        }
         for object in objects {
             let identity = ObjectIdentifier(object)
             if object.state.phase == .detached { fail(object, "held by a context but in no context's phase") }
@@ -109,7 +111,9 @@ extension ManagedObjectContext {
             fail(object, "'\(relationship.name)' is \(id), whose '\(inverse.name)' \(reason)")
         }
         for (index, relationship) in object.entity.toManyRelationships.enumerated() {
-            guard index < object.toMany.count, let members = object.toMany[index].members, let inverse = relationship.inverseRelationship else { continue }
+            guard index < object.toMany.count, let members = object.toMany[index].members, let inverse = relationship.inverseRelationship else {
+                continue
+            }
             for id in members {
                 guard let other = loadedObject(id), let reason = mismatch(other, inverse) else { continue }
                 fail(object, "'\(relationship.name)' holds \(id), whose '\(inverse.name)' \(reason)")

@@ -147,7 +147,8 @@ extension ManagedObjectContext {
         undoStorage?.removeAllActions()
         tellGraphObservers(GraphChange(everything: true))
         // As Core Data does: observers learn that every object they held is gone.
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: invalidated])
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
+                                        userInfo: [NSInvalidatedAllObjectsKey: invalidated])
     }
 
     /// Brings the object graph up to date with the changes made since the last call: objects
@@ -294,6 +295,8 @@ extension ManagedObjectContext {
         guard !objectID.isTemporaryID else { return nil }
         let staleness = stalenessInterval
         let coordinator = try requireCoordinator()
-        return try reading { () throws(CoreDataError) in try coordinator.row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness)) }
+        return try reading { () throws(CoreDataError) in
+            try coordinator.row(for: objectID, maximumAge: fresh ? 0 : (staleness < 0 ? nil : staleness))
+        }
     }
 }

@@ -190,7 +190,8 @@ extension ManagedObjectContext {
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
                 if object.isInaccessibleFlag { continue }   // no row to delete; discarded by the next save
-                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0, values: object.values))
+                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
+                                                   values: object.values))
                 batch.deleted.append(object)
             } else if !object.dirty.isEmpty {
                 // To-many changes bump the version but have no column of their own.

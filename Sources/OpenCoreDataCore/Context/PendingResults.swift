@@ -18,7 +18,9 @@ struct PendingResults {
     /// Whether the object is (or, unsaved, will be saved) in one of the request's stores.
     func isInRequestedStores(_ object: ManagedObject) -> Bool {
         guard let identifiers = request.storeIdentifiers else { return true }
-        guard let store = object.objectID.storeIdentifier ?? (try? context.persistentStoreCoordinator?.store(for: object.entity))??.identifier else { return false }
+        guard let store = object.objectID.storeIdentifier ?? (try? context.persistentStoreCoordinator?.store(for: object.entity))??.identifier else {
+            return false
+        }
         return identifiers.contains(store)
     }
 

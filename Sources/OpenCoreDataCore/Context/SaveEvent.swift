@@ -27,7 +27,8 @@ public struct SaveEvent: Sendable {
     package static let readsFreshRowsKey = "OpenCoreData.readsFreshRows"
 
     /// Makes an event from object IDs (for merging changes learned elsewhere).
-    public init(insertedObjectIDs: Set<ManagedObjectID> = [], updatedObjectIDs: Set<ManagedObjectID> = [], deletedObjectIDs: Set<ManagedObjectID> = [], contextName: String? = nil, transactionAuthor: String? = nil) {
+    public init(insertedObjectIDs: Set<ManagedObjectID> = [], updatedObjectIDs: Set<ManagedObjectID> = [],
+                deletedObjectIDs: Set<ManagedObjectID> = [], contextName: String? = nil, transactionAuthor: String? = nil) {
         self.insertedObjectIDs = insertedObjectIDs
         self.updatedObjectIDs = updatedObjectIDs
         self.deletedObjectIDs = deletedObjectIDs

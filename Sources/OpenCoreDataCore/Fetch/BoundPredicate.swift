@@ -224,7 +224,8 @@ package struct EvaluationSubject {
     func members(_ relationship: RelationshipDescription) -> [EvaluationSubject] {
         guard let id, let graph, let destination = relationship.destinationEntity else { return [] }
         return graph.members(relationship, of: id).compactMap { member in
-            graph.values(of: member).map { EvaluationSubject(values: destination.adapt($0, from: member.entity), primaryKey: member.primaryKey, id: member, graph: graph) }
+            graph.values(of: member).map { EvaluationSubject(values: destination.adapt($0, from: member.entity), primaryKey: member.primaryKey,
+                                                             id: member, graph: graph) }
         }
     }
 }

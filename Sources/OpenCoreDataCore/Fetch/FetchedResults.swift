@@ -64,7 +64,8 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         for key in keys[range] {
             // Each row's own entity: a request for a super-entity selects sub-entity rows too.
             let object = if let row = rows.row(for: key) {
-                context.registeredObject(for: .permanent(row.entity, storeNumber: storeNumber, primaryKey: key), snapshot: row.snapshot, refresh: false)
+                context.registeredObject(for: .permanent(row.entity, storeNumber: storeNumber, primaryKey: key), snapshot: row.snapshot,
+                                         refresh: false)
             } else {
                 context.object(with: .permanent(entity, storeNumber: storeNumber, primaryKey: key))
             }

@@ -46,7 +46,8 @@ package struct PredicateBinder {
     }
 
     /// `folder.title == "x"`: the comparison moves to the destination of the to-one.
-    private func bindAcrossToOne(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand, _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate? {
+    private func bindAcrossToOne(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand,
+                                 _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate? {
         guard !lhs.isComputed && !rhs.isComputed else { return nil }
         let (key, keyOnLeft): (String, Bool)
         switch (lhs, rhs) {
@@ -113,7 +114,8 @@ package struct PredicateBinder {
 
     /// Some member of `relationship` is (`==`), is not (`!=`) or is among (`IN`) the objects in
     /// `value` — or, with `asMember`, the predicate on one member alone (for `ALL`).
-    private func memberIs(_ relationship: RelationshipDescription, _ op: ComparisonOperator, _ value: PredicateValue, asMember: Bool = false) throws(CoreDataError) -> BoundPredicate {
+    private func memberIs(_ relationship: RelationshipDescription, _ op: ComparisonOperator, _ value: PredicateValue,
+                          asMember: Bool = false) throws(CoreDataError) -> BoundPredicate {
         guard let destination = relationship.destinationEntity else { throw error("the relationship '\(relationship.name)' has no destination") }
         func objects(_ items: [PredicateValue]) throws(CoreDataError) -> [ManagedObjectID] {
             var ids: [ManagedObjectID] = []
@@ -274,7 +276,8 @@ package struct PredicateBinder {
         }
     }
 
-    private func bindStringComparison(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand, _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate {
+    private func bindStringComparison(_ lhs: PredicateOperand, _ op: ComparisonOperator, _ rhs: PredicateOperand,
+                                      _ options: ComparisonOptions) throws(CoreDataError) -> BoundPredicate {
         guard case .keyPath(let key) = lhs else {
             throw error("\(op.rawValue) needs a key path on its left, as in 'name \(op.rawValue) \"x\"'")
         }

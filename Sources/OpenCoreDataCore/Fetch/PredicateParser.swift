@@ -37,7 +37,8 @@ package struct PredicateParser {
             throw parser.error("unexpected \(parser.describe(parser.current)) after a complete predicate", at: parser.current)
         }
         if parser.argumentIndex < arguments.count {
-            throw syntaxError(format: format, "\(arguments.count) arguments were given but the format uses only \(parser.argumentIndex)", at: format.count)
+            throw syntaxError(format: format, "\(arguments.count) arguments were given but the format uses only \(parser.argumentIndex)",
+                              at: format.count)
         }
         return node
     }

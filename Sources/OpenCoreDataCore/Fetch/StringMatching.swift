@@ -93,7 +93,8 @@ package enum StringMatching {
             if let cached = cache[key] { return cached }
             var regexOptions: NSRegularExpression.Options = []
             if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
-            let compiled = wholeStringRegex(options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern, options: regexOptions)
+            let compiled = wholeStringRegex(options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern,
+                                            options: regexOptions)
             if cache.count > 256 { cache.removeAll() }
             cache[key] = compiled
             return compiled

@@ -8,7 +8,8 @@ import Foundation
 /// `starts(with:)` (BEGINSWITH), `+ - *` and floating-point `/`, captured values, to-one
 /// relationships (`$0.folder?.title == "Work"`, `folder.title`), `contains(where:)` /
 /// `allSatisfy` over a to-many (`SUBQUERY`), `??` and the ternary operator (the comparison
-/// written for each case). Anything else is a ``CoreDataError`` naming the construct. (`localizedStandardContains` is not available in `#Predicate` on Linux.)
+/// written for each case). Anything else is a ``CoreDataError`` naming the construct.
+/// (`localizedStandardContains` is not available in `#Predicate` on Linux.)
 package struct TypedPredicateConverter {
     package let entity: EntityDescription
     package let format: String
@@ -103,7 +104,9 @@ package struct TypedPredicateConverter {
             owner = try self.entity(at: path, from: entity)
         case .variable(let path):
             let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
-            guard let member = memberEntities[parts[0]] else { throw CoreDataError(.coreData, "The typed predicate uses a variable it does not define.") }
+            guard let member = memberEntities[parts[0]] else {
+                throw CoreDataError(.coreData, "The typed predicate uses a variable it does not define.")
+            }
             owner = parts.count > 1 ? try self.entity(at: parts[1], from: member) : member
         default:
             throw CoreDataError(.coreData, """
@@ -144,7 +147,8 @@ package struct TypedPredicateConverter {
 
     /// `SUBQUERY(collection, $m, test)` for `sequence.contains(where: test)` (or, `negated`,
     /// the members that fail `test`, for `allSatisfy`): the sequence must be a to-many key path.
-    mutating func subquery(_ sequence: Any, variable: PredicateExpressions.VariableID, test: Any, negated: Bool) throws(CoreDataError) -> PredicateOperand {
+    mutating func subquery(_ sequence: Any, variable: PredicateExpressions.VariableID, test: Any,
+                           negated: Bool) throws(CoreDataError) -> PredicateOperand {
         guard case .keyPath(let path) = try operand(sequence) else {
             throw CoreDataError(.coreData, """
                 The typed predicate tests the members of something other than a to-many relationship; use \
@@ -153,7 +157,8 @@ package struct TypedPredicateConverter {
         }
         let parts = path.split(separator: ".").map(String.init)
         let owner = try entity(at: parts.dropLast().joined(separator: "."), from: entity)
-        guard let relationship = owner.relationshipsByName[parts[parts.count - 1]], relationship.isToMany, let destination = relationship.destination else {
+        guard let relationship = owner.relationshipsByName[parts[parts.count - 1]], relationship.isToMany,
+              let destination = relationship.destination else {
             throw CoreDataError(.coreData, """
                 The typed predicate tests the members of '\(path)', which is not a to-many relationship of \
                 \(owner.name).

@@ -110,7 +110,9 @@ struct ValuePredicateEvaluator {
 
     /// The members of an array or set (not of a string or a dictionary).
     private static func members(_ value: Any??) -> [Any]? {
-        guard let value = value ?? nil, !(value is String), !(value is [String: Any]), !(value is [AnyHashable: Any]), !(value is NSDictionary) else { return nil }
+        guard let value = value ?? nil, !(value is String), !(value is [String: Any]), !(value is [AnyHashable: Any]), !(value is NSDictionary) else {
+            return nil
+        }
         switch value {
         case let array as [Any]: return array
         case let collection as any Collection: return Array(collection) as [Any]

@@ -38,7 +38,8 @@ public final class PersistentHistoryToken: NSObject, NSSecureCoding, Codable, Co
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? PersistentHistoryToken else { return false }
-        return storeIdentifier == other.storeIdentifier && transactionNumber == other.transactionNumber && transactionNumbers == other.transactionNumbers
+        return storeIdentifier == other.storeIdentifier && transactionNumber == other.transactionNumber
+            && transactionNumbers == other.transactionNumbers
     }
 
     public override var hash: Int {
@@ -186,7 +187,8 @@ public final class PersistentHistoryTransaction: Sendable, CustomStringConvertib
     /// The changes (`nil` when the request asked for transactions only).
     public let changes: [PersistentHistoryChange]?
 
-    package init(token: PersistentHistoryToken, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?, changes: [PersistentHistoryChange]?) {
+    package init(token: PersistentHistoryToken, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?,
+                 changes: [PersistentHistoryChange]?) {
         self.token = token
         self.timestamp = timestamp
         self.author = author

@@ -190,7 +190,8 @@ extension PersistentHistoryTransaction {
     }
 
     func with(changes: [PersistentHistoryChange]) -> PersistentHistoryTransaction {
-        PersistentHistoryTransaction(token: token, timestamp: timestamp, author: author, contextName: contextName, processID: processID, bundleID: bundleID, changes: changes)
+        PersistentHistoryTransaction(token: token, timestamp: timestamp, author: author, contextName: contextName, processID: processID,
+                                     bundleID: bundleID, changes: changes)
     }
 }
 

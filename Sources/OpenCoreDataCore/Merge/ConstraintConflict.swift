@@ -22,7 +22,8 @@ public final class ConstraintConflict: @unchecked Sendable, CustomStringConverti
     package var persisted: StoreRow?
 
     /// Makes a constraint conflict.
-    public init(constraint: [String], databaseObject: ManagedObject?, databaseSnapshot: [String: Any]?, conflictingObjects: [ManagedObject], conflictingSnapshots: [[String: Any]]) {
+    public init(constraint: [String], databaseObject: ManagedObject?, databaseSnapshot: [String: Any]?, conflictingObjects: [ManagedObject],
+                conflictingSnapshots: [[String: Any]]) {
         self.constraint = constraint
         let source = databaseSnapshot ?? conflictingSnapshots.first ?? [:]
         self.constraintValues = source.filter { constraint.contains($0.key) }

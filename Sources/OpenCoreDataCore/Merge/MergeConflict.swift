@@ -22,12 +22,14 @@ public final class MergeConflict: @unchecked Sendable, CustomStringConvertible {
     package let persisted: RowSnapshot?
 
     /// Makes a conflict.
-    public convenience init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int) {
+    public convenience init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?,
+                            persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int) {
         self.init(sourceObject: sourceObject, objectSnapshot: objectSnapshot, cachedSnapshot: cachedSnapshot, persistedSnapshot: persistedSnapshot,
                   oldVersionNumber: oldVersionNumber, newVersionNumber: newVersionNumber, persisted: nil)
     }
 
-    package init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?, oldVersionNumber: Int, newVersionNumber: Int, persisted: RowSnapshot?) {
+    package init(sourceObject: ManagedObject, objectSnapshot: [String: Any]?, cachedSnapshot: [String: Any]?, persistedSnapshot: [String: Any]?,
+                 oldVersionNumber: Int, newVersionNumber: Int, persisted: RowSnapshot?) {
         self.persisted = persisted
         self.sourceObject = sourceObject
         self.objectSnapshot = objectSnapshot

@@ -284,7 +284,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         toManyRelationships = relationships.filter(\.isToMany)
         propagatingRelationships = (toOneRelationships + toManyRelationships).filter { $0.deleteRule == .nullify || $0.deleteRule == .cascade }
         denyingRelationships = (toOneRelationships + toManyRelationships).filter { $0.deleteRule == .deny }
-        toOneSlotByName = Dictionary(toOneRelationships.enumerated().map { ($1.name, storedAttributes.count + $0) }, uniquingKeysWith: { first, _ in first })
+        toOneSlotByName = Dictionary(toOneRelationships.enumerated().map { ($1.name, storedAttributes.count + $0) },
+                                     uniquingKeysWith: { first, _ in first })
         toManyIndexByName = Dictionary(toManyRelationships.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         relationshipsByNameCache = relationshipsByName
         valueSlotCount = storedAttributes.count + toOneRelationships.count
@@ -293,7 +294,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         defaultValues = storedAttributes.map(\.storedDefault) + toOneRelationships.map { _ in .null }
         validatedSlots = storedAttributes.indices.filter { slot in
             let a = storedAttributes[slot]
-            return !a.isOptional || a.attributeType.canHoldNaN || a.minimum != nil || a.maximum != nil || a.earliestDate != nil || a.latestDate != nil || a.regularExpression != nil
+            return !a.isOptional || a.attributeType.canHoldNaN || a.minimum != nil || a.maximum != nil || a.earliestDate != nil
+                || a.latestDate != nil || a.regularExpression != nil
         }
         tombstoneAttributes = storedAttributes.filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
         hasRelationshipRules = toOneRelationships.contains { !$0.isOptional }

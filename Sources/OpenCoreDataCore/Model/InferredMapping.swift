@@ -127,12 +127,15 @@ package struct InferredMapping {
         case constant(ManagedValue)
     }
 
-    private static func parse(_ expression: String, for property: PropertyDescription, in entity: EntityDescription, step: String) throws(CoreDataError) -> ValueExpression {
+    private static func parse(_ expression: String, for property: PropertyDescription, in entity: EntityDescription,
+                              step: String) throws(CoreDataError) -> ValueExpression {
         let text = expression.trimmingCharacters(in: .whitespaces)
         if text.hasPrefix("$source.") {
             let path = text.dropFirst("$source.".count).split(separator: ".").map(String.init)
             if path.count == 1 { return .key(path[0]) }
-            if property is AttributeDescription, path.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }) { return .keyPath(path) }
+            if property is AttributeDescription, path.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } }) {
+                return .keyPath(path)
+            }
         }
         if let attribute = property as? AttributeDescription {
             let constant: Any? = switch text {

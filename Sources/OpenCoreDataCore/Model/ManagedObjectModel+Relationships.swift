@@ -54,7 +54,9 @@ extension ManagedObjectModel {
         }
         // Inverses named on one side only are completed on the other.
         for relationship in relationships {
-            guard let name = relationship.inverseName, let source = relationship.entity, let destination = relationship.destinationEntity else { continue }
+            guard let name = relationship.inverseName, let source = relationship.entity, let destination = relationship.destinationEntity else {
+                continue
+            }
             guard let inverse = destination.relationshipsByName[name] else {
                 throw CoreDataError(.coreData, """
                     The inverse '\(name)' of the relationship '\(relationship.name)' on \(source.name) is not \
@@ -89,7 +91,8 @@ extension ManagedObjectModel {
         }
         for relationship in relationships {
             if let name = relationship.inverseName { relationship.frozenInverse = relationship.destinationEntity?.relationshipsByName[name] }
-            if relationship.isToMany, relationship.inverseRelationship?.isToMany ?? true, relationship.isTransient == false, relationship.inverseRelationship == nil {
+            if relationship.isToMany, relationship.inverseRelationship?.isToMany ?? true, relationship.isTransient == false,
+               relationship.inverseRelationship == nil {
                 throw CoreDataError(.coreData, """
                     The to-many relationship '\(relationship.name)' of \(relationship.entity?.name ?? "?") has \
                     no inverse. Declare one (@Relationship(inverse:) or inverseName): stores keep to-many \

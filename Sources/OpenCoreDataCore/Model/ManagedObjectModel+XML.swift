@@ -94,7 +94,8 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
     private var constraints: [[String]] = []
     private var inUniqueness = false
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
         let yes = { (key: String) in attributes[key] == "YES" }
         switch name {
         case "entity":

@@ -172,7 +172,8 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
             guard !entity.name.isEmpty else { throw CoreDataError(.coreData, "An entity has an empty name. Give every entity a name.") }
             // Names become table, column and index names in the store: only plain words may.
             try Self.checkName(entity.name, what: "entity")
-            for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)", leadingUnderscore: true) }
+            for property in entity.properties { try Self.checkName(property.name, what: "property of the entity \(entity.name)",
+                                                                   leadingUnderscore: true) }
             for index in entity.indexes { try Self.checkName(index.name, what: "fetch index of the entity \(entity.name)", leadingUnderscore: true) }
             for case let attribute as AttributeDescription in entity.properties {
                 guard attribute.hasType else {
@@ -245,7 +246,9 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
         func isWordByte(_ byte: UInt8) -> Bool { isLetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F }
         guard let first = bytes.first, isLetter(first) || (leadingUnderscore && first == 0x5F), bytes.allSatisfy(isWordByte) else {
             let shown = name.count > 60 ? String(name.prefix(60)) + "…" : name
-            let rule = leadingUnderscore ? "a letter or an underscore followed by letters, digits and underscores" : "a letter followed by letters, digits and underscores"
+            let rule = leadingUnderscore
+                ? "a letter or an underscore followed by letters, digits and underscores"
+                : "a letter followed by letters, digits and underscores"
             throw CoreDataError(.coreData, "The \(what) is named '\(shown)', which is not a valid name: use \(rule). Rename it in the model.")
         }
     }

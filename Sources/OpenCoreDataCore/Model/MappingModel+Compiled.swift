@@ -39,7 +39,8 @@ extension MappingModel {
             let contents = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
             for url in contents.filter({ $0.pathExtension == "cdm" }).sorted(by: { $0.path < $1.path }) {
                 if let mapping = try? MappingModel(contentsOf: url, sourceModel: sourceModel, destinationModel: destinationModel) {
-                    self.init(name: mapping.name, sourceModel: sourceModel, destinationModel: destinationModel, entityMappings: mapping.entityMappings)
+                    self.init(name: mapping.name, sourceModel: sourceModel, destinationModel: destinationModel,
+                              entityMappings: mapping.entityMappings)
                     return
                 }
             }
@@ -85,9 +86,11 @@ extension MappingModel {
             guard let destination = name("NSDestinationEntityName") else { continue }
             let source = name("NSSourceEntityName")
             let policy = name("NSEntityMigrationPolicyClassName").flatMap { $0 == "NSEntityMigrationPolicy" ? nil : $0 }
-            var mapping = EntityMapping(name: name("NSMappingName"), sourceEntityName: source, destinationEntityName: destination, migrationPolicyClassName: policy)
+            var mapping = EntityMapping(name: name("NSMappingName"), sourceEntityName: source, destinationEntityName: destination,
+                                        migrationPolicyClassName: policy)
             for property in archive.members(entity["NSAttributeMappings"]) + archive.members(entity["NSRelationshipMappings"]) {
-                guard let propertyMapping = archive.object(property), let destinationName = archive.string(propertyMapping["NSDestinationPropertyName"]),
+                guard let propertyMapping = archive.object(property),
+                      let destinationName = archive.string(propertyMapping["NSDestinationPropertyName"]),
                       propertyMapping["NSValueExpression"]?.uid.map({ $0 != 0 }) == true else { continue }
                 mapping.valueExpressions[destinationName] = archive.expressionText(propertyMapping["NSValueExpression"])
             }

@@ -10,7 +10,8 @@ extension MappingModel {
     /// attribute and relationship). Mirrors
     /// `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)`, which apps
     /// migrating step by step use where a version pair has no mapping model of its own.
-    public static func inferredMappingModel(forSourceModel sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws -> MappingModel {
+    public static func inferredMappingModel(forSourceModel sourceModel: ManagedObjectModel,
+                                            destinationModel: ManagedObjectModel) throws -> MappingModel {
         try sourceModel.freeze()
         try destinationModel.freeze()
         let inferred = try InferredMapping(source: sourceModel, destination: destinationModel)

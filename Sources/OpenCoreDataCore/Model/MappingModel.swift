@@ -77,7 +77,9 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
     /// the version names the mapping records.
     public init(contentsOf url: URL, models: URL) throws {
         let file = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
-        let name = url.pathExtension == "xcmappingmodel" ? url.deletingPathExtension().lastPathComponent : url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
+        let name = url.pathExtension == "xcmappingmodel"
+            ? url.deletingPathExtension().lastPathComponent
+            : url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
         self.name = name
         guard let data = try? Data(contentsOf: file) else {
             throw CoreDataError(.coreData, "Could not read the mapping model at \(file.path). Pass an .xcmappingmodel folder.")
@@ -120,7 +122,8 @@ private final class MappingXMLReader: NSObject, XMLParserDelegate {
     private var text = ""
     var model: [String: String] = [:]
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
         switch name {
         case "object":
             if let id = attributes["id"], let type = attributes["type"] { current = (id, Object(type: type)) }

@@ -67,7 +67,8 @@ public struct SecureUnarchiveFromDataTransformer: ValueTransforming {
     /// Read with this library's own bounded archive reader: Foundation's `NSKeyedUnarchiver`
     /// traps on some crafted archives on Linux, and stored bytes may come from anywhere.
     public func reverseTransformedValue(_ data: Data?) -> Any? {
-        guard let data, let archive = try? KeyedArchive(data, workBudget: KeyedArchive.foundationValueBudget(byteCount: data.count)) else { return nil }
+        guard let data, let archive = try? KeyedArchive(data,
+                                                        workBudget: KeyedArchive.foundationValueBudget(byteCount: data.count)) else { return nil }
         return archive.foundationValue()
     }
 

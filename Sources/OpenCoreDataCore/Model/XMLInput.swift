@@ -23,10 +23,13 @@ enum XMLInput {
         while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) {
             index = open + 1
             guard index < bytes.count, bytes[index] == UInt8(ascii: "?") else { continue }
-            let name = bytes[(index + 1)...].prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\t") }
+            let name = bytes[(index + 1)...].prefix {
+                $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\t")
+            }
             let rest = bytes[(index + 1 + name.count)...]
             let declaration = rest.prefix { $0 != UInt8(ascii: "?") }
-            let isDeclaration = Array(name) == Array("xml".utf8) && rest.first.map { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") } == true
+            let isDeclaration = Array(name) == Array("xml".utf8)
+                && rest.first.map { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") } == true
                 && String(decoding: declaration, as: UTF8.self).contains("version")
             guard isDeclaration, open == bytes.startIndex || bytes[..<open].allSatisfy({ $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }) else {
                 throw CoreDataError(.coreData, """

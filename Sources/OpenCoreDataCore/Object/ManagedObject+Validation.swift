@@ -27,7 +27,8 @@ extension ManagedObject {
         var errors: [CoreDataError] = []
         func fail(_ code: CoreDataError.Code, _ property: PropertyDescription, _ message: String) {
             let kind = property is RelationshipDescription ? "relationship" : "attribute"
-            errors.append(CoreDataError(code, "The \(kind) '\(property.name)' of \(entity.name) \(objectID) \(message)", key: property.name, affectedObjectIDs: [objectID]))
+            errors.append(CoreDataError(code, "The \(kind) '\(property.name)' of \(entity.name) \(objectID) \(message)", key: property.name,
+                                        affectedObjectIDs: [objectID]))
         }
         for slot in entity.validatedSlots {
             let attribute = entity.storedAttributes[slot]
@@ -36,11 +37,13 @@ extension ManagedObject {
         guard entity.hasRelationshipRules else { return errors }
         for (offset, relationship) in entity.toOneRelationships.enumerated() where !relationship.isOptional {
             if values[entity.storedAttributes.count + offset].isNull {
-                fail(.validationMissingMandatoryProperty, relationship, "is mandatory and has no destination. Set it before saving, or make it optional.")
+                fail(.validationMissingMandatoryProperty, relationship,
+                     "is mandatory and has no destination. Set it before saving, or make it optional.")
             }
         }
         if let context = managedObjectContext {
-            for relationship in entity.toManyRelationships where relationship.minCount > 0 || relationship.upperBound != nil || !relationship.isOptional {
+            for relationship in entity.toManyRelationships
+                where relationship.minCount > 0 || relationship.upperBound != nil || !relationship.isOptional {
                 let count = ((try? context.members(of: self, relationship)) ?? []).count
                 let name = relationship
                 if count == 0 && !relationship.isOptional {
@@ -138,17 +141,27 @@ extension AttributeDescription {
         var violations: [(CoreDataError.Code, String)] = []
         switch value {
         case .null:
-            if !isOptional { violations.append((.validationMissingMandatoryProperty, "is mandatory and has no value. Set it before saving, or make it optional.")) }
+            if !isOptional { violations.append((.validationMissingMandatoryProperty,
+                                                "is mandatory and has no value. Set it before saving, or make it optional.")) }
         case .string(let text):
             let length = Double(text.count)
-            if let maximum, length > maximum { violations.append((.validationStringTooLong, "is \(text.count) characters long; at most \(Int(exactly: maximum) ?? Int.max) are allowed.")) }
-            if let minimum, length < minimum { violations.append((.validationStringTooShort, "is \(text.count) characters long; at least \(Int(exactly: minimum) ?? Int.max) are needed.")) }
+            if let maximum, length > maximum {
+                violations.append((.validationStringTooLong,
+                                   "is \(text.count) characters long; at most \(Int(exactly: maximum) ?? Int.max) are allowed."))
+            }
+            if let minimum, length < minimum {
+                violations.append((.validationStringTooShort,
+                                   "is \(text.count) characters long; at least \(Int(exactly: minimum) ?? Int.max) are needed."))
+            }
             if let regularExpression, !StringMatching.evaluate(.matches, options: [], value: text, pattern: regularExpression) {
                 violations.append((.validationStringPatternMatching, "(\"\(text)\") does not match the pattern \(regularExpression)."))
             }
         case .date(let date):
-            if let latestDate, date > latestDate { violations.append((.validationDateTooLate, "(\(date)) is after the latest allowed date, \(latestDate).")) }
-            if let earliestDate, date < earliestDate { violations.append((.validationDateTooSoon, "(\(date)) is before the earliest allowed date, \(earliestDate).")) }
+            if let latestDate, date > latestDate { violations.append((.validationDateTooLate,
+                                                                      "(\(date)) is after the latest allowed date, \(latestDate).")) }
+            if let earliestDate, date < earliestDate {
+                violations.append((.validationDateTooSoon, "(\(date)) is before the earliest allowed date, \(earliestDate)."))
+            }
         case let value:
             guard let number = value.numericValue else { break }
             if let maximum, number > maximum { violations.append((.validationNumberTooLarge, "(\(number)) is above the maximum, \(maximum).")) }

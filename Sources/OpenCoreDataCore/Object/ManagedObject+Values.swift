@@ -7,7 +7,8 @@ extension ManagedObject {
     /// position among the class's attributes (`index`), a hint checked against `key`; the value
     /// is `defaultValue` when the store holds `nil` for a non-optional property.
     @inlinable
-    public func managedAttributeValue<T: ManagedAttributeValue>(forKey key: String, index: Int = -1, default defaultValue: @autoclosure () -> T) -> T {
+    public func managedAttributeValue<T: ManagedAttributeValue>(forKey key: String, index: Int = -1,
+                                                                default defaultValue: @autoclosure () -> T) -> T {
         T(managedValue: readValue(slot: slot(forKey: key, hint: index))) ?? defaultValue()
     }
 
@@ -47,7 +48,9 @@ extension ManagedObject {
         do {
             return try validatedValue(forKey: key)
         } catch {
-            if entity.slotByName[key] == nil, entity.allProperties.contains(where: { $0.name == key && $0 is FetchedPropertyDescription }) { return nil }
+            if entity.slotByName[key] == nil, entity.allProperties.contains(where: { $0.name == key && $0 is FetchedPropertyDescription }) {
+                return nil
+            }
             preconditionFailure(error.description)
         }
     }

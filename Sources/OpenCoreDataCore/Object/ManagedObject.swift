@@ -133,7 +133,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Made by contexts for objects read from a store.
-    package static func materialize(entity: EntityDescription, id: ManagedObjectID, context: ManagedObjectContext, snapshot: RowSnapshot?) -> ManagedObject {
+    package static func materialize(entity: EntityDescription, id: ManagedObjectID, context: ManagedObjectContext,
+                                    snapshot: RowSnapshot?) -> ManagedObject {
         let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
         object.objectID = id
         object.managedObjectContext = context

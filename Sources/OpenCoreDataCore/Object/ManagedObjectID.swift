@@ -88,7 +88,8 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { uriRepresentation().absoluteString }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.rawKey == rhs.rawKey && lhs.storeNumber == rhs.storeNumber && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity)
+        lhs.rawKey == rhs.rawKey && lhs.storeNumber == rhs.storeNumber
+            && (lhs.entity === rhs.entity || lhs.entity.rootEntity === rhs.entity.rootEntity)
     }
 
     // The key alone: IDs of different entities rarely share one, and one combine is cheaper.

@@ -77,7 +77,8 @@ extension FetchedResultsControllerDelegate {
     public func controllerDidChangeContent(_ controller: FetchedResultsController<any FetchRequestResult>) {
         controllerDidChangeContent(controller.shownController)
     }
-    public func controller(_ controller: FetchedResultsController<any FetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String? {
+    public func controller(_ controller: FetchedResultsController<any FetchRequestResult>,
+                           sectionIndexTitleForSectionName sectionName: String) -> String? {
         self.controller(controller.shownController, sectionIndexTitleForSectionName: sectionName)
     }
 }

@@ -278,7 +278,8 @@ package final class LiveResults: GraphObserver {
                 current = destination
                 continue
             }
-            guard index == keys.count - 1, current.attributesByName[key] != nil || current.relationshipsByName[key].map({ !$0.isToMany }) == true else {
+            guard index == keys.count - 1,
+                  current.attributesByName[key] != nil || current.relationshipsByName[key].map({ !$0.isToMany }) == true else {
                 throw CoreDataError(.coreData, """
                     The section name key path '\(keys.joined(separator: "."))' does not name an attribute of \
                     \(entity.name) (or of a to-one destination): '\(key)' is not one of \(current.name)'s.

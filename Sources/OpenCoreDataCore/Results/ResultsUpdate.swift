@@ -65,7 +65,8 @@ package struct ResultsUpdate {
                 let before = scan
                 scan += 1
                 if before < lastKept {
-                    objectChanges.append(.move(entry.object, from: Self.indexPath(before, in: oldSections), to: Self.indexPath(index, in: newSections)))
+                    objectChanges.append(.move(entry.object, from: Self.indexPath(before, in: oldSections),
+                                               to: Self.indexPath(index, in: newSections)))
                 } else {
                     lastKept = before
                 }
@@ -84,7 +85,8 @@ package struct ResultsUpdate {
             } else {
                 lastKept = before
                 if updated.contains(id) {
-                    objectChanges.append(.update(entry.object, at: Self.indexPath(before, in: oldSections), now: Self.indexPath(index, in: newSections)))
+                    objectChanges.append(.update(entry.object, at: Self.indexPath(before, in: oldSections),
+                                                 now: Self.indexPath(index, in: newSections)))
                 }
             }
         }

@@ -112,7 +112,9 @@ package final class InMemoryStore: StoreEngine {
     private static func related(_ relationship: RelationshipDescription, of primaryKey: Int64, in state: State, store: UInt32) -> [ManagedObjectID] {
         guard let destination = relationship.destinationEntity else { return [] }
         let table = state.tables[destination.rootEntity.name]?.rows ?? [:]
-        return relatedKeys(relationship, of: primaryKey, in: state).compactMap { key in table[key].map { .permanent($0.entity, storeNumber: store, primaryKey: key) } }
+        return relatedKeys(relationship, of: primaryKey, in: state).compactMap { key in
+            table[key].map { .permanent($0.entity, storeNumber: store, primaryKey: key) }
+        }
     }
 
     /// The keys of a to-many's destinations of a row, in member order.
@@ -197,7 +199,8 @@ package final class InMemoryStore: StoreEngine {
                             if let target = row.entity.valueSlot(named: name) { updated[target] = values[slot] }
                         }
                     }
-                    table.rows[existing] = StoreRow(entity: row.entity, primaryKey: existing, snapshot: RowSnapshot(values: updated, version: row.snapshot.version + 1))
+                    table.rows[existing] = StoreRow(entity: row.entity, primaryKey: existing,
+                                                    snapshot: RowSnapshot(values: updated, version: row.snapshot.version + 1))
                     keys.append(existing)
                     kinds.append(.update)
                     continue
@@ -216,7 +219,8 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome {
+    package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,
+                             author: HistoryAuthor) throws -> BatchOutcome {
         defer { notifyChange() }
         let keys = try matching(request).map(\.primaryKey)
         return try state.withLock { state in
@@ -312,10 +316,12 @@ package final class InMemoryStore: StoreEngine {
         var records: [HistoryChangeRecord] = []
         for change in changes {
             state.lastChange += 1
-            records.append(HistoryChangeRecord(changeID: state.lastChange, changeType: change.type.rawValue, entity: change.entity, primaryKey: change.primaryKey,
+            records.append(HistoryChangeRecord(changeID: state.lastChange, changeType: change.type.rawValue, entity: change.entity,
+                                               primaryKey: change.primaryKey,
                                                updatedNames: change.updatedNames, tombstone: tombstone(change)))
         }
-        state.history.append(HistoryTransactionRecord(number: state.lastTransaction, timestamp: Date(), author: author.author, contextName: author.contextName,
+        state.history.append(HistoryTransactionRecord(number: state.lastTransaction, timestamp: Date(), author: author.author,
+                                                      contextName: author.contextName,
                                                       processID: author.processID, bundleID: author.bundleID, changes: records))
     }
 
@@ -403,7 +409,8 @@ package final class InMemoryStore: StoreEngine {
             guard entityMatches else { return false }
             guard let predicate = request.predicate else { return true }
             let id = ManagedObjectID.permanent(row.entity, storeNumber: storeNumber, primaryKey: row.primaryKey)
-            return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity), primaryKey: row.primaryKey, id: id, graph: graph))
+            return predicate.evaluate(EvaluationSubject(values: request.entity.adapt(row.snapshot.values, from: row.entity),
+                                                        primaryKey: row.primaryKey, id: id, graph: graph))
         }
     }
 

@@ -41,7 +41,8 @@ struct PartialCommits {
 
     /// `parts` without what their stores committed in an earlier failed save of `context`; parts
     /// left with nothing to write are dropped.
-    mutating func remainder(of parts: [(PersistentStore, StoreSaveRequest)], from context: AnyObject?) throws -> [(PersistentStore, StoreSaveRequest)] {
+    mutating func remainder(of parts: [(PersistentStore, StoreSaveRequest)],
+                            from context: AnyObject?) throws -> [(PersistentStore, StoreSaveRequest)] {
         entries.removeAll { $0.context == nil }
         guard let context, entries.contains(where: { $0.context === context }) else { return parts }
         return try parts.compactMap { store, request in

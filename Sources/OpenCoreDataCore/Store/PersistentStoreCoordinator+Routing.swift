@@ -22,7 +22,9 @@ extension PersistentStoreCoordinator {
 
     /// The entities a configuration names (`nil`: all); throws for a name the model lacks.
     func entityNames(ofConfiguration name: String?) throws(CoreDataError) -> Set<String>? {
-        guard let name, name != Self.defaultConfigurationName, name != "Default" || managedObjectModel.configurations["Default"] != nil else { return nil }
+        guard let name, name != Self.defaultConfigurationName, name != "Default" || managedObjectModel.configurations["Default"] != nil else {
+            return nil
+        }
         guard let names = managedObjectModel.configurations[name] else {
             let known = managedObjectModel.configurations.keys.sorted()
             throw CoreDataError(.persistentStoreOpen, """

@@ -278,7 +278,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             if let index = roots.firstIndex(where: { $0.root === root }) { roots[index].count += 1 } else { roots.append((root, 1, 0)) }
         }
         for index in roots.indices {
-            do { roots[index].next = try store.engine.allocatePrimaryKeys(root: roots[index].root, count: roots[index].count) } catch { throw Self.wrap(error) }
+            do { roots[index].next = try store.engine.allocatePrimaryKeys(root: roots[index].root, count: roots[index].count) } catch {
+                throw Self.wrap(error)
+            }
         }
         let number = store.number
         for entity in entities {
@@ -384,7 +386,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Runs a batch operation on `stores` (default: each store that holds the entity; one
     /// transaction each), in commit order with saves, and drops the affected rows from the row
     /// cache (all of the entity's rows when the keys are unknown).
-    package func batch(_ entity: EntityDescription, in stores: [PersistentStore]? = nil, _ operation: (PersistentStore) throws -> BatchOutcome) throws -> [(PersistentStore, BatchOutcome)] {
+    package func batch(_ entity: EntityDescription, in stores: [PersistentStore]? = nil,
+                       _ operation: (PersistentStore) throws -> BatchOutcome) throws -> [(PersistentStore, BatchOutcome)] {
         let stores = try stores ?? self.stores(holding: entity)
         var outcomes: [(PersistentStore, BatchOutcome)] = []
         for store in stores {

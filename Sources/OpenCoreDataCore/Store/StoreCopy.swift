@@ -42,7 +42,8 @@ package enum StoreCopy {
                 var rows: [StoreRow] = []
                 // Keys bound 500 to a statement (under SQLite builds limited to 999 variables).
                 for chunk in stride(from: start, to: min(start + batch, keys.count), by: 500) {
-                    rows += try source.fetch(StoreFetchRequest(entity: root, predicate: .primaryKeyIn(Array(keys[chunk..<min(chunk + 500, keys.count)]))))
+                    rows += try source.fetch(StoreFetchRequest(entity: root,
+                                                               predicate: .primaryKeyIn(Array(keys[chunk..<min(chunk + 500, keys.count)]))))
                 }
                 try copy(rows, from: source, to: destination)
             }
@@ -79,11 +80,14 @@ package enum StoreCopy {
         var request = StoreSaveRequest()
         request.recordsHistory = false
         for (entity, keys) in Dictionary(grouping: rows, by: { ObjectIdentifier($0.entity) }).values.map({ ($0[0].entity, $0.map(\.primaryKey)) }) {
-            for relationship in entity.toManyRelationships where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
+            for relationship in entity.toManyRelationships
+                where !relationship.isTransient && (relationship.isOrdered || relationship.inverseRelationship?.isToMany == true) {
                 let members = try source.fetchRelated(relationship, of: keys)
                 if relationship.inverseRelationship?.isToMany == true {
                     request.joins += members.compactMap { pair in
-                        pair.member.primaryKey.map { StoreSaveRequest.JoinChange(relationship: relationship, source: pair.source, destination: $0, isInsert: true) }
+                        pair.member.primaryKey.map {
+                            StoreSaveRequest.JoinChange(relationship: relationship, source: pair.source, destination: $0, isInsert: true)
+                        }
                     }
                 }
                 if relationship.isOrdered {

@@ -66,7 +66,8 @@ package protocol StoreWriting: AnyObject, Sendable {
     func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64]
     /// Sets slots of every row the request selects (bumping `Z_OPT`); returns how many, and their
     /// keys when asked (reading them back costs time).
-    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome
+    func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,
+                     author: HistoryAuthor) throws -> BatchOutcome
     /// Deletes every row the request selects; returns how many, and their keys when asked.
     func batchDelete(_ request: StoreFetchRequest, returningKeys: Bool, author: HistoryAuthor) throws -> BatchOutcome
 

@@ -11,7 +11,8 @@ package struct StoreHistoryChange: Sendable {
     /// unknown.
     package var values: [ManagedValue]?
 
-    package init(type: PersistentHistoryChange.ChangeType, entity: EntityDescription, primaryKey: Int64, changedSlots: [Int]? = nil, values: [ManagedValue]? = nil) {
+    package init(type: PersistentHistoryChange.ChangeType, entity: EntityDescription, primaryKey: Int64, changedSlots: [Int]? = nil,
+                 values: [ManagedValue]? = nil) {
         self.type = type
         self.entity = entity
         self.primaryKey = primaryKey
@@ -47,6 +48,7 @@ package struct StoreHistoryChange: Sendable {
             for (name, value) in tombstone { if let slot = entity.slotByName[name], slot < slots.count { slots[slot] = value } }
             values = slots
         }
-        self.init(type: type, entity: entity, primaryKey: record.primaryKey, changedSlots: record.updatedNames.map { entity.changedSlots(ofNames: $0) }, values: values)
+        self.init(type: type, entity: entity, primaryKey: record.primaryKey,
+                  changedSlots: record.updatedNames.map { entity.changedSlots(ofNames: $0) }, values: values)
     }
 }

@@ -57,7 +57,8 @@ public struct StoreInspection: Sendable {
     public var history: History?
 
     /// Everything inspection reports, for other store types (the PostgreSQL store's).
-    package init(url: URL, metadata: [String: any Sendable], entities: [Entity], tables: [(name: String, rowCount: Int)], hasModelCache: Bool, history: History?) {
+    package init(url: URL, metadata: [String: any Sendable], entities: [Entity], tables: [(name: String, rowCount: Int)], hasModelCache: Bool,
+                 history: History?) {
         self.url = url
         self.metadata = metadata
         self.entities = entities
@@ -68,7 +69,8 @@ public struct StoreInspection: Sendable {
 
     /// The entities of `Z_PRIMARYKEY`'s rows, with the rows each has in its root entity's table
     /// (`rowCount(table, number)`, for tables in `tables`).
-    package static func entities(_ rows: [(number: Int, name: String, parent: Int)], tables: Set<String>, rowCount: (String, Int) throws -> Int) rethrows -> [Entity] {
+    package static func entities(_ rows: [(number: Int, name: String, parent: Int)], tables: Set<String>,
+                                 rowCount: (String, Int) throws -> Int) rethrows -> [Entity] {
         let byNumber = Dictionary(rows.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
         return try rows.map { row in
             // Up to the root entity, whose table holds the row; a damaged or crafted file may

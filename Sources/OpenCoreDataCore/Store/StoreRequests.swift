@@ -243,7 +243,8 @@ package enum StoreSaveOutcome: Sendable {
     /// outcome is ``committed``, rolled back when it is not or when `body` (or the commit) throws
     /// — a failed rollback then leaves the first error to the caller. The one way a store's
     /// save transaction ends.
-    package static func settling(commit: () throws -> Void, rollback: () throws -> Void, _ body: () throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
+    package static func settling(commit: () throws -> Void, rollback: () throws -> Void,
+                                 _ body: () throws -> StoreSaveOutcome) throws -> StoreSaveOutcome {
         do {
             let outcome = try body()
             if case .committed = outcome { try commit() } else { try rollback() }
@@ -299,7 +300,8 @@ package struct HistoryChangeRecord: Sendable {
     package var updatedNames: Set<String>?
     package var tombstone: [String: ManagedValue]?
 
-    package init(changeID: Int64, changeType: Int, entity: EntityDescription, primaryKey: Int64, updatedNames: Set<String>?, tombstone: [String: ManagedValue]?) {
+    package init(changeID: Int64, changeType: Int, entity: EntityDescription, primaryKey: Int64, updatedNames: Set<String>?,
+                 tombstone: [String: ManagedValue]?) {
         self.changeID = changeID
         self.changeType = changeType
         self.entity = entity
@@ -319,7 +321,8 @@ package struct HistoryTransactionRecord: Sendable {
     package var bundleID: String?
     package var changes: [HistoryChangeRecord]
 
-    package init(number: Int64, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?, changes: [HistoryChangeRecord]) {
+    package init(number: Int64, timestamp: Date, author: String?, contextName: String?, processID: String?, bundleID: String?,
+                 changes: [HistoryChangeRecord]) {
         self.number = number
         self.timestamp = timestamp
         self.author = author
@@ -346,7 +349,9 @@ extension EntityDescription {
     package func changedSlots(ofNames names: Set<String>) -> [Int] {
         var slots: [Int] = []
         for (index, attribute) in storedAttributes.enumerated() where names.contains(attribute.name) { slots.append(index) }
-        for (index, relationship) in toOneRelationships.enumerated() where names.contains(relationship.name) { slots.append(storedAttributes.count + index) }
+        for (index, relationship) in toOneRelationships.enumerated() where names.contains(relationship.name) {
+            slots.append(storedAttributes.count + index)
+        }
         for (index, relationship) in toManyRelationships.enumerated() where names.contains(relationship.name) { slots.append(valueSlotCount + index) }
         return slots
     }

@@ -59,7 +59,8 @@ package enum StoreSaveRules {
     ///    one history transaction of the inserts, updates and rows this save deleted;
     /// 4. `beforeCommit` is asked last, with everything written and checked: `false` answers
     ///    ``StoreSaveOutcome/withdrawn`` (the engine rolls back).
-    package static func apply<Transaction: StoreSaveTransaction>(_ request: StoreSaveRequest, to transaction: inout Transaction, recordingHistory: Bool,
+    package static func apply<Transaction: StoreSaveTransaction>(_ request: StoreSaveRequest, to transaction: inout Transaction,
+                                                                 recordingHistory: Bool,
                                                                   beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         var conflicts: [StoreConflict] = []
         for (update, written) in zip(request.updates, try transaction.write(request.updates)) where !written {
@@ -71,7 +72,8 @@ package enum StoreSaveRules {
             if deleted {
                 removed.append(delete)
             } else if let current = try transaction.currentRow(entity: delete.entity, primaryKey: delete.primaryKey) {
-                conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion, current: current))
+                conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion,
+                                               current: current))
             }
         }
         guard conflicts.isEmpty else { return .conflicts(conflicts) }
@@ -80,7 +82,8 @@ package enum StoreSaveRules {
         try transaction.writeOrders(request.orders)
         if recordingHistory && request.recordsHistory {
             let changes = request.inserts.map { StoreHistoryChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
-                + request.updates.map { StoreHistoryChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey, changedSlots: $0.changedSlots) }
+                + request.updates.map { StoreHistoryChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey,
+                                                           changedSlots: $0.changedSlots) }
                 + removed.map { StoreHistoryChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
             if !changes.isEmpty { try transaction.recordHistory(author: request.author, changes: changes) }
         }

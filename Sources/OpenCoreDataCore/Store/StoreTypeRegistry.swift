@@ -31,7 +31,8 @@ package enum StoreTypeRegistry {
     /// migratable when a `migrator` is given.
     package static func register(_ type: PersistentStore.StoreType, opener: @escaping Opener, migrator: Migrator? = nil, publisher: Publisher? = nil,
                                  metadataReader: MetadataReader? = nil) {
-        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator, publisher: publisher, metadataReader: metadataReader) }
+        registrations.withLock { $0[type.rawValue] = Registration(opener: opener, migrator: migrator, publisher: publisher,
+                                                                  metadataReader: metadataReader) }
     }
 
     /// How the metadata of a registered type's store is read without adding it, or `nil`.

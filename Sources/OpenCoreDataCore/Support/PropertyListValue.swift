@@ -13,7 +13,8 @@ package func sendablePropertyListValue(_ value: Any) -> (any Sendable)? {
     case let v as Date: v
     case let v as [Any]: v.compactMap { sendablePropertyListValue($0) }
     case let v as [AnyHashable: Any]:
-        Dictionary(v.compactMap { key, value in (key as? String).flatMap { k in sendablePropertyListValue(value).map { (k, $0) } } }, uniquingKeysWith: { a, _ in a })
+        Dictionary(v.compactMap { key, value in (key as? String).flatMap { k in sendablePropertyListValue(value).map { (k, $0) } } },
+                   uniquingKeysWith: { a, _ in a })
     default: nil
     }
 }

@@ -20,7 +20,8 @@ struct MigrationRowWriter {
     /// Per stored attribute of the new entity, in slot order.
     let attributeSources: [AttributeSource]
 
-    init(entity: EntityDescription, layout: RelationalLayout, from sourceEntity: EntityDescription, layout sourceLayout: RelationalLayout, mapping: InferredMapping) throws {
+    init(entity: EntityDescription, layout: RelationalLayout, from sourceEntity: EntityDescription, layout sourceLayout: RelationalLayout,
+         mapping: InferredMapping) throws {
         let sourceMapping = try sourceLayout.mapping(for: sourceEntity)
         attributeSources = entity.storedAttributes.map { attribute in
             switch mapping.source(of: attribute, in: entity) {

@@ -7,11 +7,14 @@ extension RelationalMigrator {
     func copyJoinTables() throws {
         var done = Set<String>()
         for entity in mapping.destination.entities {
-            for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription }) where relationship.isToMany && !relationship.isTransient {
+            for relationship in entity.properties.compactMap({ $0 as? RelationshipDescription })
+                where relationship.isToMany && !relationship.isTransient {
                 guard case .joinTable(let table, let own, let other, let order, _) = try targetLayout.storage(of: relationship),
                       done.insert(table).inserted else { continue }
                 var inverseOrder: String?
-                if let inverse = relationship.inverseRelationship, case .joinTable(_, _, _, let column, _) = try targetLayout.storage(of: inverse) { inverseOrder = column }
+                if let inverse = relationship.inverseRelationship, case .joinTable(_, _, _, let column, _) = try targetLayout.storage(of: inverse) {
+                    inverseOrder = column
+                }
                 let columns = [own, other] + [order, inverseOrder].compactMap { $0 }
                 var insert = try sessions.inserter(into: table, columns: columns, orIgnore: true)
                 for kind in mapping.destination.entities where kind.isKindOf(entity: entity) {
@@ -37,7 +40,8 @@ extension RelationalMigrator {
     /// The new keys and entities of the objects `relationship` (of the new model, on an object of
     /// `entity`) holds for the row `owner`, in order: from the old relationship it maps from, or
     /// (when only the other side existed) from the old inverse.
-    func members(of relationship: RelationshipDescription, in entity: EntityDescription, owner: (table: String, key: Int64)) throws -> [(key: Int64, entity: EntityDescription)] {
+    func members(of relationship: RelationshipDescription, in entity: EntityDescription,
+                 owner: (table: String, key: Int64)) throws -> [(key: Int64, entity: EntityDescription)] {
         let wanted = relationship.destinationEntity
         var found: [(table: String, key: Int64)] = []
         if let old = mapping.sourceProperty(of: relationship, in: entity) as? RelationshipDescription, let destination = old.destinationEntity {
@@ -56,7 +60,8 @@ extension RelationalMigrator {
 
     /// The value at the end of a key path from an old row (`continent.numericISO3166Code`):
     /// to-one relationships of the old model, then an attribute; nil where a step is empty.
-    func follow(_ path: [String], from entity: EntityDescription, row: (table: String, key: Int64), to attribute: AttributeDescription) throws -> ManagedValue {
+    func follow(_ path: [String], from entity: EntityDescription, row: (table: String, key: Int64),
+                to attribute: AttributeDescription) throws -> ManagedValue {
         var entity = entity, key = row.key
         for step in path.dropLast() {
             guard let relationship = entity.relationshipsByName[step], !relationship.isToMany, let destination = relationship.destinationEntity else {
@@ -86,7 +91,8 @@ extension RelationalMigrator {
 
     /// The position of `member` among the members `inverse` (an ordered to-many of the new
     /// model) holds for `owner`.
-    func position(of member: (table: String, key: Int64), in inverse: RelationshipDescription?, owner: (key: Int64, entity: EntityDescription)?) throws -> Int? {
+    func position(of member: (table: String, key: Int64), in inverse: RelationshipDescription?,
+                  owner: (key: Int64, entity: EntityDescription)?) throws -> Int? {
         guard let inverse, let owner, let moved = keys[member.table]?[member.key] else { return nil }
         if let known = positions[ObjectIdentifier(inverse)]?[owner.key] { return known[moved.key] }
         guard let ownerRow = origins[ObjectIdentifier(owner.entity)]?[owner.key] else { return nil }

@@ -36,7 +36,8 @@ struct Migrator {
         attach.finalize()
         let sourceLayout = RelationalLayout(model: mapping.source, entityNumbers: try SQLiteStore.storedEntityNumbers(source, model: mapping.source))
         let targetLayout = RelationalLayout(model: mapping.destination,
-                                            entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a }))
+                                            entityNumbers: Dictionary(mapping.destination.entities.map { ($0.name, $0.entityNumber) },
+                                                                      uniquingKeysWith: { a, _ in a }))
         let migrator = RelationalMigrator(sessions: SQLiteMigrationSessions(source: source, target: target), mapping: mapping,
                                           storeName: url.lastPathComponent, sourceLayout: sourceLayout, targetLayout: targetLayout, progress: progress)
         // Deferred: `BEGIN IMMEDIATE` would ask for the live file's write lock, which `run()` holds.

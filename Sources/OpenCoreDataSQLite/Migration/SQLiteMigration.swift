@@ -28,9 +28,11 @@ package enum SQLiteMigration {
             guard stored != model.entityVersionHashesByName else { return false }
             cached = try SQLiteModelCache.archive(in: db).flatMap { try? ManagedObjectModel(archive: $0) }
         }
-        let (source, mappingModel) = try MigrationSourceModel.find(for: "The store at \(url.path)", hashes: stored, cached: cached, destination: model, options: options)
+        let (source, mappingModel) = try MigrationSourceModel.find(for: "The store at \(url.path)", hashes: stored, cached: cached,
+                                                                   destination: model, options: options)
         let mapping = try InferredMapping(source: source, destination: model, mappingModel: mappingModel)
         let progress = options[MigrationProgressHandlerOption] as? @Sendable (MigrationProgress) -> Void
-        return try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options), progress: progress).run()
+        return try Migrator(url: url, mapping: mapping, tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options),
+                            progress: progress).run()
     }
 }

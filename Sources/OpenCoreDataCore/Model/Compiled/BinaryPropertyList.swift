@@ -162,7 +162,9 @@ package struct BinaryPropertyListReader {
             // 16-byte integers hold a 64-bit value in their low half: unsigned when the high half
             // is zero (Foundation's `UInt64` values above `Int64.max`), the low half otherwise.
             let lowHalf = Self.bits(bytes, position + 8, 8)
-            return Self.bits(bytes, position, 8) == 0 && lowHalf > UInt64(Int64.max) ? .unsignedInteger(lowHalf) : .integer(Int64(bitPattern: lowHalf))
+            return Self.bits(bytes, position, 8) == 0 && lowHalf > UInt64(Int64.max)
+                ? .unsignedInteger(lowHalf)
+                : .integer(Int64(bitPattern: lowHalf))
         case 0x2:
             guard low == 2 || low == 3 else { throw Self.malformed("a real is neither 4 nor 8 bytes") }
             let size = 1 << low
@@ -232,7 +234,9 @@ package struct BinaryPropertyListReader {
     }
 
     private func need(_ position: Int, _ count: Int) throws(CoreDataError) {
-        guard count >= 0, position <= bytes.count - 32, count <= bytes.count - 32 - position else { throw Self.malformed("an object runs past the end") }
+        guard count >= 0, position <= bytes.count - 32, count <= bytes.count - 32 - position else {
+            throw Self.malformed("an object runs past the end")
+        }
     }
 
     /// A big-endian number of `size` ≤ 8 bytes as bits.

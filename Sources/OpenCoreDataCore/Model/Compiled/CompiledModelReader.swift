@@ -141,7 +141,8 @@ package struct CompiledModelReader {
                 guard let descriptor = archive.object(.uid(index)), let key = archive.string(descriptor["NSKey"]) else { return nil }
                 return (key, descriptor["NSAscending"]?.bool ?? true)
             }
-            property = FetchedPropertyDescription(name: name, entityName: target, predicate: archive.predicateText(request?["NSPredicate"]), sortKeys: sortKeys)
+            property = FetchedPropertyDescription(name: name, entityName: target, predicate: archive.predicateText(request?["NSPredicate"]),
+                                                  sortKeys: sortKeys)
         } else {
             unsupported.append("\(entityName).\(name): \(archived.className), left out")
             return nil

@@ -45,7 +45,8 @@ package struct CompiledModelWriter {
         if !model.configurations.isEmpty {
             let byName = model.entitiesByName
             fields["NSConfigurations"] = dictionary(model.configurations.sorted { $0.key < $1.key }.map { name, members in
-                (name, collection("NSSet", members.compactMap { byName[$0].flatMap { entityIndexes[ObjectIdentifier($0)] }.map(PropertyListValue.uid) }))
+                (name,
+                 collection("NSSet", members.compactMap { byName[$0].flatMap { entityIndexes[ObjectIdentifier($0)] }.map(PropertyListValue.uid) }))
             }, mutable: true)
         }
         set(index, ["NSManagedObjectModel"], fields)
@@ -74,7 +75,10 @@ package struct CompiledModelWriter {
         if !indexes.isEmpty {
             fields["NSFetchIndexDescriptions"] = collection("NSArray", indexes.map { .uid(encode($0, entity: index)) })
             let compound = entity.indexes.filter { $0.elements.count > 1 }
-            if !compound.isEmpty { fields["NSCompoundIndexes"] = collection("NSArray", compound.map { collection("NSArray", $0.elements.map { string($0.propertyName) }) }) }
+            if !compound.isEmpty {
+                fields["NSCompoundIndexes"] = collection("NSArray",
+                                                         compound.map { collection("NSArray", $0.elements.map { string($0.propertyName) }) })
+            }
         }
         set(index, ["NSEntityDescription"], fields)
     }
@@ -93,7 +97,8 @@ package struct CompiledModelWriter {
                 "NSAscending": .bool(element.isAscending), "NSFetchIndexDescription": .uid(description),
             ])
         }
-        set(description, ["NSFetchIndexDescription"], ["NSIndexName": string(index.name), "NSIndexElements": collection("NSArray", elements.map(PropertyListValue.uid)), "NSEntity": .uid(entity)])
+        set(description, ["NSFetchIndexDescription"],
+            ["NSIndexName": string(index.name), "NSIndexElements": collection("NSArray", elements.map(PropertyListValue.uid)), "NSEntity": .uid(entity)])
         return description
     }
 
@@ -133,9 +138,13 @@ package struct CompiledModelWriter {
             classes = ["NSRelationshipDescription", "NSPropertyDescription"]
             if relationship.isOrdered { bits |= 0x400; fields["NSIsOrdered"] = .bool(true) }
             fields["_NSDestinationEntityName"] = string(relationship.destinationEntityName)
-            if let destination = relationship.destinationEntity, let target = entityIndexes[ObjectIdentifier(destination)] { fields["NSDestinationEntity"] = .uid(target) }
+            if let destination = relationship.destinationEntity, let target = entityIndexes[ObjectIdentifier(destination)] {
+                fields["NSDestinationEntity"] = .uid(target)
+            }
             if let inverse = relationship.inverseName { fields["_NSInverseRelationshipName"] = string(inverse) }
-            if let inverse = relationship.inverseRelationship, let target = propertyIndexes[ObjectIdentifier(inverse)] { fields["NSInverseRelationship"] = .uid(target) }
+            if let inverse = relationship.inverseRelationship, let target = propertyIndexes[ObjectIdentifier(inverse)] {
+                fields["NSInverseRelationship"] = .uid(target)
+            }
             fields["NSMinCount"] = .integer(Int64(relationship.minCount))
             fields["NSMaxCount"] = .integer(Int64(relationship.maxCount))
             fields["NSDeleteRule"] = .integer(Int64(relationship.deleteRule.rawValue))
@@ -176,10 +185,13 @@ package struct CompiledModelWriter {
         }
         guard text.hasSuffix(")"), let open = text.firstIndex(of: "("), text[..<open].hasSuffix(":") else { return nil }
         let selector = String(text[..<open])
-        let arguments = text[text.index(after: open)..<text.index(before: text.endIndex)].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let arguments = text[text.index(after: open)..<text.index(before: text.endIndex)].split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         guard !arguments.isEmpty, arguments.allSatisfy({ isKeyPath(Substring($0)) }) else { return nil }
         let archived = arguments.compactMap { expression($0) }
-        let operand = add(["NSConstantValueExpression", "NSExpression"], ["NSExpressionType": .integer(0), "NSConstantValueClassName": string("_NSPredicateUtilities")])
+        let operand = add(["NSConstantValueExpression", "NSExpression"],
+                          ["NSExpressionType": .integer(0), "NSConstantValueClassName": string("_NSPredicateUtilities")])
         return add(["NSFunctionExpression", "NSExpression"], [
             "NSExpressionType": .integer(4), "NSOperand": .uid(operand), "NSSelectorName": string(selector),
             "NSArguments": collection("NSArray", archived.map(PropertyListValue.uid)),
@@ -231,7 +243,8 @@ package struct CompiledModelWriter {
 
     private mutating func dictionary(_ entries: [(String, PropertyListValue)], mutable: Bool = false) -> PropertyListValue {
         let keys = entries.map { string($0.0) }
-        return .uid(add(mutable ? ["NSMutableDictionary", "NSDictionary"] : ["NSDictionary"], ["NS.keys": .array(keys), "NS.objects": .array(entries.map(\.1))]))
+        return .uid(add(mutable ? ["NSMutableDictionary", "NSDictionary"] : ["NSDictionary"],
+                        ["NS.keys": .array(keys), "NS.objects": .array(entries.map(\.1))]))
     }
 
     private mutating func userInfo(_ info: [String: String]) -> PropertyListValue {

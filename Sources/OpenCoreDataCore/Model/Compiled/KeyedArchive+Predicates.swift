@@ -60,7 +60,9 @@ extension KeyedArchive {
         case ("NSSelfExpression", _), (_, 1):
             return "SELF"
         case ("NSConstantValueExpression", _), (_, 0):
-            if let constant = expression["NSConstantValue"] { return object(constant).map { "<\($0.className)>" } ?? value(constant).map(Self.constantText) ?? "nil" }
+            if let constant = expression["NSConstantValue"] {
+                return object(constant).map { "<\($0.className)>" } ?? value(constant).map(Self.constantText) ?? "nil"
+            }
             return string(expression["NSConstantValueClassName"]) ?? "nil"
         case ("NSVariableExpression", _), (_, 2):
             return "$" + (string(expression["NSVariable"]) ?? "")
