@@ -12,10 +12,10 @@ enum BuiltInStoreTypes {
                 throw CoreDataError(.persistentStoreOpen, "An SQLite store needs a file URL; give the store description a url.")
             }
             // Core Data's in-memory SQLite store (`/dev/null`): nothing on disk.
-            if url.namesInMemorySQLiteStore { return InMemoryStore(tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)) }
+            let tracksHistory = PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
+            if url.namesInMemorySQLiteStore { return InMemoryStore(tracksHistory: tracksHistory) }
             return try SQLiteStore(url: url, readOnly: PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options),
-                                   tracksHistory: PersistentStore.isOn(NSPersistentHistoryTrackingKey,
-                                                                       in: options), options: try SQLiteStoreOptions(options: options))
+                                   tracksHistory: tracksHistory, options: try SQLiteStoreOptions(options: options))
         }, migrator: { url, model, options in
             guard let url, !url.namesInMemorySQLiteStore else { return }
             _ = try SQLiteStoreOptions(options: options)    // bad pragmas are refused before anything is migrated

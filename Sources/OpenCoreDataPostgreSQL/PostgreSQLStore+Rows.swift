@@ -48,15 +48,10 @@ extension PostgreSQLStore {
     /// each, not one per row).
     static func insertRows(_ session: PostgreSQLSession, into table: String, columns: [String], entityNumber: Int64,
                            rows: [(key: Int64, values: [ManagedValue])]) throws {
-        let names = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + columns)
-        try eachMultiRowChunk(of: rows, width: 2 + columns.count) { chunk in
-            let tuples = chunk.map { row in
-                var tuple: SQLFragment = "(\(list: [.integer(row.key), .integer(entityNumber)]), 1"
-                if !columns.isEmpty { tuple += ", \(list: row.values)" }
-                return tuple + ")"
-            }
-            try session.execute("INSERT INTO \(identifier: table) (\(names)) VALUES \(SQLFragment.joined(tuples, separator: ", "))")
-        }
+        var inserter = PostgreSQLRowInserter(session: session, table: "\(identifier: table)", columns: ["Z_PK", "Z_ENT", "Z_OPT"] + columns,
+                                             orIgnore: false)
+        for row in rows { try inserter.insert([.integer(row.key), .integer(entityNumber), .integer(1)] + row.values) }
+        try inserter.finish()
     }
 
     /// One row of a `VALUES` list whose values carry their types (`($1::bigint, $2::text, …)`):

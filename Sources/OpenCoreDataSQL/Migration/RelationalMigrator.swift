@@ -121,19 +121,24 @@ package final class RelationalMigrator<Sessions: MigrationSessions> {
                     after = oldKey
                     guard let sourceEntity = sourceLayout.entitiesByNumber[Int(row.key(1))],
                           let (newKey, entity) = tableKeys[oldKey], !copied.contains(ObjectIdentifier(entity)) else { return }
-                    if inserts[ObjectIdentifier(entity)] == nil {
-                        let writer = try MigrationRowWriter(entity: entity, layout: targetLayout, from: sourceEntity, layout: sourceLayout, mapping: mapping)
+                    let id = ObjectIdentifier(entity)
+                    if inserts[id] == nil {
+                        let writer = try MigrationRowWriter(entity: entity, layout: targetLayout, from: sourceEntity, layout: sourceLayout,
+                                                            mapping: mapping)
                         let mapping = try targetLayout.mapping(for: entity)
-                        inserts[ObjectIdentifier(entity)] = (try sessions.inserter(into: mapping.table, columns: writer.columns, orIgnore: false), writer)
+                        inserts[id] = (try sessions.inserter(into: mapping.table, columns: writer.columns, orIgnore: false), writer)
                     }
-                    let values = try rowValues(row, key: newKey, of: entity, from: sourceEntity, table: table.name, writer: inserts[ObjectIdentifier(entity)]!.writer)
-                    try inserts[ObjectIdentifier(entity)]!.inserter.insert(values)
+                    guard let writer = inserts[id]?.writer else { return }
+                    let values = try rowValues(row, key: newKey, of: entity, from: sourceEntity, table: table.name, writer: writer)
+                    try inserts[id]?.inserter.insert(values)       // (in place: the inserter's queued rows are not copied)
                     done += 1
-                    if done % 1000 == 0 || done == totalRows { progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows)) }
+                    if done % 1000 == 0 || done == totalRows {
+                        progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
+                    }
                 }
                 more = read == Self.pageSize
             }
-            for key in inserts.keys { try inserts[key]!.inserter.finish() }
+            for key in inserts.keys { try inserts[key]?.inserter.finish() }
         }
     }
 
