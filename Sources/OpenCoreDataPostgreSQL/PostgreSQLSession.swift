@@ -211,6 +211,27 @@ package final class PostgreSQLSession: Sendable {
 
     /// The first value of every row `statement` returns, as integers (keys): a row whose first
     /// value is not an integer is left out.
+    /// Whether the server is a standby replaying another's write-ahead log (it takes no writes).
+    func isInRecovery() throws -> Bool {
+        if case .bool(true)? = try execute("SELECT pg_is_in_recovery()").rows.first?.first { return true }
+        return false
+    }
+
+    /// How far the server's data reaches in the cluster's write-ahead log (bytes from its start):
+    /// on a standby, what it has replayed; on a primary, what it has written.
+    func walPosition() throws -> UInt64 {
+        let rows = try execute("""
+            SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END - '0/0')::bigint
+            """).rows
+        guard case .integer(let position)? = rows.first?.first else { return 0 }
+        return UInt64(max(position, 0))
+    }
+
+    /// The furthest write-ahead log position this session has seen its server reach (what a
+    /// replica has replayed), so that reads needing no more than it skip the question. Owned by
+    /// this lock.
+    let knownWALPosition = Locked<UInt64>(0)
+
     package func integers(_ statement: SQLFragment) throws -> [Int64] {
         try execute(statement).rows.compactMap { row in
             if case .integer(let value)? = row.first { value } else { nil }

@@ -10,7 +10,22 @@ import OpenCoreDataSQL
 /// pool cannot deadlock on itself; a caller that waits longer than `timeout` for a free session
 /// gets an error (134090) instead of waiting forever.
 final class PostgreSQLSessionPool: Sendable {
+    /// Which servers of the URL a pool connects to.
+    enum Role: Sendable {
+        /// The one that takes writes: the URL's host or, after a failover, the first of its
+        /// `replicas` that does.
+        case primary
+        /// The URL's `replicas`, for reads.
+        case replica
+    }
+
     let url: PostgreSQLStoreURL
+    let role: Role
+    /// The servers this pool may connect to, in the order they are tried.
+    private let candidates: [PostgreSQLStoreURL.Server]
+    /// The index in `candidates` of the server the last connection reached: tried first next
+    /// time. Owned by this lock.
+    private let preferred = Locked(0)
     private let timeout: DispatchTimeInterval
     /// Counts the sessions not lent (idle or not yet connected).
     private let free: DispatchSemaphore
@@ -18,8 +33,10 @@ final class PostgreSQLSessionPool: Sendable {
     /// generations hold a connection of their own. Owned by this lock.
     private let state = Locked<(idle: [PostgreSQLSession], closed: Bool, lent: Int, generations: Int)>(([], false, 0, 0))
 
-    init(url: PostgreSQLStoreURL, timeout: DispatchTimeInterval = .seconds(60)) {
+    init(url: PostgreSQLStoreURL, role: Role = .primary, timeout: DispatchTimeInterval = .seconds(60)) {
         self.url = url
+        self.role = role
+        candidates = role == .primary ? [url.primary] + url.replicas : url.replicas
         self.timeout = timeout
         free = DispatchSemaphore(value: url.poolSize)
     }
@@ -130,16 +147,36 @@ final class PostgreSQLSessionPool: Sendable {
         state.withLock { $0.generations -= 1 }
     }
 
-    /// A new session set to the store's schema.
+    /// A new session set to the store's schema, on the first of the pool's servers that answers
+    /// (starting with the one that answered last); for writing, with replicas named, one that is
+    /// not in recovery — after a failover, the promoted standby. Throws the last server's error
+    /// when none will do.
     func connect() throws -> PostgreSQLSession {
-        let session = try PostgreSQLSession.connect(url)
-        do {
-            try session.execute("SET search_path TO \(quoted: url.schema)" as SQLFragment)
-        } catch {
-            session.close()
-            throw error
+        let first = preferred.withLock { $0 }
+        var failure: (any Error)?
+        for offset in candidates.indices {
+            let index = (first + offset) % candidates.count
+            do {
+                let session = try PostgreSQLSession.connect(url.at(candidates[index]))
+                do {
+                    if role == .primary && candidates.count > 1, try session.isInRecovery() {
+                        throw CoreDataError(.persistentStoreOpen, """
+                            The server \(candidates[index]) of the PostgreSQL store \(url.description) is a standby \
+                            (in recovery) and takes no writes, and no other server named in the URL does.
+                            """)
+                    }
+                    try session.execute("SET search_path TO \(quoted: url.schema)" as SQLFragment)
+                } catch {
+                    session.close()
+                    throw error
+                }
+                if index != first { preferred.withLock { $0 = index } }
+                return session
+            } catch {
+                failure = error
+            }
         }
-        return session
+        throw failure ?? CoreDataError(.persistentStoreOpen, "The PostgreSQL store \(url.description) names no server.")
     }
 
     private func giveBack(_ session: PostgreSQLSession) {

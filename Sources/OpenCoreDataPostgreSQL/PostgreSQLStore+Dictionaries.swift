@@ -12,7 +12,7 @@ extension PostgreSQLStore {
         guard selection.isExact, let query = DictionaryQuery(request, mapping: mapping, condition: selection.condition, dialect: .postgreSQL) else {
             return request.evaluate(try fetch(request.unwindowedFetch).map(\.snapshot.values))
         }
-        let cells = try read { try $0.execute(query.statement).rows }
+        let cells = try read(onReplica: true) { try $0.execute(query.statement).rows }
         let rows = cells.map { row in request.columns.enumerated().map { index, column in Self.attributeValue(row[index], type: column.type) } }
         return request.finish(rows, distinct: query.distinctInSwift, having: query.havingInSwift, window: query.windowInSwift)
     }

@@ -34,7 +34,7 @@ extension PostgreSQLStore {
         if selection.inSwift, request.limit > 0, !Self.sortsInSwift(request) {
             return try fetchWindowInChunks(request, superset: selection, mapping: mapping, layout: layout)
         }
-        let cells = try read { try $0.execute(selection.statement).rows }
+        let cells = try read(onReplica: true) { try $0.execute(selection.statement).rows }
         let rows = try storeRows(cells, request: request, mapping: mapping, layout: layout)
         return selection.inSwift ? try finishInSwift(rows, request) : rows
     }
@@ -51,7 +51,7 @@ extension PostgreSQLStore {
         unwindowed.limit = 0
         unwindowed.offset = 0
         unwindowed.sort = []    // the chunks come in order
-        return try read(inOneSnapshot: true) { session in
+        return try read(inOneSnapshot: true, onReplica: true) { session in
             var matches: [StoreRow] = []
             var read = 0
             var chunk = min(max(100, wanted.addingSaturated(wanted)), 10_000)
@@ -118,7 +118,7 @@ extension PostgreSQLStore {
         let mapping = try layout.mapping(for: request.entity)
         let selection = try select(request, mapping: mapping, layout: layout, columns: "Z_PK")
         if selection.inSwift { return try fetch(request).map(\.primaryKey) }
-        return try read { try $0.integers(selection.statement) }
+        return try read(onReplica: true) { try $0.integers(selection.statement) }
     }
 
     package func count(_ request: StoreFetchRequest) throws -> Int {
@@ -128,7 +128,7 @@ extension PostgreSQLStore {
         let selection = try select(request, mapping: mapping, layout: layout, columns: windowed ? "1" : "COUNT(*)", sorted: false)
         if selection.inSwift { return try fetch(request).count }
         let statement: SQLFragment = windowed ? "SELECT COUNT(*) FROM (\(selection.statement)) AS window_rows" : selection.statement
-        let rows = try read { try $0.execute(statement).rows }
+        let rows = try read(onReplica: true) { try $0.execute(statement).rows }
         guard case .integer(let count)? = rows.first?.first else { return 0 }
         return Int(count)
     }

@@ -66,7 +66,11 @@ extension PostgreSQLStore {
             do {
                 return try pool.withSession { session in
                     try session.execute("BEGIN")
-                    return try StoreSaveOutcome.settling(commit: { committing = true; try session.execute("COMMIT") },
+                    return try StoreSaveOutcome.settling(commit: {
+                        committing = true
+                        try session.execute("COMMIT")
+                        noteCommit(session)
+                    },
                                                          rollback: { try session.execute("ROLLBACK") }) {
                         // The notification is sent first (delivered only if the transaction
                         // commits), so that it adds no round trip while the history number is

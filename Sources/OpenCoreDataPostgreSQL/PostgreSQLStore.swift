@@ -12,6 +12,13 @@ import OpenCoreDataSQL
 package final class PostgreSQLStore: StoreEngine {
     let url: PostgreSQLStoreURL
     let pool: PostgreSQLSessionPool
+    /// Sessions on the URL's `replicas` (hot standbys), for fetches and counts; `nil` without.
+    let replicaPool: PostgreSQLSessionPool?
+    /// The write-ahead log position of this store's last commit (see `noteCommit`): a replica
+    /// serves reads only once it has replayed that far. Owned by this lock.
+    let lastCommit = Locked<UInt64>(0)
+    /// Until when reads leave the replicas alone, after one failed. Owned by this lock.
+    private let replicasRestUntil = Locked<Date?>(nil)
     /// Whether saves and batch requests record persistent history (`NSPersistentHistoryTrackingKey`).
     package let tracksHistory: Bool
 
@@ -47,6 +54,7 @@ package final class PostgreSQLStore: StoreEngine {
     init(url: PostgreSQLStoreURL, options: [String: any Sendable], locksSchemaOnLoad: Bool = true) {
         self.url = url
         pool = PostgreSQLSessionPool(url: url)
+        replicaPool = url.replicas.isEmpty ? nil : PostgreSQLSessionPool(url: url, role: .replica)
         lifecycle = Locked(StoreLifecycle(readOnly: PersistentStore.isOn(NSReadOnlyPersistentStoreOption, in: options)))
         tracksHistory = PersistentStore.isOn(NSPersistentHistoryTrackingKey, in: options)
         self.locksSchemaOnLoad = locksSchemaOnLoad
@@ -268,7 +276,8 @@ package final class PostgreSQLStore: StoreEngine {
     /// Runs a read on a pooled session or, inside a query generation (``QueryGenerationScope``),
     /// on the generation's snapshot of this store, taken by its first read. `inOneSnapshot`:
     /// every statement of `body` sees the same rows (a read-only transaction of its own).
-    func read<T>(inOneSnapshot: Bool = false, _ body: (PostgreSQLSession) throws -> T) throws -> T {
+    /// `onReplica`: a fetch or count, which a replica may serve (see `readOnReplica`).
+    func read<T>(inOneSnapshot: Bool = false, onReplica: Bool = false, _ body: (PostgreSQLSession) throws -> T) throws -> T {
         // Inside this store's batch transaction: its session, which sees the rows it locked and
         // what it wrote (and is the one session the caller holds).
         if let transaction = TransactionSession.current, transaction.store == ObjectIdentifier(self) {
@@ -278,11 +287,57 @@ package final class PostgreSQLStore: StoreEngine {
            let snapshot = try generation.snapshot(for: "postgreSQL " + url.description, open: { try PostgreSQLReadSnapshot.open(pool) }) {
             return try snapshot.read(body)
         }
-        guard inOneSnapshot else { return try pool.withSession(body) }
-        // Several statements that must see the same rows (a superset read chunk by chunk).
-        return try pool.withSession { session in
-            try session.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(session) }
+        /// `body` on a pooled session.
+        func run(_ session: PostgreSQLSession) throws -> T {
+            guard inOneSnapshot else { return try body(session) }
+            // Several statements that must see the same rows (a superset read chunk by chunk).
+            return try session.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(session) }
         }
+        if onReplica, let replicaPool, let result = readOnReplica(replicaPool, run) { return result }
+        return try pool.withSession(run)
+    }
+
+    /// How long a read waits for a replica to replay this store's last commit before the
+    /// primary serves it.
+    static let replicaWait = 0.2
+
+    /// How long reads leave the replicas alone after one failed.
+    static let replicaRest = 5.0
+
+    /// `body` on a replica that has replayed this store's last commit (read-your-writes), or
+    /// `nil` — the primary then serves the read — when none has within ``replicaWait``, or the
+    /// replica fails (unreachable, or a query cancelled by its replay: then the replicas rest for
+    /// ``replicaRest`` seconds, so that reads do not wait on a dead one each time).
+    private func readOnReplica<T>(_ replicas: PostgreSQLSessionPool, _ body: (PostgreSQLSession) throws -> T) -> T? {
+        let needed = lastCommit.withLock { $0 }
+        guard needed != .max, replicasRestUntil.withLock({ $0 }).map({ $0 <= Date() }) ?? true else { return nil }
+        do {
+            return try replicas.withSession { session -> T? in
+                if session.knownWALPosition.withLock({ $0 }) < needed {
+                    let deadline = Date(timeIntervalSinceNow: Self.replicaWait)
+                    while true {
+                        let position = try session.walPosition()
+                        session.knownWALPosition.withLock { $0 = max($0, position) }
+                        if position >= needed { break }
+                        guard Date() < deadline else { return nil }
+                        Thread.sleep(forTimeInterval: 0.002)
+                    }
+                }
+                return try body(session)
+            }
+        } catch {
+            replicasRestUntil.withLock { $0 = Date(timeIntervalSinceNow: Self.replicaRest) }
+            return nil
+        }
+    }
+
+    /// After a commit on `session` (a primary's): with replicas, remembers how far the log
+    /// reached, so that later reads wait for a replica to replay it. A position that cannot be
+    /// read leaves reads to the primary until the next commit says.
+    func noteCommit(_ session: PostgreSQLSession) {
+        guard replicaPool != nil else { return }
+        guard let position = try? session.walPosition() else { return lastCommit.withLock { $0 = .max } }
+        lastCommit.withLock { $0 = $0 == .max ? position : max($0, position) }
     }
 
     func checkWritable() throws {
@@ -311,6 +366,7 @@ package final class PostgreSQLStore: StoreEngine {
         lifecycle.withLock { $0.close() }
         replaceWatcher(with: nil)
         pool.close()
+        replicaPool?.close()
     }
 
     /// Puts `new` in the old subscription's place in one step, then stops the old one outside the

@@ -3,7 +3,9 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
-/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path&cleartext_password=allow&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s&keepalives_count=n`.
+/// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path`
+/// `&cleartext_password=allow&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s`
+/// `&keepalives_count=n&replicas=host:port,host:port`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
@@ -39,6 +41,15 @@ import OpenCoreDataSQL
 ///   one that listens for other processes' saves — is then found dead within about a minute
 ///   instead of the system's two hours, and the listener reconnects. `keepalives_idle=0` turns
 ///   keepalive off.
+/// - `replicas`: hot standbys of the server (streaming replication), `host[:port]` separated by
+///   commas (port 5432 by default). Fetches, counts and dictionary fetches read from the first
+///   one that answers, once it has replayed this store's last save (read-your-writes: a
+///   coordinator never reads past its own saves; a standby that has not caught up within 0.2 s,
+///   or that fails, leaves the read to the primary). Everything else — saves, batches, faults,
+///   history, query generations, change notifications — goes to the primary. They are also the
+///   failover candidates: when the primary cannot be reached or no longer takes writes, a
+///   connection for writing goes to the first of them that does (a promoted standby). Another
+///   process's save reaches reads from a standby once the standby replays it.
 ///
 /// The password is never published: a store's ``/OpenCoreDataCore/PersistentStore/url`` and its
 /// remote-change notifications carry the URL without it. A URL without a password uses the one
@@ -78,6 +89,27 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var keepaliveInterval: Int
     /// Unanswered probes after which the system closes the connection.
     package var keepaliveCount: Int
+    /// Hot standbys to read from, and to fail over to.
+    package var replicas: [Server]
+
+    /// One server: a host and its port.
+    package struct Server: Sendable, Equatable, CustomStringConvertible {
+        package var host: String
+        package var port: Int
+
+        package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// The server the URL names first (the primary).
+    package var primary: Server { Server(host: host, port: port) }
+
+    /// The same store on `server` (another member of the cluster).
+    package func at(_ server: Server) -> PostgreSQLStoreURL {
+        var url = self
+        url.host = server.host
+        url.port = server.port
+        return url
+    }
 
     package static let defaultPort = 5432
     package static let defaultPoolSize = 4
@@ -123,6 +155,7 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         keepaliveIdle = Self.defaultKeepaliveIdle
         keepaliveInterval = Self.defaultKeepaliveInterval
         keepaliveCount = Self.defaultKeepaliveCount
+        replicas = []
         /// A parameter's value as whole seconds from `lowest` to a day.
         func seconds(_ name: String, _ value: String, from lowest: Int) throws(CoreDataError) -> Int {
             guard let seconds = Int(value), (lowest...Self.longestTimeout).contains(seconds) else {
@@ -183,11 +216,19 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                     throw Self.invalid(url, "keepalives_count is '\(value)', not a number from 1 to 100")
                 }
                 keepaliveCount = count
+            case "replicas":
+                replicas = try value.split(separator: ",").map { item throws(CoreDataError) in
+                    guard let server = Self.server(String(item)) else {
+                        throw Self.invalid(url, "the replica '\(item)' is not host or host:port (a port from 1 to 65535)")
+                    }
+                    return server
+                }
+                guard !replicas.isEmpty else { throw Self.invalid(url, "replicas names no server") }
             default:
                 throw Self.invalid(url, """
                     the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, \
                     cleartext_password, statement_timeout, connect_timeout, keepalives_idle, \
-                    keepalives_interval and keepalives_count are known)
+                    keepalives_interval, keepalives_count and replicas are known)
                     """)
             }
         }
@@ -223,6 +264,26 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     /// notification channel and migration scratch schema are named within PostgreSQL's 63 bytes.
     package var digest: String { SQLDialect.digest(database + "/" + schema) }
 
+    /// `host`, `host:port`, `[v6]` or `[v6]:port`.
+    private static func server(_ text: String) -> Server? {
+        var host = text, port = defaultPort
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if let colon = text.lastIndex(of: ":") {
+            guard let number = Int(text[text.index(after: colon)...]) else { return nil }
+            host = String(text[..<colon])
+            port = number
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        return Server(host: host, port: port)
+    }
+
     /// Whether `host` is this machine, where no one sits between the store and the server.
     package static func isLoopback(_ host: String) -> Bool {
         let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
@@ -244,7 +305,9 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                              """
                                  The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \
                                  \(reason). The form is \
-                                 postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require&tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds&keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n.
+                                 postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require\
+                                 &tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds\
+                                 &keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n&replicas=host:port,….
                                  """)
     }
 }

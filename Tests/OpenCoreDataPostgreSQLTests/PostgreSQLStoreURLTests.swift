@@ -26,6 +26,13 @@ import TestSupport
         #expect(url.description == "postgres://app@db.example.com:6543/notes?schema=tenant_7")
     }
 
+    @Test func replicasAreHostsWithTheirPorts() throws {
+        let url = try parse("postgres://app@db1/notes?replicas=db2:6543,db3,[fd00::7]:5433")
+        #expect(url.replicas.map(\.description) == ["db2:6543", "db3:5432", "[fd00::7]:5433"])
+        #expect(url.primary.description == "db1:5432" && url.at(url.replicas[0]).host == "db2" && url.at(url.replicas[0]).port == 6543)
+        #expect(try parse("postgres://app@db1/notes").replicas.isEmpty)
+    }
+
     @Test func defaultsAreLocalhostPublicAndAPoolOfFour() throws {
         let url = try parse("postgres://app@/notes")
         #expect(url.host == "localhost" && url.port == 5432 && url.schema == "public" && url.poolSize == 4 && url.tls == .prefer && url.password == nil)
@@ -68,6 +75,8 @@ import TestSupport
         ("postgres://host/db", "it names no user"),
         ("postgres://app@host", "it names no database"),
         ("postgres://app@host/db/extra", "its path is not one database name"),
+        ("postgres://app@host/db?replicas=", "replicas names no server"),
+        ("postgres://app@host/db?replicas=db2:99999", "the replica 'db2:99999' is not host or host:port"),
         ("postgres://app@host/db?schema=1abc", "the schema '1abc'"),
         ("postgres://app@host/db?schema=a%22b", "the schema 'a\"b'"),
         ("postgres://app@host/db?pool=0", "the pool size '0'"),

@@ -51,6 +51,8 @@ enum TestServer {
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             #expect(TestServer.isConfigured, "CI=true but OCD_POSTGRES_URL is not set: .ci/run starts a server; the PostgreSQL tests did not run")
             #expect(TestServer.tlsAuthority != nil, "CI=true but OCD_POSTGRES_TLS_CA names no file: .ci/run's server offers TLS with that certificate; the TLS tests did not run")
+            #expect(ProcessInfo.processInfo.environment["OCD_POSTGRES_STANDBY"].map { !$0.isEmpty } ?? false,
+                    "CI=true but OCD_POSTGRES_STANDBY is not set: .ci/run starts a standby; the replica tests did not run")
         } else if !TestServer.isConfigured {
             // Visible in every local run without a server.
             print("⚠️  PostgreSQL tests skipped: \(TestServer.skipReason)")
