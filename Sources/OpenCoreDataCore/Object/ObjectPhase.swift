@@ -2,9 +2,9 @@
 /// moved only by the state's transitions, each of which switches on the phase it starts from and
 /// refuses a move the table below does not list (docs/Architecture.md, "An object's life").
 ///
-/// "Updated" is not a phase: it is a loaded object with changed slots. The questions asked on
-/// every property access (is it a fault, inserted, deleted) are switches over the phases, which
-/// the compiler turns into one test of the case's bit in a constant mask.
+/// The raw values are bit sets, so that the questions asked on every property access (is it a
+/// fault, inserted, deleted) are one bit test: 1 fault, 2 inserted, 4 deleted, 8 inaccessible,
+/// 16 detached. "Updated" is not a phase: it is a loaded object with changed slots.
 ///
 /// ```
 /// transition               from                                    to
@@ -35,50 +35,29 @@
 /// changed slots is "updated". A saved deletion leaves the object `deleted` and in no context; an
 /// insert deleted before any save leaves it `insertedDeleted` and in no context (redo inserts it
 /// again).
-package enum ObjectPhase: Sendable, CustomStringConvertible {
+package enum ObjectPhase: UInt8, Sendable, CustomStringConvertible {
     /// Values loaded, committed (or with unsaved changes to its slots: "updated").
-    case loaded
+    case loaded = 0
     /// Registered without values: they load from the store (or the parent) on first use.
-    case fault
+    case fault = 1
     /// Inserted and not saved yet.
-    case inserted
+    case inserted = 2
     /// Loaded, and to be deleted at the next save.
-    case deleted
+    case deleted = 4
     /// A fault to be deleted at the next save (its values load when the save needs them).
-    case deletedFault
+    case deletedFault = 5
     /// Inserted and then deleted before any save: the save forgets it.
-    case insertedDeleted
+    case insertedDeleted = 6
     /// A fault whose row could not be read: reads as deleted, with nil values
     /// (`shouldDeleteInaccessibleFaults`); the next save or reset discards it.
-    case inaccessible
+    case inaccessible = 12
     /// In no context: made without one, or an insert that was forgotten (its values are its own).
-    case detached
+    case detached = 16
 
-    /// Whether its values are not loaded (`fault`, `deletedFault`).
-    package var isFault: Bool {
-        switch self {
-        case .fault, .deletedFault: true
-        case .loaded, .inserted, .deleted, .insertedDeleted, .inaccessible, .detached: false
-        }
-    }
-
-    /// Whether it was inserted and not saved yet (`inserted`, `insertedDeleted`).
-    package var isInserted: Bool {
-        switch self {
-        case .inserted, .insertedDeleted: true
-        case .loaded, .fault, .deleted, .deletedFault, .inaccessible, .detached: false
-        }
-    }
-
-    /// Whether it reads as deleted (`deleted`, `deletedFault`, `insertedDeleted`, `inaccessible`).
-    package var isDeleted: Bool {
-        switch self {
-        case .deleted, .deletedFault, .insertedDeleted, .inaccessible: true
-        case .loaded, .fault, .inserted, .detached: false
-        }
-    }
-
-    package var isInaccessible: Bool { self == .inaccessible }
+    package var isFault: Bool { rawValue & 1 != 0 }
+    package var isInserted: Bool { rawValue & 2 != 0 }
+    package var isDeleted: Bool { rawValue & 4 != 0 }
+    package var isInaccessible: Bool { rawValue & 8 != 0 }
 
     package var description: String {
         switch self {
