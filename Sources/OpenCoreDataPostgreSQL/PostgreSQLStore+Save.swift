@@ -87,6 +87,8 @@ extension PostgreSQLStore {
                 // session was given back closed; the question goes out on another.
                 guard let identity else { throw error }
                 try resolveLostCommit(identity, lost: error)
+                // Where the log reached is not known: reads go to the primary until the next commit.
+                if replicaPool != nil { lastCommit.withLock { $0 = .max } }
                 return .committed
             }
         }
