@@ -49,19 +49,9 @@ enum PostgreSQLServerFaults {
         var directory: String
         var script: String
 
-        /// Runs `.ci/postgres-server COMMAND DIR` and waits for it. Spawned and reaped directly:
-        /// Foundation's `Process` learns that a child ended when a socket the child inherited
-        /// closes, and a server the script starts keeps it open, so `waitUntilExit` never returns.
+        /// Runs `.ci/postgres-server COMMAND DIR` and waits for it (see `SpawnedProcess`).
         func run(_ command: String) throws {
-            let arguments = ["/bin/bash", script, command, directory]
-            var argv = arguments.map { strdup($0) }
-            argv.append(nil)
-            defer { for argument in argv { free(argument) } }
-            var child: pid_t = 0
-            let spawned = posix_spawn(&child, "/bin/bash", nil, nil, argv, environ)
-            guard spawned == 0 else { throw Failure("could not run .ci/postgres-server \(command): error \(spawned)") }
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            let status = try SpawnedProcess.run(["/bin/bash", script, command, directory])
             guard status == 0 else { throw Failure(".ci/postgres-server \(command) failed (wait status \(status))") }
         }
     }

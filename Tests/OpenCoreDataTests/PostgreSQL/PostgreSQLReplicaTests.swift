@@ -142,26 +142,13 @@ private struct TestCluster {
         }
     }
 
-    /// Runs the script; returns what it printed. Spawned and reaped directly, its output in a
-    /// file (as the reliability harness does): Foundation's `Process` learns that a child ended
-    /// when a descriptor the child inherited closes, and the server the script starts keeps it.
+    /// Runs the script; returns what it printed (see `SpawnedProcess`: its output goes to a file,
+    /// since the server the script starts holds whatever descriptors it inherits).
     @discardableResult
     private func script(_ arguments: [String]) throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-cluster-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: output) }
-        var argv = (["/bin/bash", script.path] + arguments).map { strdup($0) }
-        argv.append(nil)
-        defer { for argument in argv { free(argument) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, "/bin/bash", &actions, nil, argv, environ)
-        guard spawned == 0 else { throw CoreDataError(.persistentStoreOpen, "Could not run .ci/postgres-server: error \(spawned).") }
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        let status = try SpawnedProcess.run(["/bin/bash", script.path] + arguments, outputPath: output.path)
         guard status == 0 else {
             throw CoreDataError(.persistentStoreOpen, ".ci/postgres-server \(arguments.joined(separator: " ")) failed (wait status \(status)).")
         }
