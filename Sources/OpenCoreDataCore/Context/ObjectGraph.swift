@@ -86,8 +86,18 @@ package struct ObjectGraph {
         registry[id] = nil
     }
 
-    /// Makes room for `additional` more registered objects (before a fetch registers its rows).
+    /// Makes room for `additional` more registered objects that the caller holds (a fetch's
+    /// rows, objects given permanent IDs). Objects nobody references are purged once now, if the
+    /// registrations would pass the purge threshold, instead of during them: each purge scans
+    /// every registered object, and those of this batch, all held by the caller, would be scanned
+    /// again at every doubling (a fetch of 100,000 rows into an empty context scanned 130,000
+    /// objects, cold, for nothing: a tenth of its time).
+    /// The threshold afterwards is the one a purge right after the registrations would set.
     package mutating func reserveRegistry(_ additional: Int) {
+        if registry.count + additional > purgeThreshold {
+            purgeUnreferencedObjects()
+            purgeThreshold = max(purgeThreshold, (registry.count + additional) * 2)
+        }
         registry.reserveCapacity(registry.count + additional)
     }
 

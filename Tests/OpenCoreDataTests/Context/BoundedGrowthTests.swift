@@ -105,4 +105,25 @@ import TestSupport
         }
         parent.performAndWait { #expect(parent.graph.retiredTemporaryIDs.isEmpty) }
     }
+
+    /// A service reads page after page through one long-lived context and keeps none of them:
+    /// the objects of old pages go (as weakly held objects would), however large each fetch is
+    /// and however many pages were read.
+    @Test(arguments: StoreKind.allCases)
+    func aContextReadingPageAfterPageLetsOldPagesGo(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            _ = try context.execute(BatchInsertRequest(entityName: "Note", objects: (0..<20_000).map { ["id": $0] }))
+            weak var firstOfFirstPage: Note?
+            for page in 0..<10 {
+                let request = Note.fetchRequest()
+                request.predicate = NSPredicate(format: "id >= %d AND id < %d", page * 2_000, (page + 1) * 2_000)
+                let notes = try context.fetch(request)
+                #expect(notes.count == 2_000)
+                if page == 0 { firstOfFirstPage = notes.first }
+            }
+            #expect(firstOfFirstPage == nil, "the context still holds the objects of the first of ten pages")
+        }
+    }
 }
