@@ -112,7 +112,7 @@ extension ManagedObjectContext {
         }
         let rowID = ManagedObjectID.permanent(row.entity, storeNumber: store.number, primaryKey: row.primaryKey)
         // The survivor becomes the stored object: an update of that row.
-        if let existing = graph.registry[rowID], existing !== survivor {
+        if let existing = graph.registered(rowID), existing !== survivor {
             graph.unregister(existing)
             existing.managedObjectContext = nil
         }

@@ -90,13 +90,16 @@ extension ManagedObjectContext {
         let (store, rows) = try fetchRows(plan.storeRequest, coordinator: plan.coordinator)
         graph.reserveRegistry(rows.count)
         let number = store.number
-        let objects = try rows.map { row in
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
             let object = registeredObject(for: row, storeNumber: row.storeNumber ?? number, refresh: refresh)
             // The object registered under the row's key must be of the row's entity (or a
             // sub-entity): else the store named two entities for one row (a damaged file whose
             // index and table disagree; found by the store fuzzer), and the object would join
-            // results of an entity it is not.
-            guard object.entity.isKindOf(entity: row.entity) else {
+            // results of an entity it is not. (The same entity is asked first: walking up the
+            // entity's ancestors costs reference counting per row.)
+            guard object.entity === row.entity || object.entity.isKindOf(entity: row.entity) else {
                 throw CoreDataError(.persistentStoreInvalidType, """
                     The store returned the row \(row.primaryKey) of \(row.entity.rootEntity.name) as \
                     \(row.entity.name), but this context holds it as \(object.entity.name) (read from the same \
@@ -105,7 +108,7 @@ extension ManagedObjectContext {
                     and restore it from a backup.
                     """)
             }
-            return object
+            objects.append(object)
         }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             try prefetch(keyPath, of: objects, coordinator: plan.coordinator)
@@ -263,8 +266,8 @@ extension ManagedObjectContext {
     package func registeredObject(for id: ManagedObjectID, snapshot: RowSnapshot, refresh: Bool) -> ManagedObject {
         // One probe of the registry for a row met for the first time: its miss says where the
         // new object goes.
-        let probe = graph.registry.probe(id)
-        if let existing = probe.found.map({ graph.registry.object(at: $0) }) ?? insertedObject(for: id) {
+        let (registered, probe) = graph.probeRegistry(id)
+        if let existing = registered ?? insertedObject(for: id) {
             if existing.isFaultFlag || (refresh && !existing.hasChanges) {
                 fulfil(existing, with: snapshot)
             }

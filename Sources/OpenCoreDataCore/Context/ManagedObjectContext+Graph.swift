@@ -42,7 +42,7 @@ extension ManagedObjectContext {
             let result = parent.performAndWait { () -> Result<[ManagedObjectID], CoreDataError> in
                 do throws(CoreDataError) {
                     let id = parent.localize(id)
-                    if let object = parent.graph.registry[id] ?? parent.insertedObject(for: id), !object.isDeletedFlag {
+                    if let object = parent.graph.registered(id) ?? parent.insertedObject(for: id), !object.isDeletedFlag {
                         return .success(try parent.members(of: object, relationship))
                     }
                     return .success(try parent.committedMembers(of: id, relationship))

@@ -36,7 +36,7 @@ extension ManagedObjectContext {
         // are found through the pending inserts, not the registry.
         for object in graph.registry.misfiledObjects { fail(object, "registered under another ID") }
         for object in graph.registry.objects {
-            if graph.registry[object.objectID] !== object { fail(object, "registered twice, or not found under its own ID") }
+            if graph.registered(object.objectID) !== object { fail(object, "registered twice, or not found under its own ID") }
             if object.managedObjectContext !== self { fail(object, "registered in a context it does not point at") }
         }
         let inserted = graph.pending.liveInserted(in: self)
@@ -50,12 +50,12 @@ extension ManagedObjectContext {
         for object in inserted {
             if object.objectID.isTemporaryID {
                 if !temporaryIDs.insert(object.objectID).inserted { fail(object, "inserted twice") }
-                if graph.registry[object.objectID] != nil { fail(object, "a temporary ID in the registry") }
-            } else if graph.registry[object.objectID] !== object {
+                if graph.registered(object.objectID) != nil { fail(object, "a temporary ID in the registry") }
+            } else if graph.registered(object.objectID) !== object {
                 fail(object, "inserted with a permanent ID but not registered under it")
             }
         }
-        for object in changed where graph.registry[object.objectID] !== object && !object.isDeletedFlag {
+        for object in changed where graph.registered(object.objectID) !== object && !object.isDeletedFlag {
             fail(object, "changed but not registered")
         }
 
@@ -91,7 +91,7 @@ extension ManagedObjectContext {
     /// in its inverse (or points back), and a loaded to-many's members point back.
     private func checkInverses(of object: ManagedObject, fail: (ManagedObject, String) -> Void) {
         func loadedObject(_ id: ManagedObjectID) -> ManagedObject? {
-            guard let other = graph.registry[id] ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
+            guard let other = graph.registered(id) ?? insertedObject(for: id), !other.isFaultFlag, !other.isDeletedFlag else { return nil }
             return other
         }
         /// Why `other`'s `inverse` does not lead back to `object`; nil when it does, or when that

@@ -118,7 +118,7 @@ extension ManagedObjectContext {
         }
         var refreshed = Set<ManagedObject>(), inserted = Set<ManagedObject>(), deleted = Set<ManagedObject>()
         for id in event.updatedObjectIDs {
-            guard let object = graph.registry[id] else { continue }
+            guard let object = graph.registered(id) else { continue }
             if object.isFaultFlag {
                 // A fault has no values to refresh, but it may hold loaded to-many members.
                 for index in object.toMany.indices { object.toMany[index].unload(keepingChanges: true) }
@@ -129,7 +129,7 @@ extension ManagedObjectContext {
             apply(snapshot, to: object, keepingChanges: true)
             refreshed.insert(object)
         }
-        for id in event.insertedObjectIDs where !id.isTemporaryID && graph.registry[id] == nil {
+        for id in event.insertedObjectIDs where !id.isTemporaryID && graph.registered(id) == nil {
             inserted.insert(object(with: id))
         }
         for id in event.deletedObjectIDs {

@@ -50,7 +50,7 @@ extension ManagedObjectContext {
             if object.managedObjectContext == nil { object.managedObjectContext = self }
             graph.holdInserted(object)
         } else {
-            if graph.registry[object.objectID] == nil { graph.register(object) }
+            if graph.registered(object.objectID) == nil { graph.register(object) }
             graph.holdChanged(object)
         }
         graph.markUnprocessed(object)
@@ -62,7 +62,7 @@ extension ManagedObjectContext {
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         checkQueue("object(with:)")
         let objectID = localize(objectID)
-        if let object = graph.registry[objectID] ?? insertedObject(for: objectID) { return object }
+        if let object = graph.registered(objectID) ?? insertedObject(for: objectID) { return object }
         let entity = modelEntity(for: objectID.entity)
         let object = ManagedObject.materialize(entity: entity, id: objectID, context: self, snapshot: nil)
         graph.register(object)
@@ -75,7 +75,7 @@ extension ManagedObjectContext {
         checkQueue("existingObject(with:)")
         let objectID = localize(objectID)
         if let object = insertedObject(for: objectID) { return object }
-        if let object = graph.registry[objectID], !object.isFaultFlag { return object }
+        if let object = graph.registered(objectID), !object.isFaultFlag { return object }
         guard !objectID.isTemporaryID, let row = try loadRow(for: objectID) else {
             throw CoreDataError(.managedObjectReferentialIntegrity,
                                 """
@@ -84,7 +84,7 @@ extension ManagedObjectContext {
                                     """,
                                 affectedObjectIDs: [objectID])
         }
-        if let object = graph.registry[objectID] {
+        if let object = graph.registered(objectID) {
             fulfil(object, with: row)
             return object
         }

@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         var read = Set<ManagedObjectID>()
         for row in sources {
             read.insert(row.id)
-            guard let object = graph.registry[row.id] ?? insertedObject(for: row.id), !object.isFaultFlag else {
+            guard let object = graph.registered(row.id) ?? insertedObject(for: row.id), !object.isFaultFlag else {
                 result.append(row)
                 continue
             }
@@ -73,7 +73,7 @@ extension ManagedObjectContext {
     /// its in-memory values when registered and loaded, else the committed row.
     package func currentRow(for id: ManagedObjectID, fresh: Bool) throws(CoreDataError) -> RowSnapshot? {
         let id = localize(id)
-        if let object = graph.registry[id] ?? insertedObject(for: id), !object.isFaultFlag {
+        if let object = graph.registered(id) ?? insertedObject(for: id), !object.isFaultFlag {
             return object.isDeletedFlag ? nil : RowSnapshot(values: object.values, version: object.snapshot?.version ?? 0)
         }
         return try loadRow(for: id, fresh: fresh)
@@ -87,7 +87,7 @@ extension ManagedObjectContext {
             if !graph.retiredTemporaryIDs.isEmpty { change = change.localized(by: self) }
             switch change.kind {
             case .insert:
-                if let existing = insertedObject(for: change.id) ?? graph.registry[change.id] {
+                if let existing = insertedObject(for: change.id) ?? graph.registered(change.id) {
                     for slot in change.slots { existing.writeValue(change.values[slot], slot: slot) }
                     continue
                 }

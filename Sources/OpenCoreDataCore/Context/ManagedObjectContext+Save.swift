@@ -276,7 +276,7 @@ extension ManagedObjectContext {
         var result: [MergeConflict] = []
         for conflict in conflicts {
             let id = ManagedObjectID.permanent(conflict.entity, storeNumber: store.number, primaryKey: conflict.primaryKey)
-            guard let object = graph.registry[id] else { continue }
+            guard let object = graph.registered(id) else { continue }
             let cached = persistentStoreCoordinator?.rowCache.snapshot(for: id)
             result.append(MergeConflict(
                 sourceObject: object,

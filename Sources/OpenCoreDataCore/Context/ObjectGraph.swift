@@ -76,6 +76,20 @@ package struct ObjectGraph {
         return registry.object(at: index)
     }
 
+    // Look-ups are mutating only so that a context's calls reach the registry in place: a
+    // non-mutating call on the context's `graph` works on a copy of the registry's table (a
+    // retain and a release of its storage, two atomic operations, at every look-up).
+
+    /// The object registered under `id`.
+    package mutating func registered(_ id: ManagedObjectID) -> ManagedObject? { registry[id] }
+
+    /// The object registered under `id`, and where the look-up ended (for ``register(_:at:)``
+    /// when there is none).
+    package mutating func probeRegistry(_ id: ManagedObjectID) -> (object: ManagedObject?, probe: IDTable<ObjectRegistry.Entry>.Probe) {
+        let probe = registry.probe(id)
+        return (probe.found.map { registry.object(at: $0) }, probe)
+    }
+
     /// Registers `object` under `id` (its new permanent ID, or the stored row it became).
     package mutating func register(_ object: ManagedObject, as id: ManagedObjectID) {
         registry[id] = object

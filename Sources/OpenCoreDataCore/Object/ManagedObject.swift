@@ -62,7 +62,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// keeps naming the object's own entity (an ID made with its root entity is equal to it).
     public package(set) var objectID: ManagedObjectID {
         get { storedObjectID }
-        set { storedObjectID = newValue.entity === entity ? newValue : newValue.naming(entity) }
+        set {
+            if newValue.entity === storedObjectID.entity {
+                storedObjectID.takeKey(of: newValue)
+            } else {
+                storedObjectID = newValue.naming(entity)
+            }
+        }
     }
     /// The object's Observation registrar, made on the first observable read (see
     /// `ObjectObservation`). Queue-owned, assigned once.

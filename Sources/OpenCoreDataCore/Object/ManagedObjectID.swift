@@ -23,9 +23,9 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the object.
     public let entity: EntityDescription
     /// The row's primary key, or the temporary counter's value (`storeNumber` 0).
-    package let rawKey: Int64
+    package private(set) var rawKey: Int64
     /// The store's number (`StoreNumbers`); 0 while temporary.
-    package let storeNumber: UInt32
+    package private(set) var storeNumber: UInt32
 
     /// The identifier (UUID string) of the store the object lives in; `nil` while temporary.
     public var storeIdentifier: String? { StoreNumbers.identifier(for: storeNumber) }
@@ -48,6 +48,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         self.entity = entity
         self.rawKey = rawKey
         self.storeNumber = storeNumber
+    }
+
+    /// Becomes `other`, which names the same entity object: only the key and the store change
+    /// (assigning the whole ID would retain the entity again and release it, two atomic
+    /// operations per object a fetch makes).
+    package mutating func takeKey(of other: ManagedObjectID) {
+        rawKey = other.rawKey
+        storeNumber = other.storeNumber
     }
 
     /// The same ID naming `entity` (equal to this one when both share a root entity).

@@ -98,9 +98,11 @@ package struct IDTable<Entry: IDTableEntry> {
     package func tag(of probe: Probe) -> UInt64 { probe.tag }
 
     /// Stores `entry` (carrying the probe's tag) for the ID `probe` did not find: in the bucket
-    /// the probe ended at when the table has not changed since, else as ``insert(_:for:)`` does.
-    package mutating func insert(_ entry: Entry, at probe: Probe, for id: ManagedObjectID) {
-        guard let slot = probe.vacant, probe.changes == changes else { return insert(entry, for: id) }
+    /// the probe ended at when the table has not changed since, else as ``insert(_:for:)`` does
+    /// (the only case that needs the ID: an entry that knows its ID is not asked for it, which
+    /// would cost a copy of the ID, a retain and a release, per row of a fetch).
+    package mutating func insert(_ entry: Entry, at probe: Probe, for id: @autoclosure () -> ManagedObjectID) {
+        guard let slot = probe.vacant, probe.changes == changes else { return insert(entry, for: id()) }
         entries[slot] = entry
         count += 1
         changes &+= 1
