@@ -201,7 +201,7 @@ public final class ContextUndoManager {
         case .value(let target, _, _, _, _), .member(let target, _, _, _), .order(let target, _, _, _), .insert(let target), .delete(let target):
             object = target
         }
-        if object.managedObjectContext === context { return true }
+        if object.belongs(to: context) { return true }
         return object.managedObjectContext == nil && object.isInsertedFlag
     }
 }

@@ -94,7 +94,7 @@ extension ManagedObjectContext {
     /// wins, else the oldest), the others leave the save, and the survivor takes over the stored
     /// row, with its own values or the stored ones.
     package func resolve(_ conflict: ConstraintConflict, keepingObjectValues objectWins: Bool) {
-        let objects = conflict.conflictingObjects.filter { $0.managedObjectContext === self }
+        let objects = conflict.conflictingObjects.filter { $0.belongs(to: self) }
         guard let survivor = objectWins ? objects.last : objects.first else { return }
         for loser in objects where loser !== survivor {
             if loser.isInsertedFlag {

@@ -254,7 +254,7 @@ extension ManagedObjectContext {
     /// nullify removes the object from their inverse, deny and no action leave them (deny is
     /// checked at save). Runs in `processPendingChanges()`.
     package func propagateDeletes(_ deleted: [ManagedObject]) {
-        for object in deleted where object.isDeletedFlag && object.managedObjectContext === self {
+        for object in deleted where object.isDeletedFlag && object.belongs(to: self) {
             prepareDeletion(of: object)
             guard object.isDeletedFlag else { continue }    // prepareForDeletion may take it back (undo)
             for relationship in object.entity.propagatingRelationships {
@@ -285,7 +285,7 @@ extension ManagedObjectContext {
     /// permanent IDs).
     package func remapRelationships(_ map: [ManagedObjectID: ManagedObjectID]) {
         guard !map.isEmpty else { return }
-        for object in graph.pending.all where object.managedObjectContext === self && !object.isFaultFlag {
+        for object in graph.pending.all where object.belongs(to: self) && !object.isFaultFlag {
             object.state.remap(map, relationshipSlots: object.entity.storedAttributes.count..<object.entity.valueSlotCount)
         }
     }

@@ -37,7 +37,7 @@ extension ManagedObjectContext {
         for object in graph.registry.misfiledObjects { fail(object, "registered under another ID") }
         for object in graph.registry.objects {
             if graph.registered(object.objectID) !== object { fail(object, "registered twice, or not found under its own ID") }
-            if object.managedObjectContext !== self { fail(object, "registered in a context it does not point at") }
+            if !object.belongs(to: self) { fail(object, "registered in a context it does not point at") }
         }
         let inserted = graph.pending.liveInserted(in: self)
         let changed = graph.pending.liveChanged(in: self)

@@ -38,7 +38,7 @@ extension ManagedObjectContext {
     /// every time into an error instead of a save that never ends.
     func prepareObjectsForSave() throws {
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
-        func saved(_ object: ManagedObject) -> Bool { object.managedObjectContext === self && object.hasChanges }
+        func saved(_ object: ManagedObject) -> Bool { object.belongs(to: self) && object.hasChanges }
         var round: [ManagedObject] = []
         graph.pending.forEachHeld { if saved($0) { round.append($0) } }
         var called: Set<ObjectIdentifier>?      // made only when a round changes something

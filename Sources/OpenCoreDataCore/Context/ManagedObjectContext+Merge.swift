@@ -58,7 +58,7 @@ extension ManagedObjectContext {
     /// Mirrors `refresh(_:mergeChanges:)`.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
-        guard object.managedObjectContext === self, !object.isInsertedFlag else { return }
+        guard object.belongs(to: self), !object.isInsertedFlag else { return }
         reload(object, mergeChanges: mergeChanges)
         tellGraphObservers(GraphChange(objects: [object]))
     }
@@ -78,7 +78,7 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         checkQueue("refreshAllObjects()")
         graph.purgeUnreferencedObjects()
-        let refreshed = graph.registry.objects.filter { !$0.isFaultFlag && !$0.isInsertedFlag && $0.managedObjectContext === self }
+        let refreshed = graph.registry.objects.filter { !$0.isFaultFlag && !$0.isInsertedFlag && $0.belongs(to: self) }
         for object in refreshed { reload(object, mergeChanges: object.hasChanges) }
         tellGraphObservers(GraphChange(objects: refreshed))
     }

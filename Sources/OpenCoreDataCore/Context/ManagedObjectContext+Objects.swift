@@ -6,7 +6,7 @@ extension ManagedObjectContext {
     /// insert deleted since is inserted again.
     public func insert(_ object: ManagedObject) {
         checkQueue("insert(_:)")
-        if object.managedObjectContext === self {
+        if object.belongs(to: self) {
             if object.isInsertedFlag { object.state.insert() }
             return
         }
@@ -33,7 +33,7 @@ extension ManagedObjectContext {
     /// and never saved simply forgets it.
     public func delete(_ object: ManagedObject) {
         checkQueue("delete(_:)")
-        guard object.managedObjectContext === self else {
+        guard object.belongs(to: self) else {
             preconditionFailure("The object \(object.objectID) does not belong to context '\(debugName)'; delete it in its own context.")
         }
         guard !object.isDeletedFlag else { return }
@@ -108,7 +108,7 @@ extension ManagedObjectContext {
         checkQueue("rollback()")
         let touched = hasGraphObservers ? graph.pending.all + graph.unprocessed : []
         defer { tellGraphObservers(GraphChange(objects: touched)) }
-        for object in graph.pending.all where object.managedObjectContext === self {
+        for object in graph.pending.all where object.belongs(to: self) {
             if object.isInsertedFlag {
                 graph.unregister(object)
                 object.managedObjectContext = nil
@@ -134,7 +134,7 @@ extension ManagedObjectContext {
     /// IDs of the objects it held). Objects from before the reset must not be used afterwards.
     public func reset() {
         checkQueue("reset()")
-        for object in graph.pending.all where object.managedObjectContext === self { object.managedObjectContext = nil }
+        for object in graph.pending.all where object.belongs(to: self) { object.managedObjectContext = nil }
         var invalidated: [ManagedObjectID] = []
         invalidated.reserveCapacity(graph.registry.count)
         graph.registry.forEachObject { object in
@@ -184,7 +184,7 @@ extension ManagedObjectContext {
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         for object in changed {
             if object.isInsertedFlag && object.isDeletedFlag {
-                if object.managedObjectContext === self {
+                if object.belongs(to: self) {
                     graph.unregister(object)
                     object.managedObjectContext = nil
                     forgotInserted = true
@@ -205,7 +205,7 @@ extension ManagedObjectContext {
         // The next event's changes count from here (`changedValuesForCurrentEvent()`); a save's
         // event needs no base: the save makes the values the committed row.
         if !graph.isSaving {
-            for object in changed where object.managedObjectContext === self && !object.isFaultFlag { object.state.endEvent() }
+            for object in changed where object.belongs(to: self) && !object.isFaultFlag { object.state.endEvent() }
         }
     }
 

@@ -84,12 +84,12 @@ package struct PendingChanges {
 
     /// Whether an entry of `inserted` is still inserted in `context`.
     private static func isLiveInsert(_ object: ManagedObject, in context: ManagedObjectContext) -> Bool {
-        object.isInsertedFlag && !object.isDeletedFlag && object.managedObjectContext === context
+        object.isInsertedFlag && !object.isDeletedFlag && object.belongs(to: context)
     }
 
     /// Whether an entry of `changedList` is listed and still has changes in `context`.
     private static func isLiveChange(_ object: ManagedObject, in context: ManagedObjectContext) -> Bool {
-        object.changedListing == .listed && object.hasChanges && object.managedObjectContext === context
+        object.changedListing == .listed && object.hasChanges && object.belongs(to: context)
     }
 
     /// Inserted objects still inserted in `context`, in insertion order.

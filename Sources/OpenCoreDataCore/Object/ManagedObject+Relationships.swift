@@ -110,7 +110,7 @@ extension ManagedObject {
     }
 
     private func checkDestination(_ object: ManagedObject, of relationship: RelationshipDescription, in context: ManagedObjectContext) {
-        precondition(object.managedObjectContext === context,
+        precondition(object.belongs(to: context),
                      """
                          Illegal attempt to establish a relationship '\(relationship.name)' between objects in \
                          different contexts (\(objectID) and \(object.objectID)). Fetch the destination in \

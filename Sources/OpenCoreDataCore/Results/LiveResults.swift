@@ -195,9 +195,9 @@ package final class LiveResults: GraphObserver {
 
     /// Whether the object belongs in the results now (a fault is loaded to tell).
     private func isMember(_ object: ManagedObject) -> Bool {
-        guard object.managedObjectContext === context, !object.isDeletedFlag else { return false }
+        guard object.belongs(to: context), !object.isDeletedFlag else { return false }
         object.willAccessValue()
-        guard !object.isDeletedFlag, !object.isInaccessibleFlag, object.managedObjectContext === context else { return false }
+        guard !object.isDeletedFlag, !object.isInaccessibleFlag, object.belongs(to: context) else { return false }
         return predicate.map { context.evaluate($0, on: object, as: entity) } ?? true
     }
 
