@@ -33,12 +33,15 @@ enum ProfileScenario {
                 precondition(checksum != 0)
                 return
             }
+            if name == "fetch" { markPhase("fetch") }
             let notes = try context.fetch(Note.fetchRequest())
             switch name {
             case "fetch":
+                markPhase("read")
                 var checksum = 0
                 for note in notes { checksum &+= Int(note.id) &+ (note.text1?.utf8.count ?? 0) &+ (note.text2?.utf8.count ?? 0) }
                 precondition(checksum != 0)
+                markPhase("end")
             case "update":
                 for note in notes { note.text2 = "updated" }
                 try context.save()

@@ -65,6 +65,7 @@ do {
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
             results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))
+            results.append(PostgreSQLFailover.run(rounds: quick ? 2 : 10, script: script, seed: seed))
         }
         guard !results.isEmpty else {
             // An empty table would replace the results file's rows with nothing.

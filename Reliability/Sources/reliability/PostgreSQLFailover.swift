@@ -1,0 +1,129 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+
+/// Failover during saves (`Reliability/run --postgres`): each round starts a primary and a hot
+/// standby of its own (`.ci/postgres-server start`, `standby`), made synchronous (a COMMIT is
+/// acknowledged once the standby has it), and opens the store with the standby named in the
+/// URL (`replicas=`). The writer of `PostgreSQLServerFaults` saves operations of `parts` rows
+/// each; meanwhile the primary crashes (`pg_ctl stop -m immediate`) and the standby is promoted.
+/// The same context must save again within 30 s, on the promoted standby, nothing reopened.
+/// Afterwards, read through a new coordinator from the promoted standby: every acknowledged
+/// operation holds all its rows (else lost), none holds some of them (torn), a save reported
+/// failed wrote nothing, and the keys allocated after the failover did not reuse one from before
+/// (a reused key would fail its insert; the rows of an operation are checked by count).
+enum PostgreSQLFailover {
+    static let scenario = "PostgreSQL: failover to a synchronous standby during saves"
+
+    static func run(rounds: Int, script: String, seed: UInt64) -> ScenarioResult {
+        var result = ScenarioResult(scenario: scenario, rounds: 0)
+        var random = SeededGenerator(seed: seed)
+        let started = Date()
+        var totals = (acknowledged: 0, refused: 0, unknown: 0, longest: 0.0, recovery: 0.0)
+        for round in 0..<rounds {
+            let pair = Pair(script: script)
+            defer { pair.stop() }
+            do {
+                let primary = try pair.start()
+                let standby = try pair.startStandby()
+                try pair.makeSynchronous()
+                let url = try storeURL(primary, standby: standby)
+                let answers = PostgreSQLServerFaults.Answers()
+                let container = try PostgreSQLServerFaults.open(url)
+                let writer = Thread { PostgreSQLServerFaults.write(container, answers: answers) }
+                writer.start()
+                defer {
+                    answers.stop()
+                    while !writer.isFinished { usleep(10_000) }
+                }
+                usleep(UInt32.random(in: 300_000...1_000_000, using: &random))
+                let before = answers.acknowledgedCount
+                try pair.crashPrimary()
+                usleep(UInt32.random(in: 0...300_000, using: &random))
+                let failedOver = Date()
+                try pair.promoteStandby()
+                let deadline = Date().addingTimeInterval(30)
+                while answers.acknowledgedCount <= before && Date() < deadline { usleep(20_000) }
+                if answers.acknowledgedCount <= before {
+                    result.record(Failure("no save succeeded within 30 s of the failover"), round: round)
+                } else {
+                    totals.recovery = max(totals.recovery, Date().timeIntervalSince(failedOver))
+                }
+                // A few more saves on the promoted standby, then stop and check.
+                let more = answers.acknowledgedCount + 3
+                while answers.acknowledgedCount < more && Date() < deadline { usleep(20_000) }
+                answers.stop()
+                while !writer.isFinished { usleep(10_000) }
+                if answers.longestSave > PostgreSQLServerFaults.saveDeadline {
+                    result.record(Failure(String(format: "a save took %.1f s, past its deadline of %.0f s", answers.longestSave,
+                                                 PostgreSQLServerFaults.saveDeadline)), round: round)
+                }
+                try PostgreSQLServerFaults.check(url, answers: answers, into: &result)
+                let (acknowledged, refused, unknown) = answers.snapshot
+                totals.acknowledged += acknowledged.count
+                totals.refused += refused.count
+                totals.unknown += unknown.count
+                totals.longest = max(totals.longest, answers.longestSave)
+            } catch {
+                result.record(error, round: round)
+            }
+            result.rounds += 1
+        }
+        result.operations = totals.acknowledged
+        result.details["saves acknowledged"] = String(totals.acknowledged)
+        result.details["saves refused (nothing written)"] = String(totals.refused)
+        result.details["saves with an unknown outcome"] = String(totals.unknown)
+        result.details["longest save (s)"] = String(format: "%.1f", totals.longest)
+        result.details["longest time from promotion to the next acknowledged save (s)"] = String(format: "%.1f", totals.recovery)
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// The store URL: the primary, the standby as a replica, short limits (a call on the dead
+    /// primary's connection ends in seconds).
+    static func storeURL(_ primary: URL, standby: String) throws -> URL {
+        guard var components = URLComponents(url: primary, resolvingAgainstBaseURL: false) else { throw Failure("bad URL \(primary)") }
+        components.queryItems = [URLQueryItem(name: "schema", value: "reliability_failover"), URLQueryItem(name: "replicas", value: standby),
+                                 URLQueryItem(name: "statement_timeout", value: "5"), URLQueryItem(name: "connect_timeout", value: "2"),
+                                 URLQueryItem(name: "tls", value: "disable")]
+        guard let url = components.url else { throw Failure("bad URL \(primary)") }
+        return url
+    }
+
+    /// A primary and its standby in temporary folders, managed by `.ci/postgres-server`.
+    struct Pair {
+        let script: String
+        let primaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-primary-\(UUID().uuidString)").path
+        let standbyFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-standby-\(UUID().uuidString)").path
+
+        /// Runs the script and returns what it printed (to a file: the server it starts holds
+        /// whatever descriptors it inherits).
+        @discardableResult
+        private func run(_ arguments: [String]) throws -> String {
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-\(UUID().uuidString).out").path
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let status = try SpawnedProcess.run(["/bin/bash", script] + arguments, outputPath: output)
+            guard status == 0 else { throw Failure(".ci/postgres-server \(arguments.joined(separator: " ")) failed (wait status \(status))") }
+            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        func start() throws -> URL {
+            let printed = try run(["start", primaryFolder])
+            guard let url = URL(string: printed) else { throw Failure("the primary printed no URL: \(printed)") }
+            return url
+        }
+
+        /// Starts the standby; returns its host:port.
+        func startStandby() throws -> String { try run(["standby", standbyFolder, primaryFolder]) }
+        func makeSynchronous() throws { try run(["synchronous", primaryFolder]) }
+        func crashPrimary() throws { try run(["crash", primaryFolder]) }
+        func promoteStandby() throws { try run(["promote", standbyFolder]) }
+
+        func stop() {
+            _ = try? run(["stop", standbyFolder])
+            _ = try? run(["stop", primaryFolder])
+            try? FileManager.default.removeItem(atPath: primaryFolder)
+            try? FileManager.default.removeItem(atPath: standbyFolder)
+        }
+    }
+}
