@@ -20,11 +20,12 @@ import OpenCoreDataPostgreSQL
 /// 5 s statement timeout), a COMMIT that never reaches the server while its connection looks
 /// alive (a black hole), a COMMIT whose acknowledgement is lost. No save may take longer than its
 /// deadline (statement timeout, the 5 s grace after it, the connect timeout, and resolving a lost
-/// commit on a new connection: 20 s in all).
+/// commit on a new connection: 20 s in all). Another session holding an exclusive lock on the
+/// table for longer than the statement timeout makes the saves behind it fail within it.
 enum PostgreSQLServerFaults {
     /// How the server or the path to it fails.
     enum Fault: String, CaseIterable {
-        case crash, terminate, partition, blackHole, lostAnswer
+        case crash, terminate, partition, blackHole, lostAnswer, lockHeld
 
         var scenario: String {
             switch self {
@@ -33,15 +34,19 @@ enum PostgreSQLServerFaults {
             case .partition: "PostgreSQL: network partitions (up to 8 s) during saves"
             case .blackHole: "PostgreSQL: a COMMIT black-holed (connection silent) during saves"
             case .lostAnswer: "PostgreSQL: a COMMIT's acknowledgement lost during saves"
+            case .lockHeld: "PostgreSQL: saves blocked by a lock held past the statement timeout"
             }
         }
 
         /// Whether the store reaches the server through the proxy.
-        var needsProxy: Bool { ![.crash, .terminate].contains(self) }
+        var needsProxy: Bool { ![.crash, .terminate, .lockHeld].contains(self) }
     }
 
     /// The longest a save may take under any of the faults (see above).
     static let saveDeadline: TimeInterval = 20
+    /// The longest a save may wait behind another session's lock (the statement timeout, 5 s, and
+    /// the rest of the save).
+    static let lockedSaveDeadline: TimeInterval = 7.5
 
     /// The cluster: its URL and the folder `.ci/postgres-server` manages it in.
     struct Cluster {
@@ -49,9 +54,9 @@ enum PostgreSQLServerFaults {
         var directory: String
         var script: String
 
-        /// Runs `.ci/postgres-server COMMAND DIR` and waits for it (see `SpawnedProcess`).
-        func run(_ command: String) throws {
-            let status = try SpawnedProcess.run(["/bin/bash", script, command, directory])
+        /// Runs `.ci/postgres-server COMMAND DIR ARGUMENTS…` and waits for it (see `SpawnedProcess`).
+        func run(_ command: String, _ arguments: String...) throws {
+            let status = try SpawnedProcess.run(["/bin/bash", script, command, directory] + arguments)
             guard status == 0 else { throw Failure(".ci/postgres-server \(command) failed (wait status \(status))") }
         }
     }
@@ -179,6 +184,11 @@ enum PostgreSQLServerFaults {
                     proxy?.blackHole(atSending: "COMMIT\u{0}")
                 case .lostAnswer:
                     proxy?.loseAnswers(afterSending: "COMMIT\u{0}")
+                case .lockHeld:
+                    // Another session holds the table longer than the 5 s statement timeout: the
+                    // saves waiting for it are cancelled by the server (nothing written) within
+                    // their deadline, and the next ones succeed once it lets go.
+                    try cluster.run("lock", "\(schema).zpart", String(Int.random(in: 9...11, using: &random)))
                 }
                 // The same context saves again, nothing reopened.
                 let deadline = Date().addingTimeInterval(30)
@@ -192,6 +202,11 @@ enum PostgreSQLServerFaults {
             while !writer.isFinished { usleep(10_000) }
             if answers.longestSave > saveDeadline {
                 result.record(Failure(String(format: "a save took %.1f s, past its deadline of %.0f s", answers.longestSave, saveDeadline)), round: -1)
+            }
+            // Behind a lock held 9–11 s, a save not cancelled at the 5 s statement timeout waits
+            // about 9 s: 7.5 s leaves the rest of a save room on a loaded machine.
+            if fault == .lockHeld && answers.longestSave > lockedSaveDeadline {
+                result.record(Failure(String(format: "a save waited %.1f s for a lock, past the statement timeout", answers.longestSave)), round: -1)
             }
             try check(url, answers: answers, into: &result)
         } catch {

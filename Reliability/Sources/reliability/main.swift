@@ -59,8 +59,8 @@ do {
            let script = value(after: "--postgres-script"), wanted("postgres") {
             let server = PostgreSQLServerFaults.Cluster(url: url, directory: cluster, script: script)
             for fault in PostgreSQLServerFaults.Fault.allCases {
-                // A black-holed or unanswered COMMIT costs its save ~10 s: fewer rounds.
-                let rounds = [.blackHole, .partition, .lostAnswer].contains(fault) ? (quick ? 2 : 10) : (quick ? 5 : 50)
+                // A black-holed or unanswered COMMIT, or a lock held, costs its save ~10 s: fewer rounds.
+                let rounds = [.blackHole, .partition, .lostAnswer, .lockHeld].contains(fault) ? (quick ? 2 : 10) : (quick ? 5 : 50)
                 results.append(PostgreSQLServerFaults.run(fault, rounds: rounds, cluster: server, seed: seed))
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
