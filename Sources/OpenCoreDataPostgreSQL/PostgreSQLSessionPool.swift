@@ -51,6 +51,20 @@ final class PostgreSQLSessionPool: Sendable {
                 """)
         }
         defer { free.signal() }
+        return try run(body, until: deadline)
+    }
+
+    /// Runs `body` with a session of the pool if one is free now, else answers `nil` at once
+    /// (reads that another pool can serve: a replica's, which the primary serves instead of
+    /// waiting for a replica's session).
+    func withFreeSession<T>(_ body: (PostgreSQLSession) throws -> T) throws -> T? {
+        guard free.wait(timeout: .now()) == .success else { return nil }
+        defer { free.signal() }
+        return try run(body, until: DispatchTime.now() + timeout)
+    }
+
+    /// `body` on a lent session (the pool's count of free sessions already taken for it).
+    private func run<T>(_ body: (PostgreSQLSession) throws -> T, until deadline: DispatchTime) throws -> T {
         /// `body` on a lent session, given back whatever happens.
         func attempt(_ session: PostgreSQLSession) throws -> T {
             defer { giveBack(session) }

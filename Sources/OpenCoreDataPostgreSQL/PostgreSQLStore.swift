@@ -305,14 +305,16 @@ package final class PostgreSQLStore: StoreEngine {
     static let replicaRest = 5.0
 
     /// `body` on a replica that has replayed this store's last commit (read-your-writes), or
-    /// `nil` — the primary then serves the read — when none has within ``replicaWait``, or the
+    /// `nil` — the primary then serves the read — when no replica session is free, when none has
+    /// replayed it within ``replicaWait``, or the
     /// replica fails (unreachable, or a query cancelled by its replay: then the replicas rest for
     /// ``replicaRest`` seconds, so that reads do not wait on a dead one each time).
     private func readOnReplica<T>(_ replicas: PostgreSQLSessionPool, _ body: (PostgreSQLSession) throws -> T) -> T? {
         let needed = lastCommit.withLock { $0 }
         guard needed != .max, replicasRestUntil.withLock({ $0 }).map({ $0 <= Date() }) ?? true else { return nil }
         do {
-            return try replicas.withSession { session -> T? in
+            // A replica whose sessions are all busy is not waited for: the primary serves.
+            return try replicas.withFreeSession { session -> T? in
                 if session.knownWALPosition.withLock({ $0 }) < needed {
                     let deadline = Date(timeIntervalSinceNow: Self.replicaWait)
                     while true {
@@ -324,7 +326,7 @@ package final class PostgreSQLStore: StoreEngine {
                     }
                 }
                 return try body(session)
-            }
+            } ?? nil
         } catch {
             replicasRestUntil.withLock { $0 = Date(timeIntervalSinceNow: Self.replicaRest) }
             return nil
