@@ -28,6 +28,16 @@ package final class TCPProxy: @unchecked Sendable {
     /// happened to connections so far, by client descriptor. Owned by `lock`.
     private var armed: (marker: [UInt8], fate: Fate)?
     private var fates: [Int32: Fate] = [:]
+    /// Whether the proxy answers a new connection's request for TLS with "no" itself, as a
+    /// machine in the middle stripping TLS would; the connections whose first message it has
+    /// seen, those it refused TLS, and how many bytes their clients sent after that. Owned by `lock`.
+    private var strippingTLS = false
+    private var inspected: Set<Int32> = []
+    private var refusedTLS: Set<Int32> = []
+    private var bytesAfterRefusal = 0
+    private var refusals = 0
+    /// PostgreSQL's SSLRequest: length 8, code 80877103.
+    private static let sslRequest: [UInt8] = [0, 0, 0, 8, 0x04, 0xD2, 0x16, 0x2F]
 
     /// What happens to one connection once a client message with the armed marker passed.
     private enum Fate {
@@ -61,6 +71,20 @@ package final class TCPProxy: @unchecked Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread { [self] in acceptLoop() }
     }
+
+    /// From now on answers each new connection's request for TLS with "no TLS" itself (the
+    /// server never sees the request): a machine in the middle that strips TLS. What the client
+    /// sends afterwards goes to the server in clear, and is counted.
+    package func stripTLS() {
+        lock.withLock { strippingTLS = true }
+    }
+
+    /// How many requests for TLS the proxy refused.
+    package var tlsRequestsRefused: Int { lock.withLock { refusals } }
+
+    /// How many bytes clients sent after the proxy refused them TLS (a client that demands TLS
+    /// sends none: it closes the connection).
+    package var bytesSentAfterRefusedTLS: Int { lock.withLock { bytesAfterRefusal } }
 
     /// Holds every byte in both directions from now on, connections left open: to both ends the
     /// other one has gone silent.
@@ -177,13 +201,29 @@ package final class TCPProxy: @unchecked Sendable {
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             // Held while partitioned: delivered, in order, when the partition heals.
-            let fate = lock.withLock { () -> Fate? in
+            let (fate, refuseTLS) = lock.withLock { () -> (Fate?, Bool) in
                 while holding && !stopped { lock.wait() }
                 if fromClient, fates[client] == nil, let (marker, fate) = armed, buffer[..<count].contains(marker) {
                     armed = nil
                     fates[client] = fate
                 }
-                return fates[client]
+                var refuseTLS = false
+                if fromClient && strippingTLS && !inspected.contains(client) {
+                    inspected.insert(client)
+                    refuseTLS = Array(buffer[..<count]) == Self.sslRequest
+                    if refuseTLS {
+                        refusedTLS.insert(client)
+                        refusals += 1
+                    }
+                } else if fromClient && refusedTLS.contains(client) {
+                    bytesAfterRefusal += count
+                }
+                return (fates[client], refuseTLS)
+            }
+            if refuseTLS {
+                // "N": no TLS here. The request itself is not passed on.
+                guard [UInt8(ascii: "N")].withUnsafeBytes({ send(source, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }) == 1 else { break loop }
+                continue
             }
             switch fate {
             case .blackHoled?: continue
@@ -215,6 +255,8 @@ package final class TCPProxy: @unchecked Sendable {
             lock.withLock {
                 connections.removeAll { $0.client == client }
                 fates[client] = nil
+                inspected.remove(client)
+                refusedTLS.remove(client)
                 close(source)
                 close(destination)
             }

@@ -115,11 +115,12 @@ enum PostgreSQLServerFaults {
         return container
     }
 
-    /// The writer: one operation per save until told to stop.
-    static func write(_ container: PersistentContainer, answers: Answers) {
+    /// The writer: one operation per save until told to stop; several writers number their
+    /// operations `first`, `first + step`, … so that none shares a number.
+    static func write(_ container: PersistentContainer, answers: Answers, first: Int64 = 0, step: Int64 = 1) {
         guard let entity = container.managedObjectModel.entitiesByName["Part"] else { return }
         let context = container.newBackgroundContext()
-        var operation: Int64 = 0
+        var operation = first
         while !answers.shouldStop {
             let number = operation
             context.performAndWait {
@@ -142,7 +143,7 @@ enum PostgreSQLServerFaults {
                 }
             }
             if answers.snapshot.refused[number] != nil { usleep(50_000) }
-            operation += 1
+            operation += step
         }
     }
 

@@ -65,6 +65,8 @@ do {
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
             results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))
+            results.append(PostgreSQLPoolExhaustion.run(rounds: quick ? 2 : 10, cluster: server, seed: seed))
+            results.append(PostgreSQLTLSDowngrade.run(rounds: quick ? 3 : 20, cluster: server))
             results.append(PostgreSQLFailover.run(rounds: quick ? 2 : 10, script: script, seed: seed))
         }
         guard !results.isEmpty else {
