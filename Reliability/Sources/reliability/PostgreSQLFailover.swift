@@ -19,7 +19,8 @@ enum PostgreSQLFailover {
         var result = ScenarioResult(scenario: scenario, rounds: 0)
         var random = SeededGenerator(seed: seed)
         let started = Date()
-        var totals = (acknowledged: 0, refused: 0, unknown: 0, longest: 0.0, recovery: 0.0)
+        var tally = PostgreSQLServerFaults.Tally()
+        var recovery: TimeInterval = 0
         for round in 0..<rounds {
             let pair = Pair(script: script)
             defer { pair.stop() }
@@ -47,7 +48,7 @@ enum PostgreSQLFailover {
                 if answers.acknowledgedCount <= before {
                     result.record(Failure("no save succeeded within 30 s of the failover"), round: round)
                 } else {
-                    totals.recovery = max(totals.recovery, Date().timeIntervalSince(failedOver))
+                    recovery = max(recovery, Date().timeIntervalSince(failedOver))
                 }
                 // A few more saves on the promoted standby, then stop and check.
                 let more = answers.acknowledgedCount + 3
@@ -59,22 +60,14 @@ enum PostgreSQLFailover {
                                                  PostgreSQLServerFaults.saveDeadline)), round: round)
                 }
                 try PostgreSQLServerFaults.check(url, answers: answers, into: &result)
-                let (acknowledged, refused, unknown) = answers.snapshot
-                totals.acknowledged += acknowledged.count
-                totals.refused += refused.count
-                totals.unknown += unknown.count
-                totals.longest = max(totals.longest, answers.longestSave)
+                tally.add(answers)
             } catch {
                 result.record(error, round: round)
             }
             result.rounds += 1
         }
-        result.operations = totals.acknowledged
-        result.details["saves acknowledged"] = String(totals.acknowledged)
-        result.details["saves refused (nothing written)"] = String(totals.refused)
-        result.details["saves with an unknown outcome"] = String(totals.unknown)
-        result.details["longest save (s)"] = String(format: "%.1f", totals.longest)
-        result.details["longest time from promotion to the next acknowledged save (s)"] = String(format: "%.1f", totals.recovery)
+        tally.report(into: &result)
+        result.details["longest time from promotion to the next acknowledged save (s)"] = String(format: "%.1f", recovery)
         result.seconds = Date().timeIntervalSince(started)
         return result
     }

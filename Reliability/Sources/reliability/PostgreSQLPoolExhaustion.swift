@@ -14,7 +14,7 @@ enum PostgreSQLPoolExhaustion {
         var result = ScenarioResult(scenario: scenario, rounds: 0)
         var random = SeededGenerator(seed: seed)
         let started = Date()
-        var totals = (acknowledged: 0, refused: 0, longest: 0.0)
+        var tally = PostgreSQLServerFaults.Tally()
         for round in 0..<rounds {
             do {
                 let schema = "reliability_pool_\(UInt32.random(in: 0...UInt32.max, using: &random))"
@@ -41,18 +41,13 @@ enum PostgreSQLPoolExhaustion {
                     result.record(Failure("only \(acknowledged.count) saves were acknowledged in the round"), round: round)
                 }
                 try PostgreSQLServerFaults.check(url, answers: answers, into: &result)
-                totals.acknowledged += acknowledged.count
-                totals.refused += refused.count
-                totals.longest = max(totals.longest, answers.longestSave)
+                tally.add(answers)
             } catch {
                 result.record(error, round: round)
             }
             result.rounds += 1
         }
-        result.operations = totals.acknowledged
-        result.details["saves acknowledged"] = String(totals.acknowledged)
-        result.details["saves refused"] = String(totals.refused)
-        result.details["longest save (s)"] = String(format: "%.2f", totals.longest)
+        tally.report(into: &result)
         result.seconds = Date().timeIntervalSince(started)
         return result
     }

@@ -13,7 +13,9 @@ import OpenCoreDataPostgreSQL
 /// every acknowledged operation holds all its rows (else lost), no operation holds some of them
 /// or more (torn), an operation whose save threw an ordinary error holds none (a save reported
 /// failed that wrote), one whose outcome was unknown (134900) holds all or none; and after each
-/// fault the same context saves again within 30 s, nothing reopened.
+/// fault the same context saves again within 30 s, nothing reopened. Across server crashes a
+/// second coordinator listens for the writer's saves (remote-change notifications): they must
+/// come back within 6 s of each restart.
 ///
 /// The network faults put a loopback TCP proxy (`TCPProxy`, the tests' own) between the store and
 /// the server: a partition (every byte held, nothing closed, for up to 8 s — longer than the
@@ -108,12 +110,51 @@ enum PostgreSQLServerFaults {
         return url
     }
 
-    static func open(_ url: URL) throws -> PersistentContainer {
+    static func open(_ url: URL, options: [String: any Sendable] = [:]) throws -> PersistentContainer {
         let container = PersistentContainer(name: "ServerFaults", managedObjectModel: model())
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url, type: .postgreSQL)]
+        let description = PersistentStoreDescription(url: url, type: .postgreSQL)
+        for (key, value) in options { description.setOption(value, forKey: key) }
+        container.persistentStoreDescriptions = [description]
         try container.loadPersistentStores()
         return container
     }
+
+    /// What the saves of one or more rounds answered, added up for the report.
+    struct Tally {
+        var acknowledged = 0, refused = 0, unknown = 0
+        var longest: TimeInterval = 0
+
+        mutating func add(_ answers: Answers) {
+            let snapshot = answers.snapshot
+            acknowledged += snapshot.acknowledged.count
+            refused += snapshot.refused.count
+            unknown += snapshot.unknown.count
+            longest = max(longest, answers.longestSave)
+        }
+
+        func report(into result: inout ScenarioResult) {
+            result.operations = acknowledged
+            result.details["saves acknowledged"] = String(acknowledged)
+            result.details["saves refused (nothing written)"] = String(refused)
+            result.details["saves with an unknown outcome"] = String(unknown)
+            result.details["longest save (s)"] = String(format: "%.1f", longest)
+        }
+    }
+
+    /// When another coordinator's remote-change notifications arrived.
+    /// `@unchecked Sendable`: `times` is guarded by `lock`.
+    final class Announcements: @unchecked Sendable {
+        private let lock = NSLock()
+        private var times: [Date] = []
+
+        func append() { lock.withLock { times.append(Date()) } }
+        /// The first announcement after `date`, if any.
+        func first(after date: Date) -> Date? { lock.withLock { times.first { $0 > date } } }
+    }
+
+    /// The longest a restarted server may leave other coordinators without remote-change
+    /// notifications (the listener's longest wait between attempts, 5 s, and one connection).
+    static let announcementDeadline: TimeInterval = 6
 
     /// The writer: one operation per save until told to stop; several writers number their
     /// operations `first`, `first + step`, … so that none shares a number.
@@ -152,6 +193,7 @@ enum PostgreSQLServerFaults {
         var random = SeededGenerator(seed: seed)
         let started = Date()
         let answers = Answers()
+        var longestSilenceSeen: TimeInterval = 0
         var proxy: TCPProxy?
         defer { proxy?.stop() }
         do {
@@ -160,7 +202,19 @@ enum PostgreSQLServerFaults {
             if fault.needsProxy, let serverPort = cluster.url.port {
                 proxy = try TCPProxy(upstreamPort: serverPort)
             }
-            let container = try open(try storeURL(cluster, schema: schema, port: proxy?.port))
+            // Across server crashes, a second coordinator listens for the writer's saves: its
+            // remote-change notifications must come back soon after each restart.
+            let history: [String: any Sendable] = fault == .crash ? [NSPersistentHistoryTrackingKey: true] : [:]
+            let container = try open(try storeURL(cluster, schema: schema, port: proxy?.port), options: history)
+            let announcements = Announcements()
+            var listening: (container: PersistentContainer, observer: any NSObjectProtocol)?
+            if fault == .crash {
+                let watcher = try open(url, options: [NSPersistentHistoryTrackingKey: true, NSPersistentStoreRemoteChangeNotificationPostOptionKey: true])
+                let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: watcher.persistentStoreCoordinator,
+                                                                      queue: nil) { _ in announcements.append() }
+                listening = (watcher, observer)
+            }
+            defer { if let listening { NotificationCenter.default.removeObserver(listening.observer) } }
             let writer = Thread { write(container, answers: answers) }
             writer.start()
             defer {
@@ -175,6 +229,15 @@ enum PostgreSQLServerFaults {
                     try cluster.run("crash")
                     usleep(UInt32.random(in: 50_000...500_000, using: &random))
                     try cluster.run("restart")
+                    let restarted = Date()
+                    let deadline = restarted.addingTimeInterval(announcementDeadline + 4)
+                    while announcements.first(after: restarted) == nil && Date() < deadline { usleep(20_000) }
+                    let silence = (announcements.first(after: restarted) ?? Date()).timeIntervalSince(restarted)
+                    longestSilenceSeen = max(longestSilenceSeen, silence)
+                    if silence > announcementDeadline {
+                        result.record(Failure(String(format: "no remote-change notification for %.1f s after the server restarted", silence)),
+                                      round: round)
+                    }
                 case .terminate:
                     try cluster.run("terminate")
                 case .partition:
@@ -213,12 +276,10 @@ enum PostgreSQLServerFaults {
         } catch {
             result.record(error, round: result.rounds)
         }
-        let (acknowledged, refused, unknown) = answers.snapshot
-        result.operations = acknowledged.count
-        result.details["saves acknowledged"] = String(acknowledged.count)
-        result.details["saves refused (nothing written)"] = String(refused.count)
-        result.details["saves with an unknown outcome"] = String(unknown.count)
-        result.details["longest save (s)"] = String(format: "%.1f", answers.longestSave)
+        var tally = Tally()
+        tally.add(answers)
+        tally.report(into: &result)
+        if fault == .crash { result.details["longest wait for remote changes after a restart (s)"] = String(format: "%.1f", longestSilenceSeen) }
         result.seconds = Date().timeIntervalSince(started)
         return result
     }
