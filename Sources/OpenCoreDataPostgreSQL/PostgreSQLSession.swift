@@ -209,8 +209,6 @@ package final class PostgreSQLSession: Sendable {
         try run(sql, [])
     }
 
-    /// The first value of every row `statement` returns, as integers (keys): a row whose first
-    /// value is not an integer is left out.
     /// Whether the server is a standby replaying another's write-ahead log (it takes no writes).
     func isInRecovery() throws -> Bool {
         if case .bool(true)? = try execute("SELECT pg_is_in_recovery()").rows.first?.first { return true }
@@ -232,6 +230,8 @@ package final class PostgreSQLSession: Sendable {
     /// this lock.
     let knownWALPosition = Locked<UInt64>(0)
 
+    /// The first value of every row `statement` returns, as integers (keys): a row whose first
+    /// value is not an integer is left out.
     package func integers(_ statement: SQLFragment) throws -> [Int64] {
         try execute(statement).rows.compactMap { row in
             if case .integer(let value)? = row.first { value } else { nil }

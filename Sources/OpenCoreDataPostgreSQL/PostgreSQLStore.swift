@@ -306,9 +306,9 @@ package final class PostgreSQLStore: StoreEngine {
 
     /// `body` on a replica that has replayed this store's last commit (read-your-writes), or
     /// `nil` — the primary then serves the read — when no replica session is free, when none has
-    /// replayed it within ``replicaWait``, or the
-    /// replica fails (unreachable, or a query cancelled by its replay: then the replicas rest for
-    /// ``replicaRest`` seconds, so that reads do not wait on a dead one each time).
+    /// replayed it within ``replicaWait``, or the replica fails (unreachable, or a query cancelled
+    /// by its replay: then the replicas rest for ``replicaRest`` seconds, so that reads do not
+    /// wait on a dead one each time).
     private func readOnReplica<T>(_ replicas: PostgreSQLSessionPool, _ body: (PostgreSQLSession) throws -> T) -> T? {
         let needed = lastCommit.withLock { $0 }
         guard needed != .max, replicasRestUntil.withLock({ $0 }).map({ $0 <= Date() }) ?? true else { return nil }
