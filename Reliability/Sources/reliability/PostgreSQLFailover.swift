@@ -22,7 +22,7 @@ enum PostgreSQLFailover {
         var tally = PostgreSQLServerFaults.Tally()
         var recovery: TimeInterval = 0
         for round in 0..<rounds {
-            let pair = Pair(script: script)
+            let pair = PostgreSQLServerPair(script: PostgreSQLServerScript(path: script))
             defer { pair.stop() }
             do {
                 let primary = try pair.start()
@@ -81,42 +81,5 @@ enum PostgreSQLFailover {
                                  URLQueryItem(name: "tls", value: "disable")]
         guard let url = components.url else { throw Failure("bad URL \(primary)") }
         return url
-    }
-
-    /// A primary and its standby in temporary folders, managed by `.ci/postgres-server`.
-    struct Pair {
-        let script: String
-        let primaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-primary-\(UUID().uuidString)").path
-        let standbyFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-standby-\(UUID().uuidString)").path
-
-        /// Runs the script and returns what it printed (to a file: the server it starts holds
-        /// whatever descriptors it inherits).
-        @discardableResult
-        private func run(_ arguments: [String]) throws -> String {
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-failover-\(UUID().uuidString).out").path
-            defer { try? FileManager.default.removeItem(atPath: output) }
-            let status = try SpawnedProcess.run(["/bin/bash", script] + arguments, outputPath: output)
-            guard status == 0 else { throw Failure(".ci/postgres-server \(arguments.joined(separator: " ")) failed (wait status \(status))") }
-            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-
-        func start() throws -> URL {
-            let printed = try run(["start", primaryFolder])
-            guard let url = URL(string: printed) else { throw Failure("the primary printed no URL: \(printed)") }
-            return url
-        }
-
-        /// Starts the standby; returns its host:port.
-        func startStandby() throws -> String { try run(["standby", standbyFolder, primaryFolder]) }
-        func makeSynchronous() throws { try run(["synchronous", primaryFolder]) }
-        func crashPrimary() throws { try run(["crash", primaryFolder]) }
-        func promoteStandby() throws { try run(["promote", standbyFolder]) }
-
-        func stop() {
-            _ = try? run(["stop", standbyFolder])
-            _ = try? run(["stop", primaryFolder])
-            try? FileManager.default.removeItem(atPath: primaryFolder)
-            try? FileManager.default.removeItem(atPath: standbyFolder)
-        }
     }
 }

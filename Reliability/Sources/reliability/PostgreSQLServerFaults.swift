@@ -56,10 +56,9 @@ enum PostgreSQLServerFaults {
         var directory: String
         var script: String
 
-        /// Runs `.ci/postgres-server COMMAND DIR ARGUMENTS…` and waits for it (see `SpawnedProcess`).
+        /// Runs `.ci/postgres-server COMMAND DIR ARGUMENTS…` and waits for it.
         func run(_ command: String, _ arguments: String...) throws {
-            let status = try SpawnedProcess.run(["/bin/bash", script, command, directory] + arguments)
-            guard status == 0 else { throw Failure(".ci/postgres-server \(command) failed (wait status \(status))") }
+            try PostgreSQLServerScript(path: script).run([command, directory] + arguments)
         }
     }
 

@@ -84,16 +84,18 @@ import TestSupport
     /// saves again — to the promoted standby — without losing an acknowledged save or reusing a key.
     @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
     func savesFollowAPromotedStandbyAndLoseNothingAcknowledged() throws {
-        let cluster = try TestCluster()
+        // A primary and a standby of the test's own: the shared test server must stay.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".ci/postgres-server")
+        try #require(FileManager.default.fileExists(atPath: script.path), "no .ci/postgres-server beside the tests (\(script.path))")
+        let cluster = PostgreSQLServerPair(script: PostgreSQLServerScript(path: script.path))
         defer { cluster.stop() }
         let primary = try cluster.start()
         let standby = try cluster.startStandby()
-        // Synchronous replication: a COMMIT is acknowledged once the standby has it. (Set after the
-        // standby's copy was taken: the promoted standby has no standby of its own to wait for.)
-        try run("ALTER SYSTEM SET synchronous_standby_names = '*'", on: primary)
-        try run("SELECT pg_reload_conf()", on: primary)
+        // Synchronous replication: a COMMIT is acknowledged once the standby has it.
+        try cluster.makeSynchronous()
 
-        var components = try #require(URLComponents(string: "postgres://ocd@\(primary)/ocd_test"))
+        var components = try #require(URLComponents(url: primary, resolvingAgainstBaseURL: false))
         components.queryItems = [URLQueryItem(name: "replicas", value: standby), URLQueryItem(name: "statement_timeout", value: "10")]
         let stack = try container(try #require(components.url))
         let context = stack.newBackgroundContext()
@@ -124,54 +126,5 @@ import TestSupport
         }
         #expect(keyAfter > (keysBefore.max() ?? 0))
         #expect(try codes(stack) == ["a", "after", "b", "c"])
-    }
-}
-
-/// A primary and a hot standby of its own, started by `.ci/postgres-server` in temporary folders
-/// (a failover test promotes the standby and kills the primary: the shared test server must stay).
-private struct TestCluster {
-    let primaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-primary-\(UUID().uuidString)")
-    let standbyFolder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-standby-\(UUID().uuidString)")
-    /// The repository's `.ci/postgres-server`.
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".ci/postgres-server")
-
-    init() throws {
-        guard FileManager.default.fileExists(atPath: script.path) else {
-            throw CoreDataError(.persistentStoreOpen, "No .ci/postgres-server beside the tests (\(script.path)).")
-        }
-    }
-
-    /// Runs the script; returns what it printed (see `SpawnedProcess`: its output goes to a file,
-    /// since the server the script starts holds whatever descriptors it inherits).
-    @discardableResult
-    private func script(_ arguments: [String]) throws -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-cluster-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: output) }
-        let status = try SpawnedProcess.run(["/bin/bash", script.path] + arguments, outputPath: output.path)
-        guard status == 0 else {
-            throw CoreDataError(.persistentStoreOpen, ".ci/postgres-server \(arguments.joined(separator: " ")) failed (wait status \(status)).")
-        }
-        return (try? String(contentsOf: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-    }
-
-    /// Starts the primary; returns its host:port.
-    func start() throws -> String {
-        let printed = try script(["start", primaryFolder.path])
-        let url = try #require(URLComponents(string: printed))
-        return "\(url.host ?? "127.0.0.1"):\(url.port ?? 5432)"
-    }
-
-    /// Starts the standby; returns its host:port.
-    func startStandby() throws -> String { try script(["standby", standbyFolder.path, primaryFolder.path]) }
-
-    func crashPrimary() throws { try script(["crash", primaryFolder.path]) }
-    func promoteStandby() throws { try script(["promote", standbyFolder.path]) }
-
-    func stop() {
-        _ = try? script(["stop", standbyFolder.path])
-        _ = try? script(["stop", primaryFolder.path])
-        try? FileManager.default.removeItem(at: primaryFolder)
-        try? FileManager.default.removeItem(at: standbyFolder)
     }
 }
