@@ -27,9 +27,10 @@ final class PostgreSQLReadSnapshot: @unchecked Sendable {
         do {
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             // The snapshot is taken by the transaction's first statement (not by a SAVEPOINT,
-            // which controls the transaction). A read that fails rolls back to the savepoint
-            // (see `read`).
-            try session.execute("SELECT 1")
+            // which controls the transaction): the one that exempts the transaction from the
+            // URL's idle_in_transaction_session_timeout, since it waits between the pinned
+            // contexts' reads by design. A read that fails rolls back to the savepoint (see `read`).
+            try session.waitsForClient()
             try session.execute("SAVEPOINT ocd_read")
         } catch {
             session.close()

@@ -109,13 +109,15 @@ package final class PostgreSQLSession: Sendable {
         configuration.options.tlsServerName = Self.isIPAddress(url.host) ? nil : url.host
         configuration.options.connectTimeout = max(.seconds(Int64(url.connectTimeout)) - (NIODeadline.now() - started), .milliseconds(1))
         // In the startup message: in force from the first statement, without a round trip, and
-        // over the role's or database's defaults. A save's rules assume READ COMMITTED (each
+        // over the role's or database's defaults (the URL's timeouts: see PostgreSQLStoreURL). A save's rules assume READ COMMITTED (each
         // statement sees the rows committed before it; a conflict is a row whose Z_OPT moved, not
         // a serialisation failure at COMMIT after another store's part was written), and writes
         // must not be refused by a server that makes transactions read-only by default; reads
         // that need a snapshot say so in their BEGIN.
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", String(url.statementTimeout * 1000)),
+            ("lock_timeout", String(url.lockTimeout * 1000)),
+            ("idle_in_transaction_session_timeout", String(url.idleInTransactionTimeout * 1000)),
             ("default_transaction_isolation", "read committed"),
             ("default_transaction_read_only", "off"),
         ]
@@ -267,6 +269,14 @@ package final class PostgreSQLSession: Sendable {
         return false
     }
 
+    /// Lifts the URL's `idle_in_transaction_session_timeout` until the end of the open transaction,
+    /// for one that waits for the client on purpose (a query generation's snapshot, a save's part
+    /// held open while another store's part is written).
+    /// A query: as a transaction's first statement, it takes a `REPEATABLE READ` snapshot.
+    package func waitsForClient() throws {
+        try execute("SELECT set_config('idle_in_transaction_session_timeout', '0', true)")
+    }
+
     /// Runs `body` in a transaction (begun by `begin`, e.g. with an isolation level): committed
     /// when it returns, rolled back when it throws.
     @discardableResult
@@ -404,14 +414,22 @@ package final class PostgreSQLSession: Sendable {
             return try body()
         } catch let error as PSQLError {
             let sqlState = error.serverInfo?[.sqlState]
-            // 57014: the server's statement_timeout cancelled it.
-            var failure = sqlState == "57014"
-                ? CoreDataError(.persistentStoreTimeout, """
+            var failure = switch sqlState {
+            case "57014":   // the server's statement_timeout cancelled it
+                CoreDataError(.persistentStoreTimeout, """
                     Could not \(what): the server cancelled it (it ran longer than the store URL's \
                     statement_timeout, or an administrator cancelled it). Raise statement_timeout= for longer \
                     statements.
                     """)
-                : CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
+            case "55P03":   // lock_timeout: another session held a row or table it needed
+                CoreDataError(.persistentStoreTimeout, """
+                    Could not \(what): another session held a row or table it needed for longer than the lock \
+                    timeout (lock_timeout= in the store URL), so nothing was written. Try again once that session's transaction ends \
+                    (a long batch, a migration), or raise lock_timeout=.
+                    """)
+            default:
+                CoreDataError(code, "Could not \(what): \(PostgreSQLValues.describe(error))")
+            }
             failure.sqlState = sqlState
             throw failure
         } catch {

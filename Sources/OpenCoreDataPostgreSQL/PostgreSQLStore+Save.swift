@@ -36,18 +36,34 @@ extension PostgreSQLStore {
         return maximum - Int64(count) + 1
     }
 
-    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
+    package func save(_ request: StoreSaveRequest, resolving resolve: StoreConflictResolver?,
+                      beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         try checkWritable()
         let layout = try currentLayout()
         // Rows in one order (table, key) in every save, so that two saves of the same rows wait
-        // for each other instead of deadlocking.
+        // for each other instead of deadlocking (a save a merge policy made again included).
+        let ordered: StoreConflictResolver? = resolve.map { resolve in { conflicts in try resolve(conflicts).map(Self.ordered) } }
+        return try StoreSaveRules.save(Self.ordered(request), resolving: ordered, recordingHistory: tracksHistory,
+                                       beforeCommit: beforeCommit) { attempt in
+            try writeTransaction { session in
+                // A part of a save across stores waits, open, while the next store's part is written.
+                if beforeCommit != nil { try session.waitsForClient() }
+                var transaction = PostgreSQLSaveTransaction(store: self, session: session, layout: layout)
+                // Reads of this store while the merge policy decides (a fault it fires) go
+                // through this session: the pool lends a caller one session at a time.
+                return try TransactionSession.$current.withValue(TransactionSession(store: ObjectIdentifier(self), session: session)) {
+                    try attempt(&transaction)
+                }
+            }
+        }
+    }
+
+    /// `request` with its updates and deletions in (table, key) order.
+    private static func ordered(_ request: StoreSaveRequest) -> StoreSaveRequest {
         var ordered = request
         ordered.updates.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
         ordered.deletes.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
-        return try writeTransaction { session in
-            var transaction = PostgreSQLSaveTransaction(store: self, session: session, layout: layout)
-            return try StoreSaveRules.apply(ordered, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
-        }
+        return ordered
     }
 
     /// Runs `body` in a transaction that commits (with a notification to every store on the
@@ -225,8 +241,17 @@ struct PostgreSQLSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
+        try readRow(entity: entity, primaryKey: primaryKey, locking: false)
+    }
+
+    /// Held `FOR UPDATE`: a writer that holds the row is waited for, and what it committed read.
+    mutating func lockRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
+        try readRow(entity: entity, primaryKey: primaryKey, locking: true)
+    }
+
+    private func readRow(entity: EntityDescription, primaryKey: Int64, locking: Bool) throws -> RowSnapshot? {
         let mapping = try layout.mapping(for: entity)
-        guard let row = try session.execute(RelationalLayout.currentRowQuery(mapping, key: primaryKey)).rows.first,
+        guard let row = try session.execute(RelationalLayout.currentRowQuery(mapping, key: primaryKey, locking: locking)).rows.first,
               case .integer(let version) = row[0] else { return nil }
         return RowSnapshot(values: store.values(of: row, from: 1, mapping: mapping, layout: layout), version: version)
     }

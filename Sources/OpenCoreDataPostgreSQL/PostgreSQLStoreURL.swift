@@ -4,8 +4,8 @@ import OpenCoreDataSQL
 
 /// Where a PostgreSQL store lives, read from its URL:
 /// `postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=mode&tls_ca=path`
-/// `&cleartext_password=allow&statement_timeout=s&connect_timeout=s&keepalives_idle=s&keepalives_interval=s`
-/// `&keepalives_count=n&replicas=host:port,host:port`.
+/// `&cleartext_password=allow&statement_timeout=s&lock_timeout=s&idle_in_transaction_session_timeout=s`
+/// `&connect_timeout=s&keepalives_idle=s&keepalives_interval=s&keepalives_count=n&replicas=host:port,host:port`.
 ///
 /// - `host` defaults to `localhost` and `port` to 5432; `postgresql://` is accepted too.
 /// - `schema` (default `public`) holds the store's tables: several stores share one database in
@@ -32,6 +32,21 @@ import OpenCoreDataSQL
 ///   stopped, partitioned away, behind a dead network path — has its connection closed, so the
 ///   call throws 134090 instead of waiting for ever. A save or batch that must run longer needs a
 ///   larger value.
+/// - `lock_timeout` bounds, in seconds, how long a statement waits for a row or table another
+///   session holds (default 0: no limit of its own, the statement timeout bounds the wait). The
+///   statement then fails having written nothing, with 134090 naming the lock: a service that
+///   would rather fail a save at once under contention than wait says `lock_timeout=1` and keeps
+///   a long `statement_timeout` for its large saves.
+/// - `idle_in_transaction_session_timeout` (default 60; 0 for none): the server ends a session
+///   whose transaction has waited that many seconds for the client's next statement, releasing
+///   the rows and tables it holds. A store never leaves a transaction waiting on purpose, so this
+///   only fires for a client that stopped mid-save — a process frozen (a debugger, `SIGSTOP`, a
+///   paused virtual machine) or cut off behind a partition the server does not see — whose locks
+///   would otherwise stop every other writer of those rows until keepalive or a restart ends it.
+///   The transactions that do wait are exempt: a query generation's snapshot (held while contexts
+///   are pinned to it) and a save across several stores while the next store's part is written.
+///   (A migration copies its rows on its own session, `INSERT … SELECT`, so it is not idle: a
+///   client frozen mid-migration, the lock on the whole schema in hand, is ended too.)
 /// - `connect_timeout` bounds opening a connection, in seconds (default 10).
 /// - `keepalives_idle`, `keepalives_interval`, `keepalives_count` (libpq's names): TCP keepalive
 ///   on every connection — after `keepalives_idle` seconds without traffic (default 30) the
@@ -81,6 +96,10 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package var allowsCleartextPassword: Bool
     /// The server's limit on one statement, in seconds; 0 for none.
     package var statementTimeout: Int
+    /// The server's limit on waiting for a lock, in seconds; 0 for none of its own.
+    package var lockTimeout: Int
+    /// The server's limit on a transaction waiting for the client, in seconds; 0 for none.
+    package var idleInTransactionTimeout: Int
     /// How long opening a connection may take, in seconds.
     package var connectTimeout: Int
     /// Seconds without traffic before TCP keepalive probes start; 0 for no keepalive.
@@ -117,10 +136,11 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
     package static let defaultGenerations = 16
     package static let defaultStatementTimeout = 30
     package static let defaultConnectTimeout = 10
+    package static let defaultIdleInTransactionTimeout = 60
     package static let defaultKeepaliveIdle = 30
     package static let defaultKeepaliveInterval = 10
     package static let defaultKeepaliveCount = 3
-    /// The longest `statement_timeout` or `connect_timeout`: a day.
+    /// The longest timeout a URL may give: a day.
     package static let longestTimeout = 86_400
 
     package init(_ url: URL) throws(CoreDataError) {
@@ -151,6 +171,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
         tlsCAFile = nil
         allowsCleartextPassword = false
         statementTimeout = Self.defaultStatementTimeout
+        lockTimeout = 0
+        idleInTransactionTimeout = Self.defaultIdleInTransactionTimeout
         connectTimeout = Self.defaultConnectTimeout
         keepaliveIdle = Self.defaultKeepaliveIdle
         keepaliveInterval = Self.defaultKeepaliveInterval
@@ -205,6 +227,10 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                 allowsCleartextPassword = value == "allow"
             case "statement_timeout":
                 statementTimeout = try seconds(item.name, value, from: 0)
+            case "lock_timeout":
+                lockTimeout = try seconds(item.name, value, from: 0)
+            case "idle_in_transaction_session_timeout":
+                idleInTransactionTimeout = try seconds(item.name, value, from: 0)
             case "connect_timeout":
                 connectTimeout = try seconds(item.name, value, from: 1)
             case "keepalives_idle":
@@ -227,8 +253,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
             default:
                 throw Self.invalid(url, """
                     the parameter '\(item.name)' is unknown (schema, pool, generations, tls, tls_ca, \
-                    cleartext_password, statement_timeout, connect_timeout, keepalives_idle, \
-                    keepalives_interval, keepalives_count and replicas are known)
+                    cleartext_password, statement_timeout, lock_timeout, idle_in_transaction_session_timeout, \
+                    connect_timeout, keepalives_idle, keepalives_interval, keepalives_count and replicas are known)
                     """)
             }
         }
@@ -306,7 +332,8 @@ package struct PostgreSQLStoreURL: Sendable, Equatable {
                                  The PostgreSQL store URL \(shown?.string ?? "given") cannot be used: \
                                  \(reason). The form is \
                                  postgres://user[:password]@host[:port]/database?schema=name&pool=n&generations=n&tls=disable|prefer|require\
-                                 &tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&connect_timeout=seconds\
+                                 &tls_ca=path&cleartext_password=allow|refuse&statement_timeout=seconds&lock_timeout=seconds\
+                                 &idle_in_transaction_session_timeout=seconds&connect_timeout=seconds\
                                  &keepalives_idle=seconds&keepalives_interval=seconds&keepalives_count=n&replicas=host:port,….
                                  """)
     }

@@ -163,9 +163,11 @@ extension RelationalLayout {
     }
 
     /// A row's version and columns by key (`Z_OPT`, then `mapping.tableColumns`): what a save
-    /// that met a conflict reads back.
-    package static func currentRowQuery(_ mapping: EntityMapping, key: Int64) -> SQLFragment {
-        "SELECT \(SQLFragment.identifiers(["Z_OPT"] + mapping.tableColumns)) FROM \(identifier: mapping.table) WHERE Z_PK = \(bind: .integer(key))"
+    /// that met a conflict reads back. `locking` holds the row until the transaction ends
+    /// (`FOR UPDATE`: PostgreSQL's; SQLite's write transaction holds the whole file).
+    package static func currentRowQuery(_ mapping: EntityMapping, key: Int64, locking: Bool = false) -> SQLFragment {
+        let query: SQLFragment = "SELECT \(SQLFragment.identifiers(["Z_OPT"] + mapping.tableColumns)) FROM \(identifier: mapping.table) WHERE Z_PK = \(bind: .integer(key))"
+        return locking ? query + " FOR UPDATE" : query
     }
 
     /// The values an insert binds after `Z_PK, Z_ENT, Z_OPT` (`mapping.insertColumns`): the

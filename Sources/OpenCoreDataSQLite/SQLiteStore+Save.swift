@@ -53,14 +53,17 @@ extension SQLiteStore {
         return current + 1
     }
 
-    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
+    package func save(_ request: StoreSaveRequest, resolving resolve: StoreConflictResolver?,
+                      beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         let layout = try currentLayout()
-        return try withWriter { db in
-            try db.execute("BEGIN IMMEDIATE")
-            return try StoreSaveOutcome.settling(commit: { try db.execute("COMMIT") }, rollback: { try db.execute("ROLLBACK") }) {
-                try checkModelUnchanged(db)
-                var transaction = SQLiteSaveTransaction(store: self, db: db, layout: layout)
-                return try StoreSaveRules.apply(request, to: &transaction, recordingHistory: tracksHistory, beforeCommit: beforeCommit)
+        return try StoreSaveRules.save(request, resolving: resolve, recordingHistory: tracksHistory, beforeCommit: beforeCommit) { attempt in
+            try withWriter { db in
+                try db.execute("BEGIN IMMEDIATE")
+                return try StoreSaveOutcome.settling(commit: { try db.execute("COMMIT") }, rollback: { try db.execute("ROLLBACK") }) {
+                    try checkModelUnchanged(db)
+                    var transaction = SQLiteSaveTransaction(store: self, db: db, layout: layout)
+                    return try attempt(&transaction)
+                }
             }
         }
     }

@@ -23,6 +23,8 @@ import TestSupport
         #expect(url.host == "db.example.com" && url.port == 6543 && url.user == "app" && url.password == "s@cret" && url.database == "notes")
         #expect(url.schema == "tenant_7" && url.poolSize == 12 && url.tls == .require)
         #expect(url.statementTimeout == 0 && url.connectTimeout == 3)
+        let limits = try parse("postgres://app@db.example.com/notes?lock_timeout=2&idle_in_transaction_session_timeout=0")
+        #expect(limits.lockTimeout == 2 && limits.idleInTransactionTimeout == 0)
         #expect(url.description == "postgres://app@db.example.com:6543/notes?schema=tenant_7")
     }
 
@@ -36,7 +38,7 @@ import TestSupport
     @Test func defaultsAreLocalhostPublicAndAPoolOfFour() throws {
         let url = try parse("postgres://app@/notes")
         #expect(url.host == "localhost" && url.port == 5432 && url.schema == "public" && url.poolSize == 4 && url.tls == .prefer && url.password == nil)
-        #expect(url.statementTimeout == 30 && url.connectTimeout == 10)
+        #expect(url.statementTimeout == 30 && url.connectTimeout == 10 && url.lockTimeout == 0 && url.idleInTransactionTimeout == 60)
         #expect(url.keepaliveIdle == 30 && url.keepaliveInterval == 10 && url.keepaliveCount == 3)
     }
 
@@ -85,6 +87,9 @@ import TestSupport
         ("postgres://app@host/db?statement_timeout=-1", "statement_timeout is '-1'"),
         ("postgres://app@host/db?statement_timeout=5s", "statement_timeout is '5s'"),
         ("postgres://app@host/db?connect_timeout=0", "connect_timeout is '0'"),
+        ("postgres://app@host/db?lock_timeout=-1", "lock_timeout is '-1'"),
+        ("postgres://app@host/db?idle_in_transaction_session_timeout=1m", "idle_in_transaction_session_timeout is '1m'"),
+        ("postgres://app@host/db?idle_in_transaction_session_timeout=86401", "idle_in_transaction_session_timeout is '86401'"),
         ("postgres://app@host/db?keepalives_idle=-5", "keepalives_idle is '-5'"),
         ("postgres://app@host/db?keepalives_interval=0", "keepalives_interval is '0'"),
         ("postgres://app@host/db?keepalives_count=0", "keepalives_count is '0'"),

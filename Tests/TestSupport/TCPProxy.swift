@@ -114,6 +114,10 @@ package final class TCPProxy: @unchecked Sendable {
         lock.withLock { armed = (Array(marker.utf8), .blackHoled) }
     }
 
+    /// Whether a marker given to `loseAnswers(afterSending:)` or `blackHole(atSending:)` has yet
+    /// to pass (false once its message met its fate).
+    package var isArmed: Bool { lock.withLock { armed != nil } }
+
     /// Closes every open connection at both ends, as a server restart does; new ones are
     /// forwarded.
     package func cutAll() {

@@ -23,11 +23,13 @@ import OpenCoreDataPostgreSQL
 /// alive (a black hole), a COMMIT whose acknowledgement is lost. No save may take longer than its
 /// deadline (statement timeout, the 5 s grace after it, the connect timeout, and resolving a lost
 /// commit on a new connection: 20 s in all). Another session holding an exclusive lock on the
-/// table for longer than the statement timeout makes the saves behind it fail within it.
+/// table for longer than the statement timeout makes the saves behind it fail within it; with the
+/// URL's `lock_timeout=1`, a lock held 3–5 s makes them fail within about a second, naming the
+/// lock.
 enum PostgreSQLServerFaults {
     /// How the server or the path to it fails.
     enum Fault: String, CaseIterable {
-        case crash, terminate, partition, blackHole, lostAnswer, lockHeld
+        case crash, terminate, partition, blackHole, lostAnswer, lockHeld, lockTimeout
 
         var scenario: String {
             switch self {
@@ -37,11 +39,17 @@ enum PostgreSQLServerFaults {
             case .blackHole: "PostgreSQL: a COMMIT black-holed (connection silent) during saves"
             case .lostAnswer: "PostgreSQL: a COMMIT's acknowledgement lost during saves"
             case .lockHeld: "PostgreSQL: saves blocked by a lock held past the statement timeout"
+            case .lockTimeout: "PostgreSQL: saves blocked by a lock held past the lock timeout (1 s)"
             }
         }
 
         /// Whether the store reaches the server through the proxy.
-        var needsProxy: Bool { ![.crash, .terminate, .lockHeld].contains(self) }
+        var needsProxy: Bool { ![.crash, .terminate, .lockHeld, .lockTimeout].contains(self) }
+
+        /// The store URL's parameters beyond `storeURL`'s.
+        var parameters: [URLQueryItem] {
+            self == .lockTimeout ? [URLQueryItem(name: "lock_timeout", value: "1")] : []
+        }
     }
 
     /// The longest a save may take under any of the faults (see above).
@@ -49,6 +57,9 @@ enum PostgreSQLServerFaults {
     /// The longest a save may wait behind another session's lock (the statement timeout, 5 s, and
     /// the rest of the save).
     static let lockedSaveDeadline: TimeInterval = 7.5
+    /// The longest a save may wait behind another session's lock with `lock_timeout=1` (the lock
+    /// timeout and the rest of the save; a save that waited for the statement timeout takes 5 s).
+    static let lockTimeoutSaveDeadline: TimeInterval = 3
 
     /// The cluster: its URL and the folder `.ci/postgres-server` manages it in.
     struct Cluster {
@@ -69,6 +80,11 @@ enum PostgreSQLServerFaults {
             EntityDescription(name: "Part", properties: [
                 AttributeDescription(name: "operation", type: .integer64, isOptional: false, defaultValue: 0),
                 AttributeDescription(name: "index", type: .integer64, isOptional: false, defaultValue: 0),
+            ]),
+            // One row that every writer sharing it sets in each save (`write(sharing:)`): their
+            // saves wait for each other's row lock.
+            EntityDescription(name: "Tally", properties: [
+                AttributeDescription(name: "operation", type: .integer64, isOptional: false, defaultValue: 0),
             ]),
         ])
     }
@@ -94,13 +110,13 @@ enum PostgreSQLServerFaults {
         var snapshot: (acknowledged: [Int64], refused: [Int64: String], unknown: [Int64]) { lock.withLock { (acknowledged, refused, unknown) } }
     }
 
-    /// The store URL for `schema` with short limits: a call on a dead connection ends in seconds.
-    /// Through a proxy on `port`, without TLS (the proxy finds a COMMIT by its bytes; the
-    /// connection is loopback).
-    static func storeURL(_ cluster: Cluster, schema: String, port: Int? = nil) throws -> URL {
+    /// The store URL for `schema` with short limits: a call on a dead connection ends in seconds;
+    /// `parameters` added. Through a proxy on `port`, without TLS (the proxy finds a COMMIT by its
+    /// bytes; the connection is loopback).
+    static func storeURL(_ cluster: Cluster, schema: String, port: Int? = nil, _ parameters: [URLQueryItem] = []) throws -> URL {
         guard var components = URLComponents(url: cluster.url, resolvingAgainstBaseURL: false) else { throw Failure("bad URL \(cluster.url)") }
         components.queryItems = [URLQueryItem(name: "schema", value: schema), URLQueryItem(name: "statement_timeout", value: "5"),
-                                 URLQueryItem(name: "connect_timeout", value: "2")]
+                                 URLQueryItem(name: "connect_timeout", value: "2")] + parameters
         if let port {
             components.port = port
             components.queryItems?.append(URLQueryItem(name: "tls", value: "disable"))
@@ -156,14 +172,20 @@ enum PostgreSQLServerFaults {
     static let announcementDeadline: TimeInterval = 6
 
     /// The writer: one operation per save until told to stop; several writers number their
-    /// operations `first`, `first + step`, … so that none shares a number.
-    static func write(_ container: PersistentContainer, answers: Answers, first: Int64 = 0, step: Int64 = 1) {
+    /// operations `first`, `first + step`, … so that none shares a number. `sharing`: each save
+    /// also sets the `Tally` row (there must be one) to its operation, over another writer's
+    /// value (a merge policy), so that writers sharing it hold the row in turn.
+    static func write(_ container: PersistentContainer, answers: Answers, first: Int64 = 0, step: Int64 = 1, sharing: Bool = false) {
         guard let entity = container.managedObjectModel.entitiesByName["Part"] else { return }
         let context = container.newBackgroundContext()
+        if sharing { context.mergePolicy = .mergeByPropertyObjectTrump }
         var operation = first
         while !answers.shouldStop {
             let number = operation
             context.performAndWait {
+                if sharing, let tally = try? context.fetch(FetchRequest<ManagedObject>(entityName: "Tally")).first {
+                    tally.setValue(number, forKey: "operation")
+                }
                 for index in 0..<parts {
                     let part = ManagedObject(entity: entity, insertInto: context)
                     part.setValue(number, forKey: "operation")
@@ -197,14 +219,14 @@ enum PostgreSQLServerFaults {
         defer { proxy?.stop() }
         do {
             let schema = "reliability_\(fault.rawValue.lowercased())_\(UInt32.random(in: 0...UInt32.max, using: &random))"
-            let url = try storeURL(cluster, schema: schema)
+            let url = try storeURL(cluster, schema: schema, fault.parameters)
             if fault.needsProxy, let serverPort = cluster.url.port {
                 proxy = try TCPProxy(upstreamPort: serverPort)
             }
             // Across server crashes, a second coordinator listens for the writer's saves: its
             // remote-change notifications must come back soon after each restart.
             let history: [String: any Sendable] = fault == .crash ? [NSPersistentHistoryTrackingKey: true] : [:]
-            let container = try open(try storeURL(cluster, schema: schema, port: proxy?.port), options: history)
+            let container = try open(try storeURL(cluster, schema: schema, port: proxy?.port, fault.parameters), options: history)
             let announcements = Announcements()
             var listening: (container: PersistentContainer, observer: any NSObjectProtocol)?
             if fault == .crash {
@@ -222,7 +244,7 @@ enum PostgreSQLServerFaults {
             }
             for round in 0..<rounds {
                 usleep(UInt32.random(in: 200_000...800_000, using: &random))
-                let before = answers.acknowledgedCount
+                var before = answers.acknowledgedCount
                 switch fault {
                 case .crash:
                     try cluster.run("crash")
@@ -252,6 +274,14 @@ enum PostgreSQLServerFaults {
                     // saves waiting for it are cancelled by the server (nothing written) within
                     // their deadline, and the next ones succeed once it lets go.
                     try cluster.run("lock", "\(schema).zpart", String(Int.random(in: 9...11, using: &random)))
+                    // A save acknowledged from now on ran after the lock was let go (one in flight
+                    // when it was asked for held the table, and the lock waited for it).
+                    before = answers.acknowledgedCount
+                case .lockTimeout:
+                    // The same, held 3–5 s: the saves waiting for it give up at the 1 s lock
+                    // timeout, long before the statement timeout.
+                    try cluster.run("lock", "\(schema).zpart", String(Int.random(in: 3...5, using: &random)))
+                    before = answers.acknowledgedCount
                 }
                 // The same context saves again, nothing reopened.
                 let deadline = Date().addingTimeInterval(30)
@@ -271,6 +301,14 @@ enum PostgreSQLServerFaults {
             if fault == .lockHeld && answers.longestSave > lockedSaveDeadline {
                 result.record(Failure(String(format: "a save waited %.1f s for a lock, past the statement timeout", answers.longestSave)), round: -1)
             }
+            if fault == .lockTimeout {
+                if answers.longestSave > lockTimeoutSaveDeadline {
+                    result.record(Failure(String(format: "a save waited %.1f s for a lock, past the 1 s lock timeout", answers.longestSave)), round: -1)
+                }
+                for (operation, error) in answers.snapshot.refused where !error.contains("lock_timeout") {
+                    result.record(Failure("operation \(operation) failed without naming the lock timeout: \(error)"), round: -1)
+                }
+            }
             try check(url, answers: answers, into: &result)
         } catch {
             result.record(error, round: result.rounds)
@@ -283,8 +321,9 @@ enum PostgreSQLServerFaults {
         return result
     }
 
-    /// Reads every operation's rows through a new coordinator and compares them with the answers.
-    static func check(_ url: URL, answers: Answers, into result: inout ScenarioResult) throws {
+    /// Reads every operation's rows through a new coordinator and compares them with the answers
+    /// of every writer.
+    static func check(_ url: URL, answers: Answers..., into result: inout ScenarioResult) throws {
         let reader = try open(url)
         let context = reader.newBackgroundContext()
         let counts = try context.performAndWait { () throws -> [Int64: Int] in
@@ -294,7 +333,9 @@ enum PostgreSQLServerFaults {
             }
             return counts
         }
-        let (acknowledged, refused, unknown) = answers.snapshot
+        let snapshots = answers.map(\.snapshot)
+        let acknowledged = snapshots.flatMap(\.acknowledged), unknown = snapshots.flatMap(\.unknown)
+        let refused = snapshots.reduce(into: [Int64: String]()) { $0.merge($1.refused) { first, _ in first } }
         for operation in acknowledged where counts[operation] != parts {
             result.lost += 1
             result.record(Failure("operation \(operation) was acknowledged and holds \(counts[operation] ?? 0) of its \(parts) rows"), round: -1)

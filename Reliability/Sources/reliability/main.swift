@@ -60,12 +60,17 @@ do {
             let server = PostgreSQLServerFaults.Cluster(url: url, directory: cluster, script: script)
             for fault in PostgreSQLServerFaults.Fault.allCases {
                 // A black-holed or unanswered COMMIT, or a lock held, costs its save ~10 s: fewer rounds.
-                let rounds = [.blackHole, .partition, .lostAnswer, .lockHeld].contains(fault) ? (quick ? 2 : 10) : (quick ? 5 : 50)
+                let rounds = switch fault {
+                case .blackHole, .partition, .lostAnswer, .lockHeld: quick ? 2 : 10
+                case .lockTimeout: quick ? 3 : 20
+                default: quick ? 5 : 50
+                }
                 results.append(PostgreSQLServerFaults.run(fault, rounds: rounds, cluster: server, seed: seed))
             }
             results.append(PostgreSQLMigrationKills.run(rounds: quick ? 5 : 50, cluster: server, directory: directory, seed: seed))
             results.append(PostgreSQLManyProcesses.runCreate(rounds: quick ? 3 : 30, cluster: server, seed: seed))
             results.append(PostgreSQLPoolExhaustion.run(rounds: quick ? 2 : 10, cluster: server, seed: seed))
+            results.append(PostgreSQLStoppedClient.run(rounds: quick ? 3 : 20, cluster: server, seed: seed))
             results.append(PostgreSQLTLSDowngrade.run(rounds: quick ? 3 : 20, cluster: server))
             results.append(PostgreSQLFailover.run(rounds: quick ? 2 : 10, script: script, seed: seed))
         }

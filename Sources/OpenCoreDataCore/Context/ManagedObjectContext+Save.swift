@@ -55,20 +55,42 @@ extension ManagedObjectContext {
             let constraintConflicts = try findConstraintConflicts()
             if !constraintConflicts.isEmpty {
                 attempts += 1
-                guard attempts < 16 else { throw CoreDataError.constraintConflicts(constraintConflicts) }
+                guard attempts < Self.saveAttempts else { throw CoreDataError.constraintConflicts(constraintConflicts) }
                 try mergePolicy.resolve(constraintConflicts: constraintConflicts)
                 continue
             }
-            let parts = try makeSaveBatches(coordinator)
+            var parts = try makeSaveBatches(coordinator)
             guard !parts.isEmpty else {
                 clearPending()
                 return
             }
+            // A save to one store has its conflicts resolved inside the store's transaction, with
+            // their rows held (StoreSaveRules.save), so that no other writer changes them between
+            // the policy's decision and the write; `parts` then becomes the save made again.
+            var policyError: (any Error)?
+            var resolvedInStore = false
+            let resolve: StoreConflictResolver? = parts.count == 1 && resolvesConflicts ? { [self] conflicts in
+                let store = parts[0].store
+                attempts += 1
+                let mergeConflicts = makeMergeConflicts(conflicts, store: store)
+                guard attempts < Self.saveAttempts else { throw CoreDataError.mergeConflicts(mergeConflicts) }
+                do {
+                    try mergePolicy.resolve(mergeConflicts: mergeConflicts)
+                } catch {
+                    policyError = error
+                    throw error
+                }
+                resolvedInStore = true
+                let remade = try makeSaveBatches(coordinator)
+                guard remade.count == 1, remade[0].store === store else { return nil }
+                parts = remade
+                return remade[0].batch.request
+            } : nil
             let result: PersistentStoreCoordinator.SaveResult
             do {
-                result = try coordinator.save(parts.map { ($0.store, $0.batch.request) }, from: self) { [self] in makeEvent(parts) }
+                result = try coordinator.save(parts.map { ($0.store, $0.batch.request) }, from: self, resolving: resolve) { [self] in makeEvent(parts) }
             } catch {
-                throw PersistentStoreCoordinator.wrap(error)
+                throw policyError ?? PersistentStoreCoordinator.wrap(error)
             }
             guard case .conflicts(let conflicts, let store) = result, !conflicts.isEmpty else {
                 advanceQueryGeneration()
@@ -81,11 +103,23 @@ extension ManagedObjectContext {
                 }
                 return
             }
+            // Resolved inside already, the save made again fits no single store: made once more.
+            if resolvedInStore { continue }
             attempts += 1
             let mergeConflicts = makeMergeConflicts(conflicts, store: store)
-            guard attempts < 16 else { throw CoreDataError.mergeConflicts(mergeConflicts) }
+            guard attempts < Self.saveAttempts else { throw CoreDataError.mergeConflicts(mergeConflicts) }
             try mergePolicy.resolve(mergeConflicts: mergeConflicts)
         }
+    }
+
+    /// How many times a save whose conflicts the merge policy resolved is written again before
+    /// its conflicts are thrown.
+    static let saveAttempts = 16
+
+    /// Whether the merge policy may resolve conflicts (the `.error` policy throws them: it is
+    /// asked after the store's transaction, which then need not hold their rows).
+    private var resolvesConflicts: Bool {
+        type(of: mergePolicy) != MergePolicy.self || mergePolicy.mergeType != .error
     }
 
     /// Who this context's saves are, for persistent history.

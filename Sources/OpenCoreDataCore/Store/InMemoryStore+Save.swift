@@ -1,5 +1,10 @@
 extension InMemoryStore {
-    package func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
+    /// A merge policy is not asked inside: it runs on the saving context's queue, where it may
+    /// read this store, whose lock the save holds. Nothing is lost by asking it after: one
+    /// coordinator reaches an in-memory store, and its saves take turns (`saveOrder`), so the
+    /// writers that could fall into step resolving between transactions never meet here.
+    package func save(_ request: StoreSaveRequest, resolving _: StoreConflictResolver?,
+                      beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         let outcome = try state.withLock { state in
             try Self.checkOpen(state)
             // The state is moved into the transaction (no copy: its tables stay uniquely held and

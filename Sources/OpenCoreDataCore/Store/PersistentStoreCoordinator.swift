@@ -307,21 +307,28 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     ///
     /// When a later store's commit fails after earlier ones committed, what those committed is
     /// kept for `context`'s next save, which leaves it out (`PartialCommits`).
+    ///
+    /// A save to one store hands its conflicts to `resolve` (the context's merge policy) inside
+    /// the store's transaction, with their rows held, and writes the save it makes again
+    /// (``StoreEngine/save(_:resolving:beforeCommit:)``); a save across stores answers them.
     package func save(_ parts: [(PersistentStore, StoreSaveRequest)], from context: AnyObject? = nil,
-                      event makeEvent: () -> SaveEvent) throws -> SaveResult {
+                      resolving resolve: StoreConflictResolver? = nil, event makeEvent: () -> SaveEvent) throws -> SaveResult {
         try saveOrder.withLock {
             let toWrite = try partialCommits.remainder(of: parts, from: context)
             var committed: [(PersistentStore, StoreSaveRequest)] = []
             let result: SaveResult
             do {
-                result = try commit(toWrite[...], committed: &committed)
+                result = try commit(toWrite[...], resolving: toWrite.count == 1 ? resolve : nil, committed: &committed)
             } catch {
                 partialCommits.remember(committed, from: context)
                 throw error
             }
             guard case .saved = result else { return result }
             partialCommits.forget(context)
-            for (store, request) in parts { updateRowCache(after: request, store: store) }
+            for (store, request) in parts {
+                // What was written: the save a merge policy made again, where it did.
+                updateRowCache(after: committed.first { $0.0 === store }?.1 ?? request, store: store)
+            }
             let receivers = mergingContexts.withLock { contexts in
                 contexts.removeAll { $0.context == nil }
                 return contexts.compactMap(\.context)
@@ -339,22 +346,30 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Writes the parts, nesting each next store's write inside the previous one's open
     /// transaction, so that a part that cannot be written withdraws the ones before it.
-    /// `committed` collects the parts whose store committed (in no particular order).
-    private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>,
+    /// `committed` collects the parts whose store committed (in no particular order), each as
+    /// it was written (`resolve`, for a save to one store, may have made it again).
+    private func commit(_ parts: ArraySlice<(PersistentStore, StoreSaveRequest)>, resolving resolve: StoreConflictResolver?,
                         committed: inout [(PersistentStore, StoreSaveRequest)]) throws -> SaveResult {
         guard let (store, request) = parts.first else { return .saved }
         let rest = parts.dropFirst()
         var later = SaveResult.saved
         var inner: [(PersistentStore, StoreSaveRequest)] = []
         defer { committed.append(contentsOf: inner) }
-        let outcome = try store.engine.save(request, beforeCommit: rest.isEmpty ? nil : {
-            later = try self.commit(rest, committed: &inner)
+        var written = request
+        let outcome = try store.engine.save(request, resolving: resolve.map { resolve in
+            { conflicts in
+                let remade = try resolve(conflicts)
+                if let remade { written = remade }
+                return remade
+            }
+        }, beforeCommit: rest.isEmpty ? nil : {
+            later = try self.commit(rest, resolving: nil, committed: &inner)
             if case .saved = later { return true }
             return false
         })
         switch outcome {
         case .committed:
-            committed.append((store, request))
+            committed.append((store, written))
             return .saved
         case .conflicts(let conflicts): return .conflicts(conflicts, in: store)
         case .withdrawn: return later

@@ -101,7 +101,7 @@ package enum StoreCopy {
     }
 
     private static func save(_ request: StoreSaveRequest, to destination: any StoreEngine) throws {
-        guard case .committed = try destination.save(request, beforeCommit: nil) else {
+        guard case .committed = try destination.save(request, resolving: nil, beforeCommit: nil) else {
             throw CoreDataError(.persistentStoreOperation, """
                 Another writer changed the destination store while objects were copied into it; migrate into a \
                 store nobody else uses.

@@ -59,8 +59,10 @@ package protocol StoreWriting: AnyObject, Sendable {
     /// was written. With `beforeCommit`, it is called once everything is written and checked,
     /// just before the commit (still holding the store's writer): when it returns `false` or
     /// throws, the transaction is rolled back and nothing is written (a save split across stores
-    /// commits each store's part only once every other part is ready).
-    func save(_ request: StoreSaveRequest, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome
+    /// commits each store's part only once every other part is ready). With `resolve`, conflicts
+    /// go to it with their rows held, and the save it makes again is written instead
+    /// (``StoreSaveRules/save(_:resolving:recordingHistory:beforeCommit:transact:)``).
+    func save(_ request: StoreSaveRequest, resolving resolve: StoreConflictResolver?, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome
     /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
     /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
     func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64]

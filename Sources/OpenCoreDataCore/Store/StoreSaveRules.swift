@@ -19,6 +19,11 @@ package protocol StoreSaveTransaction {
     mutating func remove(_ deletes: [StoreSaveRequest.Delete]) throws -> [Bool]
     /// The row as the transaction sees it now, or `nil` when it is gone.
     mutating func currentRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot?
+    /// The row as it is now, held by this transaction until it ends so that no other writer
+    /// changes it meanwhile (PostgreSQL's `FOR UPDATE`), or `nil` when it is gone. An engine
+    /// whose write transaction holds the whole store (SQLite's write lock) reads `currentRow`,
+    /// the default.
+    mutating func lockRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot?
     /// Adds new rows (version 1) under the keys the request gives.
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws
     /// Adds and removes many-to-many pairs (idempotent: both sides of a pair may report it).
@@ -30,6 +35,10 @@ package protocol StoreSaveTransaction {
 }
 
 extension StoreSaveTransaction {
+    package mutating func lockRow(entity: EntityDescription, primaryKey: Int64) throws -> RowSnapshot? {
+        try currentRow(entity: entity, primaryKey: primaryKey)
+    }
+
     package mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool] {
         var written: [Bool] = []
         written.reserveCapacity(updates.count)
@@ -45,10 +54,95 @@ extension StoreSaveTransaction {
     }
 }
 
+/// A saving context's merge policy, asked inside a store's write transaction: given the
+/// conflicts (rows as they are now, held by the transaction), it resolves them and answers the
+/// save made again for the same store, or `nil` when it no longer fits one store (the conflicts
+/// are then the save's answer). It may throw to fail the save.
+package typealias StoreConflictResolver = ([StoreConflict]) throws -> StoreSaveRequest?
+
 /// The rules of a save, the same in every store: optimistic locking by row version, what counts
 /// as a conflict, what history records, and when the caller may still withdraw. Engines differ
 /// only in how they carry out the steps (``StoreSaveTransaction``).
 package enum StoreSaveRules {
+    /// Writes a save whose conflicts a merge policy may resolve, in as many transactions as it
+    /// takes (`transact` runs one: it begins it, and commits only when its body answers
+    /// ``StoreSaveOutcome/committed``).
+    ///
+    /// The first transaction is ``apply(_:to:recordingHistory:beforeCommit:)``. When it meets
+    /// conflicts (and rolls back), the next one first holds the rows that conflicted
+    /// (``StoreSaveTransaction/lockRow(entity:primaryKey:)``), hands those that still differ
+    /// from what the save expects, as they are now, to `resolve` — the saving context's merge
+    /// policy, which answers the save made again — and applies that. No other writer can change
+    /// a held row between its resolution and its write, as Core Data resolves conflicts with the
+    /// store locked; resolving between transactions instead lets two writers that keep saving one
+    /// row fall into step, the loser finding the row changed again on every retry until it gives
+    /// up (docs/Architecture.md). Each transaction holds every row that conflicted in an earlier
+    /// one, so the rows a save waits for only grow; a row that conflicts although it was held (an
+    /// engine that cannot hold rows) ends the loop. Without `resolve`, or when it answers `nil`
+    /// (the save made again no longer fits this store), the conflicts are the answer.
+    package static func save<Transaction: StoreSaveTransaction>(
+        _ request: StoreSaveRequest, resolving resolve: StoreConflictResolver?, recordingHistory: Bool,
+        beforeCommit: (() throws -> Bool)?,
+        transact: ((inout Transaction) throws -> StoreSaveOutcome) throws -> StoreSaveOutcome
+    ) throws -> StoreSaveOutcome {
+        var request = request
+        var held: [(entity: EntityDescription, primaryKey: Int64)] = []
+        while true {
+            var unresolved: [StoreConflict]?
+            let outcome = try transact { transaction in
+                if !held.isEmpty, let resolve {
+                    let conflicts = try lockAndRecheck(held, of: request, in: &transaction)
+                    if !conflicts.isEmpty {
+                        guard let remade = try resolve(conflicts) else {
+                            unresolved = conflicts
+                            return .withdrawn
+                        }
+                        request = remade
+                    }
+                }
+                return try apply(request, to: &transaction, recordingHistory: recordingHistory, beforeCommit: beforeCommit)
+            }
+            if let unresolved { return .conflicts(unresolved) }
+            guard resolve != nil, case .conflicts(let conflicts) = outcome else { return outcome }
+            let fresh = conflicts.filter { conflict in !held.contains { $0.entity === conflict.entity && $0.primaryKey == conflict.primaryKey } }
+            guard fresh.count == conflicts.count else { return outcome }
+            held += fresh.map { ($0.entity, $0.primaryKey) }
+        }
+    }
+
+    /// A row of a save, by entity and key.
+    private struct RowKey: Hashable {
+        var entity: ObjectIdentifier
+        var primaryKey: Int64
+    }
+
+    /// Holds the rows of `held` still in `request` and answers those that differ from the
+    /// version the request expects, as they are now (a deletion of a row that is gone is no
+    /// conflict, as in `apply`).
+    private static func lockAndRecheck<Transaction: StoreSaveTransaction>(
+        _ held: [(entity: EntityDescription, primaryKey: Int64)], of request: StoreSaveRequest, in transaction: inout Transaction
+    ) throws -> [StoreConflict] {
+        var updated: [RowKey: Int64] = [:], deleted: [RowKey: Int64] = [:]
+        for update in request.updates { updated[RowKey(entity: ObjectIdentifier(update.entity), primaryKey: update.primaryKey)] = update.expectedVersion }
+        for delete in request.deletes { deleted[RowKey(entity: ObjectIdentifier(delete.entity), primaryKey: delete.primaryKey)] = delete.expectedVersion }
+        var conflicts: [StoreConflict] = []
+        // In the order the writes take (table, key), so that two saves wait instead of deadlocking.
+        for row in held.sorted(by: { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }) {
+            let key = RowKey(entity: ObjectIdentifier(row.entity), primaryKey: row.primaryKey)
+            if let expected = updated[key] {
+                let current = try transaction.lockRow(entity: row.entity, primaryKey: row.primaryKey)
+                if current?.version != expected {
+                    conflicts.append(StoreConflict(entity: row.entity, primaryKey: row.primaryKey, expectedVersion: expected, current: current))
+                }
+            } else if let expected = deleted[key] {
+                if let current = try transaction.lockRow(entity: row.entity, primaryKey: row.primaryKey), current.version != expected {
+                    conflicts.append(StoreConflict(entity: row.entity, primaryKey: row.primaryKey, expectedVersion: expected, current: current))
+                }
+            }
+        }
+        return conflicts
+    }
+
     /// Applies `request` through `transaction`:
     /// 1. every update and deletion is made only where the row still has the version the context
     ///    read; a row with another version — or, for an update, a row that is gone — is a

@@ -110,6 +110,87 @@ private func conflictingSave(_ kind: StoreKind, policy: MergePolicy) throws -> (
         #expect(result.texts == ["B", "V", "V"])
     }
 
+    /// The merge policy decides while the conflicting row is held by the save's transaction, as
+    /// Core Data decides with the store locked: another writer cannot change it between the
+    /// decision and the write. Resolving between transactions instead, a writer that changed the
+    /// row again during every decision (here the policy itself, through another coordinator)
+    /// made the save conflict on every retry until it threw 133020 with a policy set — which two
+    /// writers that keep saving one row do by falling into step (`Reliability/run --postgres`).
+    @Test(arguments: StoreKind.allCases.filter { $0 != .inMemory })
+    func theMergePolicyDecidesWhileTheConflictingRowIsHeld(kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        // Another coordinator on the same store, which gives up waiting for a held row at once.
+        let other = PersistentContainer(name: "Other", managedObjectModel: stack.container.managedObjectModel)
+        let description: PersistentStoreDescription
+        if kind == .postgreSQL {
+            var components = try #require(URLComponents(url: try stack.directory.postgreSQLSchema(), resolvingAgainstBaseURL: false))
+            components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "lock_timeout", value: "1")]
+            description = PersistentStoreDescription(url: try #require(components.url), type: .postgreSQL)
+        } else {
+            description = PersistentStoreDescription(url: stack.storeURL)
+            description.setOption(0.2, forKey: NSPersistentStoreTimeoutOption)
+        }
+        other.persistentStoreDescriptions = [description]
+        try other.loadPersistentStores()
+
+        final class Interfering: MergePolicy, @unchecked Sendable {
+            let decisions = Recorder<Bool>()
+            var interfere: () -> Bool = { false }
+            override func resolve(optimisticLockingConflicts list: [MergeConflict]) throws {
+                decisions.append(interfere())     // whether the other writer got the row meanwhile
+                try super.resolve(optimisticLockingConflicts: list)
+            }
+        }
+        let setup = stack.container.newBackgroundContext()
+        let id = try setup.performAndWait { () throws in
+            let note = Note(context: setup)
+            (note.text1, note.text2, note.text3) = ("A", "A", "A")
+            try setup.save()
+            return note.objectID
+        }
+        let writer = other.newBackgroundContext()
+        var changes = 0
+        /// The other writer changes text3 and saves; whether it could.
+        func otherWriterSaves() -> Bool {
+            writer.performAndWait {
+                writer.refreshAllObjects()
+                guard let note = try? writer.existingObject(with: id) as? Note else { return false }
+                changes += 1
+                note.text3 = "other \(changes)"
+                do {
+                    try writer.save()
+                    return true
+                } catch {
+                    writer.rollback()
+                    return false
+                }
+            }
+        }
+        let policy = Interfering(merge: .mergeByPropertyObjectTrump)
+        policy.interfere = otherWriterSaves
+        let saving = stack.container.newBackgroundContext()
+        saving.mergePolicy = policy
+        let note = try saving.performAndWait { try saving.existingObject(with: id) } as? Note
+        saving.performAndWait { note?.text2 = "mine" }
+        #expect(otherWriterSaves())     // the conflict
+        let failure = saving.performAndWait { () -> CoreDataError? in
+            do {
+                try saving.save()
+                return nil
+            } catch {
+                return error as? CoreDataError
+            }
+        }
+        #expect(failure == nil, "\(failure?.message ?? "")")
+        #expect(policy.decisions.values == [false], "the policy is asked once, and the row cannot change while it decides")
+        let check = stack.container.newBackgroundContext()
+        let texts = try check.performAndWait { () throws -> [String?] in
+            let note = try check.existingObject(with: id) as? Note
+            return [note?.text1, note?.text2, note?.text3]
+        }
+        #expect(texts == ["A", "mine", "other 1"])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func concurrentIncrementsWithRetriesNeverLoseOne(kind: StoreKind) throws {
         let stack = try TestStack(kind)
