@@ -162,27 +162,37 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
 
     mutating func insert(_ inserts: [StoreSaveRequest.Insert]) throws {
         var statements: [ObjectIdentifier: (SQLiteStatement, Int64, RelationalLayout.EntityMapping)] = [:]
-        // The previous row's entity is tried first, without hashing (inserts come in runs).
-        var previous: (key: ObjectIdentifier, statement: SQLiteStatement, entityNumber: Int64, mapping: RelationalLayout.EntityMapping)?
-        for insert in inserts {
-            let key = ObjectIdentifier(insert.entity)
-            let (statement, entityNumber, mapping): (SQLiteStatement, Int64, RelationalLayout.EntityMapping)
-            if let previous, previous.key == key {
-                (statement, entityNumber, mapping) = (previous.statement, previous.entityNumber, previous.mapping)
-            } else if let cached = statements[key] {
+        // Rows come in runs of one entity: its statement is looked up once per run, and the rows
+        // are read in place (a copy of each would retain and release its entity and values).
+        var start = inserts.startIndex
+        while start < inserts.endIndex {
+            let entity = inserts[start].entity
+            var end = start + 1
+            while end < inserts.endIndex && inserts[end].entity === entity { end += 1 }
+            let key = ObjectIdentifier(entity)
+            let statement: SQLiteStatement, entityNumber: Int64, mapping: RelationalLayout.EntityMapping
+            if let cached = statements[key] {
                 (statement, entityNumber, mapping) = cached
-                previous = (key, statement, entityNumber, mapping)
             } else {
-                mapping = try layout.mapping(for: insert.entity)
+                mapping = try layout.mapping(for: entity)
                 let sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.insertColumns).rendered(for: .sqlite).sql
                 (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
                 statements[key] = (statement, entityNumber, mapping)
-                previous = (key, statement, entityNumber, mapping)
             }
-            statement.bind(insert.primaryKey, at: 1)
-            statement.bind(entityNumber, at: 2)
-            try statement.bind(layout.insertValues(insert.values, mapping: mapping), from: 3)
-            try statement.run()
+            let plain = mapping.entityColumns.isEmpty
+            try inserts.withUnsafeBufferPointer { rows in
+                for index in start..<end {
+                    statement.bind(rows[index].primaryKey, at: 1)
+                    statement.bind(entityNumber, at: 2)
+                    if plain {
+                        try statement.bind(rows[index].values, from: 3)
+                    } else {
+                        try statement.bind(layout.insertValues(rows[index].values, mapping: mapping), from: 3)
+                    }
+                    try statement.run()
+                }
+            }
+            start = end
         }
     }
 

@@ -273,9 +273,23 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // One block of keys per root entity, handed out in the order of `entities`. A model has
         // few roots, so a linear search beats hashing every object.
         var roots: [(root: EntityDescription, count: Int, next: Int64)] = []
+        // Each entity's root, as an index in `roots`. Entities come in runs (objects inserted
+        // together): a run's root is looked up once.
+        var rootIndices: [Int] = []
+        rootIndices.reserveCapacity(entities.count)
+        var previous: (entity: ObjectIdentifier, index: Int)?
         for entity in entities {
-            let root = entity.rootEntity
-            if let index = roots.firstIndex(where: { $0.root === root }) { roots[index].count += 1 } else { roots.append((root, 1, 0)) }
+            let index: Int
+            if let previous, previous.entity == ObjectIdentifier(entity) {
+                index = previous.index
+            } else {
+                let root = entity.rootEntity
+                index = roots.firstIndex { $0.root === root } ?? roots.count
+                if index == roots.count { roots.append((root, 0, 0)) }
+                previous = (ObjectIdentifier(entity), index)
+            }
+            roots[index].count += 1
+            rootIndices.append(index)
         }
         for index in roots.indices {
             do { roots[index].next = try store.engine.allocatePrimaryKeys(root: roots[index].root, count: roots[index].count) } catch {
@@ -283,9 +297,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
         }
         let number = store.number
-        for entity in entities {
-            let root = entity.rootEntity
-            let index = roots.count == 1 ? 0 : roots.firstIndex { $0.root === root } ?? 0
+        for (entity, index) in zip(entities, rootIndices) {
             result.append(.permanent(entity, storeNumber: number, primaryKey: roots[index].next))
             roots[index].next += 1
         }
