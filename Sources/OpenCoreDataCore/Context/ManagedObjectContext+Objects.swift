@@ -214,7 +214,7 @@ extension ManagedObjectContext {
     /// first store that holds its entity.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws(CoreDataError) {
         checkQueue("obtainPermanentIDs(for:)")
-        try obtainPermanentIDs(for: objects, in: nil)
+        try obtainPermanentIDs(forTemporary: objects.filter(\.objectID.isTemporaryID), in: nil)
     }
 
     /// Chooses the store a new object is saved to, when several stores hold its entity (it goes
@@ -241,12 +241,13 @@ extension ManagedObjectContext {
                 a store; only objects inserted and not yet given a permanent ID can be assigned to one.
                 """)
         }
-        try obtainPermanentIDs(for: [object], in: store)
+        try obtainPermanentIDs(forTemporary: [object], in: store)
     }
 
-    private func obtainPermanentIDs(for objects: [ManagedObject], in store: PersistentStore?) throws(CoreDataError) {
+    /// Gives `temporary` (objects that all have a temporary ID) permanent IDs in `store`, or in
+    /// the store that holds each entity.
+    package func obtainPermanentIDs(forTemporary temporary: [ManagedObject], in store: PersistentStore?) throws(CoreDataError) {
         let coordinator = try requireCoordinator()
-        let temporary = objects.filter { $0.objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity), in: store)
         graph.reserveRegistry(ids.count)

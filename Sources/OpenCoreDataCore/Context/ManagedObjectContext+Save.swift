@@ -47,8 +47,11 @@ extension ManagedObjectContext {
         }
         let coordinator = try requireCoordinator()
         if coordinator.managedObjectModel.hasSavedDerivations { computeDerivations() }
-        let needIDs = graph.pending.liveInserted(in: self).filter(\.objectID.isTemporaryID)
-        if !needIDs.isEmpty { try obtainPermanentIDs(for: needIDs) }
+        // One list (filtering the pending list's copy would copy every object's reference again).
+        var needIDs: [ManagedObject] = []
+        needIDs.reserveCapacity(graph.pending.inserted.count)
+        for object in graph.pending.liveInserts(in: self) where object.objectID.isTemporaryID { needIDs.append(object) }
+        if !needIDs.isEmpty { try obtainPermanentIDs(forTemporary: needIDs, in: nil) }
 
         var attempts = 0
         while true {
