@@ -87,6 +87,7 @@ package enum StoreSaveRules {
     ) throws -> StoreSaveOutcome {
         var request = request
         var held: [(entity: EntityDescription, primaryKey: Int64)] = []
+        var heldKeys = Set<RowKey>()
         while true {
             var unresolved: [StoreConflict]?
             let outcome = try transact { transaction in
@@ -104,9 +105,12 @@ package enum StoreSaveRules {
             }
             if let unresolved { return .conflicts(unresolved) }
             guard resolve != nil, case .conflicts(let conflicts) = outcome else { return outcome }
-            let fresh = conflicts.filter { conflict in !held.contains { $0.entity === conflict.entity && $0.primaryKey == conflict.primaryKey } }
-            guard fresh.count == conflicts.count else { return outcome }
-            held += fresh.map { ($0.entity, $0.primaryKey) }
+            for conflict in conflicts {
+                guard heldKeys.insert(RowKey(entity: ObjectIdentifier(conflict.entity), primaryKey: conflict.primaryKey)).inserted else {
+                    return outcome
+                }
+                held.append((conflict.entity, conflict.primaryKey))
+            }
         }
     }
 
