@@ -99,20 +99,49 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func write(_ update: StoreSaveRequest.Update) throws -> Bool {
-        let statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping
+        let (statement, mapping) = try updateStatement(for: update)
+        return try write(update, with: statement, mapping: mapping)
+    }
+
+    /// Updates come in runs of one entity and one list of slots (a bulk update shares the list):
+    /// a run's statement is found once, and the updates are read in place (a copy of each would
+    /// retain and release its entity, values and slot lists).
+    mutating func write(_ updates: [StoreSaveRequest.Update]) throws -> [Bool] {
+        var written: [Bool] = []
+        written.reserveCapacity(updates.count)
+        try updates.withUnsafeBufferPointer { rows in
+            var start = 0
+            while start < rows.count {
+                var end = start + 1
+                while end < rows.count && rows[end].entity === rows[start].entity && rows[end].slots == rows[start].slots { end += 1 }
+                let (statement, mapping) = try updateStatement(for: rows[start])
+                for index in start..<end { written.append(try write(rows[index], with: statement, mapping: mapping)) }
+                start = end
+            }
+        }
+        return written
+    }
+
+    /// The prepared statement for updates of `update`'s entity and slots, and the entity's mapping.
+    private mutating func updateStatement(for update: StoreSaveRequest.Update) throws -> (SQLiteStatement, RelationalLayout.EntityMapping) {
         let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
         if let previous, previous.shape.entity == shape.entity, previous.shape.slots == shape.slots {
-            (statement, mapping) = (previous.statement, previous.mapping)
-        } else {
-            mapping = try layout.mapping(for: update.entity)
-            if let cached = updateStatements[shape] {
-                statement = cached
-            } else {
-                statement = try db.cachedStatement(RelationalLayout.updateRowStatement(mapping, slots: update.slots).rendered(for: .sqlite).sql)
-                updateStatements[shape] = statement
-            }
-            previous = (shape, statement, mapping)
+            return (previous.statement, previous.mapping)
         }
+        let mapping = try layout.mapping(for: update.entity)
+        let statement: SQLiteStatement
+        if let cached = updateStatements[shape] {
+            statement = cached
+        } else {
+            statement = try db.cachedStatement(RelationalLayout.updateRowStatement(mapping, slots: update.slots).rendered(for: .sqlite).sql)
+            updateStatements[shape] = statement
+        }
+        previous = (shape, statement, mapping)
+        return (statement, mapping)
+    }
+
+    /// Binds one update to its statement and runs it; whether the row had the expected version.
+    private mutating func write(_ update: StoreSaveRequest.Update, with statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping) throws -> Bool {
         // The parameters of `updateRowStatement` (`updateRowValues`), bound in place without
         // building their array: Z_OPT, the changed columns, the Z_ENT of changed to-ones into
         // hierarchies, then the key and the expected version.
