@@ -166,17 +166,43 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     }
 
     mutating func remove(_ delete: StoreSaveRequest.Delete) throws -> Bool {
-        let statement: SQLiteStatement
-        if let previousDelete, previousDelete.entity == ObjectIdentifier(delete.entity) {
-            statement = previousDelete.statement
-        } else {
-            let mapping = try layout.mapping(for: delete.entity)
-            // The shared statement's text, prepared once per entity; key and version bound in order.
-            statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table).rendered(for: .sqlite).sql)
-            previousDelete = (ObjectIdentifier(delete.entity), statement)
+        try remove(delete.primaryKey, expectedVersion: delete.expectedVersion, with: removeStatement(for: delete.entity))
+    }
+
+    /// Deletions come in runs of one entity: a run's statement is found once, and the deletions
+    /// are read in place (a copy of each would retain and release its entity and last values).
+    mutating func remove(_ deletes: [StoreSaveRequest.Delete]) throws -> [Bool] {
+        var removed: [Bool] = []
+        removed.reserveCapacity(deletes.count)
+        try deletes.withUnsafeBufferPointer { rows in
+            var start = 0
+            while start < rows.count {
+                var end = start + 1
+                while end < rows.count && rows[end].entity === rows[start].entity { end += 1 }
+                let statement = try removeStatement(for: rows[start].entity)
+                for index in start..<end {
+                    removed.append(try remove(rows[index].primaryKey, expectedVersion: rows[index].expectedVersion, with: statement))
+                }
+                start = end
+            }
         }
-        statement.bind(delete.primaryKey, at: 1)
-        statement.bind(delete.expectedVersion, at: 2)
+        return removed
+    }
+
+    /// The prepared statement that deletes rows of `entity` (one text per entity; key and version
+    /// bound in order).
+    private mutating func removeStatement(for entity: EntityDescription) throws -> SQLiteStatement {
+        if let previousDelete, previousDelete.entity == ObjectIdentifier(entity) { return previousDelete.statement }
+        let mapping = try layout.mapping(for: entity)
+        let statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table).rendered(for: .sqlite).sql)
+        previousDelete = (ObjectIdentifier(entity), statement)
+        return statement
+    }
+
+    /// Deletes one row when it still has `expectedVersion`; whether it did.
+    private mutating func remove(_ primaryKey: Int64, expectedVersion: Int64, with statement: SQLiteStatement) throws -> Bool {
+        statement.bind(primaryKey, at: 1)
+        statement.bind(expectedVersion, at: 2)
         try statement.run()
         return db.changes > 0
     }
