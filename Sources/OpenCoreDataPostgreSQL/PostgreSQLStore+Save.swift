@@ -49,6 +49,7 @@ extension PostgreSQLStore {
                 // A part of a save across stores waits, open, while the next store's part is written.
                 if beforeCommit != nil { try session.waitsForClient() }
                 var transaction = PostgreSQLSaveTransaction(store: self, session: session, layout: layout)
+                guard resolve != nil else { return try attempt(&transaction) }
                 // Reads of this store while the merge policy decides (a fault it fires) go
                 // through this session: the pool lends a caller one session at a time.
                 return try TransactionSession.$current.withValue(TransactionSession(store: ObjectIdentifier(self), session: session)) {
@@ -61,8 +62,8 @@ extension PostgreSQLStore {
     /// `request` with its updates and deletions in (table, key) order.
     private static func ordered(_ request: StoreSaveRequest) -> StoreSaveRequest {
         var ordered = request
-        ordered.updates.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
-        ordered.deletes.sort { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }
+        ordered.updates.sort { StoreSaveRequest.writesBefore($0.entity, $0.primaryKey, $1.entity, $1.primaryKey) }
+        ordered.deletes.sort { StoreSaveRequest.writesBefore($0.entity, $0.primaryKey, $1.entity, $1.primaryKey) }
         return ordered
     }
 

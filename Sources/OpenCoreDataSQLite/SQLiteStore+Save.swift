@@ -78,14 +78,13 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     let db: SQLiteConnection
     let layout: RelationalLayout
 
-    /// One update statement per entity and set of changed columns (usually one per save); the
-    /// previous update's is tried first, without hashing.
-    private var updateStatements: [UpdateShape: SQLiteStatement] = [:]
-    private var previous: (shape: UpdateShape, statement: SQLiteStatement, mapping: RelationalLayout.EntityMapping)?
+    /// One update statement per entity and set of changed columns (usually one per save), looked
+    /// up once per run of updates.
+    private var updateStatements: [UpdateShape: (SQLiteStatement, RelationalLayout.EntityMapping)] = [:]
 
-    /// The previous delete's statement and entity: deleting many rows of one entity builds the
-    /// statement's text and looks it up once, not once per row.
-    private var previousDelete: (entity: ObjectIdentifier, statement: SQLiteStatement)?
+    /// One delete statement per entity, looked up once per run of deletions (a cascade interleaves
+    /// entities: the statement's text is built once per entity, not once per run).
+    private var deleteStatements: [ObjectIdentifier: SQLiteStatement] = [:]
 
     private struct UpdateShape: Hashable {
         var entity: ObjectIdentifier
@@ -110,13 +109,9 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
         var written: [Bool] = []
         written.reserveCapacity(updates.count)
         try updates.withUnsafeBufferPointer { rows in
-            var start = 0
-            while start < rows.count {
-                var end = start + 1
-                while end < rows.count && rows[end].entity === rows[start].entity && rows[end].slots == rows[start].slots { end += 1 }
-                let (statement, mapping) = try updateStatement(for: rows[start])
-                for index in start..<end { written.append(try write(rows[index], with: statement, mapping: mapping)) }
-                start = end
+            try forEachRun(of: rows.count, { rows[$1].entity === rows[$0].entity && rows[$1].slots == rows[$0].slots }) { run in
+                let (statement, mapping) = try updateStatement(for: rows[run.lowerBound])
+                for index in run { written.append(try write(rows[index], with: statement, mapping: mapping)) }
             }
         }
         return written
@@ -125,18 +120,10 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     /// The prepared statement for updates of `update`'s entity and slots, and the entity's mapping.
     private mutating func updateStatement(for update: StoreSaveRequest.Update) throws -> (SQLiteStatement, RelationalLayout.EntityMapping) {
         let shape = UpdateShape(entity: ObjectIdentifier(update.entity), slots: update.slots)
-        if let previous, previous.shape.entity == shape.entity, previous.shape.slots == shape.slots {
-            return (previous.statement, previous.mapping)
-        }
+        if let cached = updateStatements[shape] { return cached }
         let mapping = try layout.mapping(for: update.entity)
-        let statement: SQLiteStatement
-        if let cached = updateStatements[shape] {
-            statement = cached
-        } else {
-            statement = try db.cachedStatement(RelationalLayout.updateRowStatement(mapping, slots: update.slots).rendered(for: .sqlite).sql)
-            updateStatements[shape] = statement
-        }
-        previous = (shape, statement, mapping)
+        let statement = try db.cachedStatement(RelationalLayout.updateRowStatement(mapping, slots: update.slots).rendered(for: .sqlite).sql)
+        updateStatements[shape] = (statement, mapping)
         return (statement, mapping)
     }
 
@@ -175,15 +162,11 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
         var removed: [Bool] = []
         removed.reserveCapacity(deletes.count)
         try deletes.withUnsafeBufferPointer { rows in
-            var start = 0
-            while start < rows.count {
-                var end = start + 1
-                while end < rows.count && rows[end].entity === rows[start].entity { end += 1 }
-                let statement = try removeStatement(for: rows[start].entity)
-                for index in start..<end {
+            try forEachRun(of: rows.count, { rows[$1].entity === rows[$0].entity }) { run in
+                let statement = try removeStatement(for: rows[run.lowerBound].entity)
+                for index in run {
                     removed.append(try remove(rows[index].primaryKey, expectedVersion: rows[index].expectedVersion, with: statement))
                 }
-                start = end
             }
         }
         return removed
@@ -192,10 +175,10 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
     /// The prepared statement that deletes rows of `entity` (one text per entity; key and version
     /// bound in order).
     private mutating func removeStatement(for entity: EntityDescription) throws -> SQLiteStatement {
-        if let previousDelete, previousDelete.entity == ObjectIdentifier(entity) { return previousDelete.statement }
+        if let cached = deleteStatements[ObjectIdentifier(entity)] { return cached }
         let mapping = try layout.mapping(for: entity)
         let statement = try db.cachedStatement(RelationalLayout.removeRowStatement(mapping.table).rendered(for: .sqlite).sql)
-        previousDelete = (ObjectIdentifier(entity), statement)
+        deleteStatements[ObjectIdentifier(entity)] = statement
         return statement
     }
 
@@ -219,24 +202,20 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
         var statements: [ObjectIdentifier: (SQLiteStatement, Int64, RelationalLayout.EntityMapping)] = [:]
         // Rows come in runs of one entity: its statement is looked up once per run, and the rows
         // are read in place (a copy of each would retain and release its entity and values).
-        var start = inserts.startIndex
-        while start < inserts.endIndex {
-            let entity = inserts[start].entity
-            var end = start + 1
-            while end < inserts.endIndex && inserts[end].entity === entity { end += 1 }
-            let key = ObjectIdentifier(entity)
-            let statement: SQLiteStatement, entityNumber: Int64, mapping: RelationalLayout.EntityMapping
-            if let cached = statements[key] {
-                (statement, entityNumber, mapping) = cached
-            } else {
-                mapping = try layout.mapping(for: entity)
-                let sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.insertColumns).rendered(for: .sqlite).sql
-                (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
-                statements[key] = (statement, entityNumber, mapping)
-            }
-            let plain = mapping.entityColumns.isEmpty
-            try inserts.withUnsafeBufferPointer { rows in
-                for index in start..<end {
+        try inserts.withUnsafeBufferPointer { rows in
+            try forEachRun(of: rows.count, { rows[$1].entity === rows[$0].entity }) { run in
+                let key = ObjectIdentifier(rows[run.lowerBound].entity)
+                let statement: SQLiteStatement, entityNumber: Int64, mapping: RelationalLayout.EntityMapping
+                if let cached = statements[key] {
+                    (statement, entityNumber, mapping) = cached
+                } else {
+                    mapping = try layout.mapping(for: rows[run.lowerBound].entity)
+                    let sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.insertColumns).rendered(for: .sqlite).sql
+                    (statement, entityNumber) = (try db.cachedStatement(sql), Int64(mapping.entityNumbers[0]))
+                    statements[key] = (statement, entityNumber, mapping)
+                }
+                let plain = mapping.entityColumns.isEmpty
+                for index in run {
                     statement.bind(rows[index].primaryKey, at: 1)
                     statement.bind(entityNumber, at: 2)
                     if plain {
@@ -247,7 +226,6 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
                     try statement.run()
                 }
             }
-            start = end
         }
     }
 
@@ -280,5 +258,18 @@ struct SQLiteSaveTransaction: StoreSaveTransaction {
 
     mutating func recordHistory(author: HistoryAuthor, changes: [StoreHistoryChange]) throws {
         try store.recordHistory(db, layout: layout, author: author, changes: changes)
+    }
+}
+
+/// Calls `body` with each run of consecutive indexes of `0..<count` that `sameRun(first, index)`
+/// keeps with the run's first index, in order: a save's rows come in runs of one entity (and, for
+/// updates, one list of slots), each written through one statement.
+private func forEachRun(of count: Int, _ sameRun: (Int, Int) -> Bool, _ body: (Range<Int>) throws -> Void) rethrows {
+    var start = 0
+    while start < count {
+        var end = start + 1
+        while end < count && sameRun(start, end) { end += 1 }
+        try body(start..<end)
+        start = end
     }
 }

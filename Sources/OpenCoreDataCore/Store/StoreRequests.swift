@@ -212,6 +212,14 @@ package struct StoreSaveRequest: Sendable {
 
     package init() {}
     package var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
+
+    /// Whether the row (`entity`, `primaryKey`) comes before (`otherEntity`, `otherKey`) in the
+    /// order every save writes and holds rows in (table, then key): two saves that take the same
+    /// rows in one order wait for each other instead of deadlocking.
+    package static func writesBefore(_ entity: EntityDescription, _ primaryKey: Int64,
+                                     _ otherEntity: EntityDescription, _ otherKey: Int64) -> Bool {
+        (entity.rootEntity.name, primaryKey) < (otherEntity.rootEntity.name, otherKey)
+    }
 }
 
 /// A row whose version changed (or that vanished) since a context read it.

@@ -131,7 +131,7 @@ package enum StoreSaveRules {
         for delete in request.deletes { deleted[RowKey(entity: ObjectIdentifier(delete.entity), primaryKey: delete.primaryKey)] = delete.expectedVersion }
         var conflicts: [StoreConflict] = []
         // In the order the writes take (table, key), so that two saves wait instead of deadlocking.
-        for row in held.sorted(by: { ($0.entity.rootEntity.name, $0.primaryKey) < ($1.entity.rootEntity.name, $1.primaryKey) }) {
+        for row in held.sorted(by: { StoreSaveRequest.writesBefore($0.entity, $0.primaryKey, $1.entity, $1.primaryKey) }) {
             let key = RowKey(entity: ObjectIdentifier(row.entity), primaryKey: row.primaryKey)
             if let expected = updated[key] {
                 let current = try transaction.lockRow(entity: row.entity, primaryKey: row.primaryKey)
