@@ -25,10 +25,16 @@
 /// `@Relationship(deleteRule:inverse:minimumCount:maximumCount:)` for options. A `@Managed`
 /// subclass of a `@Managed` class is a sub-entity; `@Managed(abstract: true)` makes an entity
 /// whose objects are always of a sub-entity.
+///
+/// The other arguments describe an entity as a model file may (what `ocd codegen` writes):
+/// `entityName` when the entity's name differs from the class's, `unique` for uniqueness
+/// constraints over several attributes (`unique: [["timestamp", "companyName"]]`; one attribute
+/// may say `@Attribute(.unique)` instead), and the entity's `hashModifier`.
 @attached(memberAttribute)
 @attached(member, names: named(entityName), named(makeEntityDescription))
 @attached(extension, conformances: ManagedEntity)
-public macro Managed(abstract: Bool = false) = #externalMacro(module: "OpenCoreDataMacros", type: "ManagedMacro")
+public macro Managed(abstract: Bool = false, entityName: String? = nil, unique: [[String]] = [], hashModifier: String? = nil)
+    = #externalMacro(module: "OpenCoreDataMacros", type: "ManagedMacro")
 
 /// Makes an actor that runs on a context's queue (SwiftData's `@ModelActor`): its methods use
 /// `managedObjectContext` and its objects without `perform`, and the compiler keeps the objects
@@ -56,9 +62,15 @@ public macro _ManagedAttribute(index: Int = -1) = #externalMacro(module: "OpenCo
 public macro Transient() = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
 
 /// Options for a property of a `@Managed` class: `@Attribute(.unique)`, `.indexed`,
-/// `.preserveValueOnDeletion`, `.externalStorage`, and the validation rules checked at save:
+/// `.preserveValueOnDeletion`, `.externalStorage`, the validation rules checked at save:
 /// `.minimum(_:)` / `.maximum(_:)` (numbers; string lengths), `.earliest(_:)` / `.latest(_:)`
-/// (dates), `.pattern(_:)` (a regular expression).
+/// (dates), `.pattern(_:)` (a regular expression), and for a model written elsewhere:
+/// `.required` (a `String?` the model makes mandatory, as Xcode's classes declare it),
+/// `.optional` (an `Int16` the model lets be nil) and `.hashModifier(_:)`.
+/// `@Attribute(.transformable(by: "ColorsTransformer")) var colors: [String]?` makes a
+/// Transformable attribute of a property of any type, stored through the named transformer
+/// (``ValueTransformers``); `@Attribute(.derived("count:(pages)")) var pageCount: Int64 = 0` a
+/// derived attribute the store computes at each save.
 @attached(peer)
 public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
 
@@ -67,6 +79,10 @@ public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "
 /// @Relationship(deleteRule: .cascade, inverse: \Memo.folder) var memos: Set<Memo> = []
 /// ```
 /// The inverse may be declared on either side, or left out when exactly one relationship of
-/// the destination points back. `maximumCount` 0 means no limit.
+/// the destination points back. `maximumCount` 0 means no limit. `isOptional` says whether the
+/// model allows no destination (to-one: `Folder?` is optional, `Folder!` not, unless this says
+/// otherwise; to-many: optional unless this says `false`), and `hashModifier` is the
+/// relationship's version hash modifier.
 @attached(peer)
-public macro Relationship(deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0) = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
+public macro Relationship(deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0,
+                          isOptional: Bool = true, hashModifier: String? = nil) = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")

@@ -30,6 +30,15 @@ public struct ManagedAttributeMacro: AccessorMacro {
             accessors.append("get { self.managedOrderedToMany(forKey: \(literal: property.name), as: \(raw: destination).self) }")
             accessors.append("set { self.setManagedOrderedToMany(newValue, forKey: \(literal: property.name)) }")
             return accessors
+        case .transformable:
+            // The transformer's value, as the property's type (`Any` takes it as it is).
+            if property.initializer != nil { accessors.append("init(initialValue) {}") }
+            let key = ManagedMacro.stringLiteral(property.name)
+            let read = property.baseTypeName == "Any" ? "self.value(forKey: \(key))" : "self.value(forKey: \(key)) as? \(property.baseTypeName)"
+            let fallback = property.isOptional ? "" : " ?? \(property.initializer?.trimmedDescription ?? "nil")"
+            accessors.append("get { \(raw: read)\(raw: fallback) }")
+            accessors.append("set { self.setValue(newValue, forKey: \(literal: property.name)) }")
+            return accessors
         case .unsupported:
             return []
         case .attribute:

@@ -46,22 +46,29 @@ extension ManagedMacro: MemberMacro {
         let access = classDecl.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
         let superclass = managedSuperclass(of: classDecl)
         let modifiers = access + (superclass == nil ? "" : "override ") + "class"
-        var setup = ""
-        if !constraints.isEmpty { setup += "\n    entity.uniquenessConstraints = [\(constraints.joined(separator: ", "))]" }
-        if let superclass { setup += "\n    entity.superentityClass = \(superclass).self" }
-        if case .argumentList(let arguments)? = node.arguments,
-           arguments.contains(where: { $0.label?.text == "abstract" && $0.expression.trimmedDescription == "true" }) {
-            setup += "\n    entity.isAbstract = true"
+        // `@Managed(abstract:entityName:unique:hashModifier:)`, as source text by label.
+        var given: [String: String] = [:]
+        if case .argumentList(let arguments)? = node.arguments {
+            for argument in arguments { given[argument.label?.text ?? ""] = argument.expression.trimmedDescription }
         }
+        let entityName = given["entityName"] ?? "\"\(className)\""
+        var setup = ""
+        if !constraints.isEmpty || given["unique"] != nil {
+            let own = constraints.isEmpty ? nil : "[\(constraints.joined(separator: ", "))]"
+            setup += "\n    entity.uniquenessConstraints = \([own, given["unique"]].compactMap { $0 }.joined(separator: " + "))"
+        }
+        if let superclass { setup += "\n    entity.superentityClass = \(superclass).self" }
+        if given["abstract"] == "true" { setup += "\n    entity.isAbstract = true" }
+        if let modifier = given["hashModifier"] { setup += "\n    entity.versionHashModifier = \(modifier)" }
         return [
             """
             /// The entity's name, as in the model.
-            \(raw: modifiers) var entityName: String { \(literal: className) }
+            \(raw: modifiers) var entityName: String { \(raw: entityName) }
             """,
             """
             /// A new description of the entity of this class.
             \(raw: modifiers) func makeEntityDescription() -> OpenCoreData.EntityDescription {
-                let entity = OpenCoreData.EntityDescription(name: \(literal: className), managedObjectClass: \(raw: className).self, properties: [
+                let entity = OpenCoreData.EntityDescription(name: \(raw: entityName), managedObjectClass: \(raw: className).self, properties: [
                     \(raw: properties.joined(separator: ",\n        "))
                 ])\(raw: setup)
                 return entity
@@ -92,19 +99,30 @@ extension ManagedMacro: MemberMacro {
             case .toOne(let destination), .toMany(let destination), .orderedToMany(let destination):
                 properties.append(relationship(property, destination: destination, className: className))
                 continue
-            case .attribute:
+            case .attribute, .transformable:
                 break
             }
             guard property.initializer != nil || property.isOptional else {
                 problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.missingDefault(property.name, property.typeText)))
                 continue
             }
-            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage", "minimum", "maximum", "earliest", "latest", "pattern"]
+            let known = ["unique", "indexed", "preserveValueOnDeletion", "externalStorage", "minimum", "maximum", "earliest", "latest", "pattern",
+                         "required", "optional", "hashModifier", "transformable", "derived"]
             for option in property.options where !known.contains(option) {
                 problems.append(Diagnostic(node: variable, message: ManagedDiagnostic.unknownOption(option)))
             }
             let defaultText = property.initializer?.trimmedDescription ?? "nil"
             let options = zip(property.options, variable.attributeArguments("Attribute")).filter { known.contains($0.0) && $0.0 != "unique" }.map(\.1)
+            if property.kind == .transformable {
+                properties.append(
+                    """
+                        OpenCoreData.AttributeDescription.managedTransformable(\(stringLiteral(property.name)), \
+                        \\\(className).\(property.name), isOptional: \(property.isOptional)\
+                        \(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))
+                        """)
+                if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
+                continue
+            }
             properties.append(
                 """
                     OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \
@@ -125,9 +143,9 @@ extension ManagedMacro: MemberMacro {
         case .orderedToMany: arguments += ["toMany: true", "isOrdered: true"]
         default: break
         }
-        if property.isImplicitlyUnwrapped { arguments.append("isOptional: false") }
         let given = property.relationshipArguments
-        for label in ["deleteRule", "inverse", "minimumCount", "maximumCount"] {
+        if property.isImplicitlyUnwrapped && given["isOptional"] == nil { arguments.append("isOptional: false") }
+        for label in ["isOptional", "deleteRule", "inverse", "minimumCount", "maximumCount", "hashModifier"] {
             if let value = given[label] { arguments.append("\(label): \(value)") }
         }
         return "OpenCoreData.RelationshipDescription.managed(\(arguments.joined(separator: ", ")))"
@@ -194,7 +212,7 @@ enum ManagedDiagnostic: DiagnosticMessage {
             """
                 Unknown attribute option '.\(option)'; the options are .unique, .indexed, \
                 .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), \
-                .latest(_:), .pattern(_:)
+                .latest(_:), .pattern(_:), .required, .optional, .hashModifier(_:), .transformable(by:), .derived(_:)
                 """
         }
     }

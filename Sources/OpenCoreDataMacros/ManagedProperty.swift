@@ -65,6 +65,8 @@ extension ManagedProperty {
     /// What kind of managed property a declaration is.
     enum Kind: Equatable {
         case attribute
+        /// `@Attribute(.transformable(by:))`: any type, stored through a value transformer.
+        case transformable
         /// `Folder?` (optional) or `Folder!` (mandatory).
         case toOne(destination: String)
         /// `Set<Memo>`.
@@ -76,6 +78,7 @@ extension ManagedProperty {
     }
 
     var kind: Kind {
+        if options.contains("transformable") { return .transformable }
         if Self.supportedTypes.contains(baseTypeName) { return .attribute }
         let type = declaration.bindings.first?.typeAnnotation?.type
         if !isOptional && !isImplicitlyUnwrapped {
@@ -103,7 +106,7 @@ extension ManagedProperty {
     /// Whether `@Managed` turns the property into a managed attribute or relationship.
     var isManageable: Bool {
         switch kind {
-        case .attribute: initializer != nil || isOptional
+        case .attribute, .transformable: initializer != nil || isOptional
         case .toOne: true
         case .toMany, .orderedToMany: true
         case .unsupported: false

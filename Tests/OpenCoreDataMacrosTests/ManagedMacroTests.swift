@@ -151,7 +151,7 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
             """,
             diagnostics: [
                 DiagnosticSpec(message: "Managed attributes must be 'var': Core Data changes them when objects are fetched, merged and refreshed. Use 'var', or mark the property @Transient", line: 3, column: 5),
-                DiagnosticSpec(message: "Unknown attribute option '.sparkly'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), .latest(_:), .pattern(_:)", line: 4, column: 5),
+                DiagnosticSpec(message: "Unknown attribute option '.sparkly'; the options are .unique, .indexed, .preserveValueOnDeletion, .externalStorage, .minimum(_:), .maximum(_:), .earliest(_:), .latest(_:), .pattern(_:), .required, .optional, .hashModifier(_:), .transformable(by:), .derived(_:)", line: 4, column: 5),
             ]
         )
     }

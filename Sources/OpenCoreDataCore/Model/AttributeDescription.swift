@@ -63,6 +63,11 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// value is read as is and not recomputed (see DEVIATIONS.md).
     public var derivationExpression: String? { didSet { checkMutable() } }
 
+    /// Whether Xcode's generated class declares the number as a Swift scalar (`Int16`) rather
+    /// than `NSNumber?` (`usesScalarValueType` in a model file; `nil` elsewhere). Read by
+    /// `ocd codegen` only.
+    package var usesScalarValueType: Bool?
+
     /// The default in stored form.
     package var storedDefault: ManagedValue = .null
     /// The key path of the `@Managed` property this attribute stands for.

@@ -135,6 +135,7 @@ private final class ModelXMLReader: NSObject, XMLParserDelegate {
             attribute.versionHashModifier = attributes["versionHashModifier"]
             attribute.renamingIdentifier = attributes["elementID"]
             attribute.valueTransformerName = attributes["valueTransformerName"]
+            attribute.usesScalarValueType = attributes["usesScalarValueType"].map { $0 == "YES" }
             if let text = attributes["defaultValueString"] { attribute.defaultValue = Self.defaultValue(text, type) }
             if let minimum = attributes["minValueString"].flatMap(Double.init) { attribute.minimum = minimum }
             if let maximum = attributes["maxValueString"].flatMap(Double.init) { attribute.maximum = maximum }

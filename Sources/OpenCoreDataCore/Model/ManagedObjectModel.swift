@@ -76,7 +76,17 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
 
     /// Each entity's version hash, as stored in a store's metadata (`NSStoreModelVersionHashes`).
     public var entityVersionHashesByName: [String: Data] {
-        Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+        connectInversesForHashing()
+        return Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// An inverse's name is part of a relationship's hash, and a model built from `@Managed`
+    /// classes names an inverse on one side only (a key path) until it is frozen: before then,
+    /// hashes are taken with the inverses connected as freezing will (a model that cannot be
+    /// connected is hashed as it is, and refused when it is used).
+    private func connectInversesForHashing() {
+        guard !isFrozen else { return }
+        try? resolveRelationships()
     }
 
     /// Makes `entities` the configuration `name` (Xcode's configurations), as Core Data's
@@ -99,6 +109,7 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// `NSStoreModelVersionHashes`. Mirrors Core Data's method of the same name.
     public func isConfiguration(withName name: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
         guard let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] else { return false }
+        connectInversesForHashing()
         let current = Dictionary(entities(forConfigurationName: name).map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
         return stored == current
     }

@@ -132,7 +132,8 @@ extension RelationshipDescription {
     /// generates.
     public static func managed<Root: ManagedObject, Value, Destination: ManagedEntity>(
         _ name: String, _ keyPath: KeyPath<Root, Value>, destination: Destination.Type, toMany: Bool = false, isOrdered: Bool = false,
-        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0
+        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int = 0, maximumCount: Int = 0,
+        hashModifier: String? = nil
     ) -> RelationshipDescription {
         let relationship = RelationshipDescription(name: name, destination: Destination.entityName, toMany: toMany, isOptional: isOptional,
                                                    deleteRule: deleteRule, isOrdered: isOrdered)
@@ -141,6 +142,7 @@ extension RelationshipDescription {
         relationship.inverseKeyPath = inverse
         relationship.minCount = minimumCount
         if toMany { relationship.maxCount = maximumCount }
+        relationship.versionHashModifier = hashModifier
         return relationship
     }
 }

@@ -1,0 +1,185 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataCore
+import Testing
+import TestSupport
+
+/// `ocd codegen`: `@Managed` classes written from Xcode's model files keep the files' version
+/// hashes, so that stores Apple's Core Data wrote with those models open with the classes alone.
+/// The classes in `Generated/` are the tool's output for eight fixture models (compiled with the
+/// tests; `theGeneratedFilesAreTheToolsOutput` checks they are current).
+@Suite(.dedicatedThread) struct CodegenTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var model: String
+        var version: String
+        var store: String
+        var prefix: String
+        var folder: String
+        var classes: @Sendable () -> [any ManagedEntity.Type]
+        var testDescription: String { "\(folder)" }
+    }
+
+    static let cases: [Case] = [
+        Case(model: "bnr-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld", version: "TestModel",
+             store: "bnr-coredatastack/Sample Model/Deprecated/TestModel.sqlite", prefix: "BNR", folder: "BNRTestModel",
+             classes: { [BNRAuthor.self, BNRBook.self] }),
+        Case(model: "ddg-bsk/Sources/Bookmarks/BookmarksModel.xcdatamodeld", version: "BookmarksModel",
+             store: "ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V1.sqlite", prefix: "BK1", folder: "Bookmarks1",
+             classes: { [BK1BookmarkEntity.self] }),
+        Case(model: "ddg-bsk/Sources/Bookmarks/BookmarksModel.xcdatamodeld", version: "BookmarksModel 5",
+             store: "ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", prefix: "BK5", folder: "Bookmarks5",
+             classes: { [BK5BookmarkEntity.self] }),
+        Case(model: "objcio-moody/Migrations/Migrations/Moody.xcdatamodeld", version: "Moody",
+             store: "objcio-moody/Migrations/MigrationsTests/Moody.moody", prefix: "MD", folder: "Moody",
+             classes: { [MDMood.self, MDGeographicRegion.self, MDContinent.self, MDCountry.self] }),
+        Case(model: "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel",
+             store: "coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", prefix: "SMP", folder: "SampleModel",
+             classes: { [SMPCar.self, SMPSportCar.self, SMPExpensiveSportCar.self, SMPPerson.self] }),
+        Case(model: "bookmigration-mhw/BookMigration-master/BookMigration/Model.xcdatamodeld", version: "Model1",
+             store: "bookmigration-mhw/BookMigration-master/BookMigration/Model1.sqlite", prefix: "BM1", folder: "BookMigration1",
+             classes: { [BM1Book.self, BM1User.self] }),
+        Case(model: "coredataplus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", version: "SampleModel3",
+             store: "coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", prefix: "S3", folder: "SampleModel3",
+             classes: { [S3User.self] }),
+    ]
+
+    static let generated = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Generated")
+
+    @Test(arguments: cases)
+    func generatedClassesOpenTheStoresCoreDataWrote(_ item: Case) throws {
+        let directory = TemporaryDirectory()
+        let store = try Fixtures.copy(item.store, into: directory)
+        let file = try ManagedObjectModel(contentsOf: Fixtures.url(item.model), version: item.version)
+        let classes = ManagedObjectModel(item.classes())
+        let stored = try #require(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: store)["NSStoreModelVersionHashes"] as? [String: Data])
+        #expect(classes.entityVersionHashesByName == file.entityVersionHashesByName)
+        #expect(classes.entityVersionHashesByName == stored)
+        // Every row reads through the classes, as through the model file.
+        let byClasses = try Fixtures.open(store, model: classes)
+        let counts = try byClasses.viewContext.performAndWait { () throws in
+            try classes.entities.map { try byClasses.viewContext.count(for: FetchRequest<ManagedObject>(entityName: $0.name)) }
+        }
+        let other = TemporaryDirectory()
+        let copy = try Fixtures.copy(item.store, into: other)
+        let byFile = try Fixtures.open(copy, model: file)
+        let expected = try byFile.viewContext.performAndWait { () throws in
+            try classes.entities.map { try byFile.viewContext.count(for: FetchRequest<ManagedObject>(entityName: $0.name)) }
+        }
+        #expect(counts == expected)
+    }
+
+    @Test func bookmarksReadThroughTheGeneratedProperties() throws {
+        let directory = TemporaryDirectory()
+        let store = try Fixtures.copy("ddg-bsk/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite", into: directory)
+        let container = try Fixtures.open(store, model: ManagedObjectModel(BK5BookmarkEntity.self))
+        let db = try RawSQLite(store)
+        let expected = try db.rows("""
+            SELECT c.ZUUID FROM ZBOOKMARKENTITY c JOIN ZBOOKMARKENTITY p ON c.ZPARENT = p.Z_PK \
+            WHERE p.ZUUID = 'bookmarks_root' ORDER BY c.Z_FOK_PARENT
+            """).map { $0[0] as? String }
+        #expect(expected.count > 1)
+        try container.viewContext.performAndWait { () throws in
+            let request = BK5BookmarkEntity.fetchRequest()
+            request.predicate = NSPredicate(format: "uuid == %@", "bookmarks_root")
+            let root = try #require(try container.viewContext.fetch(request).first)
+            #expect(root.isFolder)
+            #expect(root.children.map(\.uuid) == expected)
+            #expect(root.children.allSatisfy { $0.parent === root })
+            // A key path of a generated property sorts (`NSSortDescriptor(keyPath:)` as Xcode's templates write it).
+            let sorted = BK5BookmarkEntity.fetchRequest()
+            sorted.sortDescriptors = [NSSortDescriptor(keyPath: \BK5BookmarkEntity.uuid, ascending: true)]
+            let uuids = try container.viewContext.fetch(sorted).map(\.uuid)
+            #expect(uuids == uuids.sorted { ($0 ?? "") < ($1 ?? "") })
+        }
+    }
+
+    @Test(arguments: cases)
+    func theGeneratedFilesAreTheToolsOutput(_ item: Case) throws {
+        var generator = ManagedClassSource()
+        generator.classPrefix = item.prefix
+        generator.sourceName = URL(fileURLWithPath: item.model).lastPathComponent + " (version \(item.version))"
+        let files = try generator.files(for: ManagedObjectModel(contentsOf: Fixtures.url(item.model), version: item.version))
+        let folder = Self.generated.appendingPathComponent(item.folder)
+        let committed = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        #expect(files.map(\.name).sorted() == committed)
+        for file in files {
+            let text = try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8)
+            #expect(text == file.text, "\(item.folder)/\(file.name) differs from `ocd codegen`'s output: generate it again")
+        }
+    }
+
+    /// Every model version in the fixtures is written as classes, or refused naming each attribute
+    /// `@Managed` cannot declare with the same hash.
+    @Test func everyFixtureModelIsWrittenOrRefusedWithItsReasons() throws {
+        let enumerator = try #require(FileManager.default.enumerator(at: Fixtures.root, includingPropertiesForKeys: nil))
+        var written = 0, refused = 0
+        for case let url as URL in enumerator where url.pathExtension == "xcdatamodel" {
+            let model = try ManagedObjectModel(contentsOf: url, version: nil)
+            do {
+                let files = try ManagedClassSource().files(for: model)
+                #expect(files.count == model.entities.count, "\(url.path)")
+                #expect(Set(files.map(\.name)).count == files.count, "\(url.path)")
+                written += 1
+            } catch {
+                var unsupported: [String] = []
+                for entity in model.entities {
+                    for case let attribute as AttributeDescription in entity.properties where !attribute.isTransient {
+                        let hashedButNotDeclarable: Set<AttributeType> = [.objectID]
+                        if hashedButNotDeclarable.contains(attribute.attributeType) {
+                            unsupported.append("\(entity.name).\(attribute.name)")
+                        }
+                    }
+                }
+                for feature in model.unsupportedFeatures where feature.contains(": attribute type ") {
+                    unsupported.append(String(feature.prefix { $0 != ":" }))
+                }
+                #expect(!unsupported.isEmpty, "\(url.path) was refused: \(error)")
+                for name in unsupported { #expect(error.message.contains(name), "\(url.path): \(name)") }
+                refused += 1
+            }
+        }
+        #expect(written + refused == 48)
+        #expect(written == 47)
+    }
+}
+
+/// `@Attribute(.required)` and `.optional`: the model's optionality where the Swift type says otherwise.
+@Managed
+final class XcodeStyleNote: ManagedObject {
+    @Attribute(.required) var title: String?
+    @Attribute(.optional) var rank: Int16 = 0
+}
+
+@Suite(.dedicatedThread) struct ModelOptionalityTests {
+    @Test func aRequiredOptionalPropertyFailsTheSaveWhenNil() throws {
+        let container = try PersistentContainer.loaded(at: TemporaryDirectory().file("notes.sqlite"), model: ManagedObjectModel(XcodeStyleNote.self))
+        let entity = try #require(container.managedObjectModel.entitiesByName["XcodeStyleNote"])
+        #expect(entity.attributesByName["title"]?.isOptional == false)
+        #expect(entity.attributesByName["rank"]?.isOptional == true)
+        let context = container.viewContext
+        try context.performAndWait { () throws in
+            let note = XcodeStyleNote(context: context)
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.code.rawValue == 1570)
+            note.title = "Kept"
+            try context.save()
+        }
+    }
+
+    @Test func anOptionalScalarReadsItsDefaultWhereTheStoreHasNull() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("notes.sqlite")
+        let container = try PersistentContainer.loaded(at: url, model: ManagedObjectModel(XcodeStyleNote.self))
+        try container.viewContext.performAndWait { () throws in
+            let note = XcodeStyleNote(context: container.viewContext)
+            note.title = "One"
+            note.setValue(nil, forKey: "rank")
+            try container.viewContext.save()
+            container.viewContext.refreshAllObjects()
+            #expect(note.value(forKey: "rank") == nil)
+            #expect(note.rank == 0)
+        }
+        let db = try RawSQLite(url)
+        #expect(try db.rows("SELECT ZRANK FROM ZXCODESTYLENOTE").map { $0[0] == nil } == [true])
+    }
+}
