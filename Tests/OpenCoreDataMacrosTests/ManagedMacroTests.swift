@@ -87,6 +87,58 @@ private func assertExpansion(_ source: String, expandedSource: String, diagnosti
         )
     }
 
+    /// What `ocd codegen` writes for a model file: an entity named apart from its class, a
+    /// constraint over two attributes, the model's optionality and a Transformable property.
+    @Test func expandsWhatAModelFileSays() {
+        assertExpansion(
+            """
+            @Managed(entityName: "Shelf", unique: [["city", "number"]])
+            final class AppShelf: ManagedObject {
+                @Attribute(.required) var city: String?
+                @Attribute(.transformable(by: "LabelsTransformer")) var labels: [String]?
+            }
+            """,
+            expandedSource: """
+            final class AppShelf: ManagedObject {
+                var city: String? {
+                    get {
+                        self.managedAttributeValue(forKey: "city", index: 0, default: nil)
+                    }
+                    set {
+                        self.setManagedAttributeValue(newValue, forKey: "city", index: 0)
+                    }
+                }
+                var labels: [String]? {
+                    get {
+                        self.value(forKey: "labels") as? [String]
+                    }
+                    set {
+                        self.setValue(newValue, forKey: "labels")
+                    }
+                }
+
+                /// The entity's name, as in the model.
+                class var entityName: String {
+                    "Shelf"
+                }
+
+                /// A new description of the entity of this class.
+                class func makeEntityDescription() -> OpenCoreData.EntityDescription {
+                    let entity = OpenCoreData.EntityDescription(name: "Shelf", managedObjectClass: AppShelf.self, properties: [
+                        OpenCoreData.AttributeDescription.managed("city", \\AppShelf.city, default: nil, options: [.required]),
+                        OpenCoreData.AttributeDescription.managedTransformable("labels", \\AppShelf.labels, isOptional: true, options: [.transformable(by: "LabelsTransformer")])
+                    ])
+                    entity.uniquenessConstraints = [["city", "number"]]
+                    return entity
+                }
+            }
+
+            extension AppShelf: OpenCoreData.ManagedEntity {
+            }
+            """
+        )
+    }
+
     @Test func unsupportedTypeIsACompileErrorThatListsTheSupportedTypes() {
         assertExpansion(
             """

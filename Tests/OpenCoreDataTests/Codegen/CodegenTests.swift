@@ -183,3 +183,66 @@ final class XcodeStyleNote: ManagedObject {
         #expect(try db.rows("SELECT ZRANK FROM ZXCODESTYLENOTE").map { $0[0] == nil } == [true])
     }
 }
+
+/// What `ocd codegen` declares, used by hand: a Transformable property of any type, a derived
+/// attribute, an entity named apart from its class, and a uniqueness constraint over two attributes.
+@Managed(entityName: "Shelf", unique: [["city", "number"]])
+final class GeneratedStyleShelf: ManagedObject {
+    var city: String = ""
+    var number: Int16 = 0
+    @Attribute(.transformable(by: "NSSecureUnarchiveFromData")) var labels: [String]?
+    @Attribute(.derived("count:(books)")) var bookCount: Int64 = 0
+    @Relationship(inverse: \GeneratedStyleBook.shelf) var books: Set<GeneratedStyleBook> = []
+}
+
+@Managed
+final class GeneratedStyleBook: ManagedObject {
+    var title: String?
+    var shelf: GeneratedStyleShelf?
+}
+
+@Suite(.dedicatedThread) struct GeneratedStyleTests {
+    static func model() -> ManagedObjectModel { ManagedObjectModel(GeneratedStyleShelf.self, GeneratedStyleBook.self) }
+
+    @Test(arguments: [StoreKind.sqlite] + StoreKind.allCases.filter { $0 == .postgreSQL })
+    func transformableDerivedAndConstrainedPropertiesBehaveAsTheModelSays(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: Self.model())
+        let entity = try #require(stack.container.managedObjectModel.entitiesByName["Shelf"])
+        #expect(entity.managedObjectClass == GeneratedStyleShelf.self)
+        #expect(entity.attributesByName["labels"]?.attributeType == .transformable)
+        #expect(entity.uniquenessConstraints == [["city", "number"]])
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let shelf = GeneratedStyleShelf(context: context)
+            shelf.city = "Oslo"
+            shelf.number = 1
+            shelf.labels = ["fiction", "new"]
+            for title in ["A", "B"] {
+                let book = GeneratedStyleBook(context: context)
+                book.title = title
+                book.shelf = shelf
+            }
+            try context.save()
+            // Same city, another number: allowed; same city and number: a constraint conflict.
+            let other = GeneratedStyleShelf(context: context)
+            other.city = "Oslo"
+            other.number = 2
+            try context.save()
+            let clash = GeneratedStyleShelf(context: context)
+            clash.city = "Oslo"
+            clash.number = 1
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.code.rawValue == 133021)
+            context.delete(clash)
+        }
+        let reader = stack.container.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let request = GeneratedStyleShelf.fetchRequest()
+            request.predicate = NSPredicate(format: "number == 1")
+            let shelf = try #require(try reader.fetch(request).first)
+            #expect(shelf.labels == ["fiction", "new"])
+            #expect(shelf.bookCount == 2)
+            #expect(Set(shelf.books.compactMap(\.title)) == ["A", "B"])
+        }
+    }
+}
