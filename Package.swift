@@ -13,6 +13,8 @@ let package = Package(
         // The PostgreSQL store, apart: apps on one SQLite file never build SwiftNIO and BoringSSL.
         .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "ocd", targets: ["ocd"]),
+        // The @Managed classes of a target's model files (.xcdatamodeld), written on each build.
+        .plugin(name: "ModelCodegen", targets: ["ModelCodegen"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
@@ -81,6 +83,9 @@ let package = Package(
             name: "ocd",
             dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The generator the ModelCodegen plugin runs: the core library only (no store, no NIO).
+        .executableTarget(name: "ocd-codegen", dependencies: ["OpenCoreDataCore"]),
+        .plugin(name: "ModelCodegen", capability: .buildTool(), dependencies: ["ocd-codegen"]),
         // What every test target runs its tests with: each test case on a thread of its own, off
         // Swift's cooperative pool, with a time limit on its own run (docs/Testing.md).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -93,6 +98,13 @@ let package = Package(
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",
             dependencies: ["OpenCoreDataPostgreSQL", "OpenCoreDataSQL", "TestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
+        ),
+        // A target whose classes the ModelCodegen plugin writes from its model file on each build.
+        .testTarget(
+            name: "ModelCodegenPluginTests",
+            dependencies: ["OpenCoreData", "TestSupport"],
+            resources: [.copy("Library.xcdatamodeld")],
+            plugins: ["ModelCodegen"]
         ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",

@@ -32,6 +32,32 @@ package struct ManagedClassSource {
 
     /// One file per entity of `model`, in the model's entity order.
     package func files(for model: ManagedObjectModel) throws(CoreDataError) -> [File] {
+        try classes(of: model).map { entity, name, text in
+            File(name: "\(name).swift", text: header("\(name).swift: the entity \(entity)") + text)
+        }
+    }
+
+    /// Every entity's class in one file named `name` (what the build-tool plugin writes: its
+    /// output must be named before the model is read).
+    package func file(named name: String, for model: ManagedObjectModel) throws(CoreDataError) -> File {
+        let classes = try classes(of: model)
+        let entities = classes.count == 1 ? "the entity \(classes[0].entity)" : "the entities"
+        return File(name: name, text: header("\(name): \(entities)") + classes.map(\.text).joined(separator: "\n"))
+    }
+
+    private func header(_ subject: String) -> String {
+        """
+        // \(subject)\(sourceName.isEmpty ? "" : " of \(sourceName)"), written by `ocd codegen`.
+        // Generate it again after changing the model rather than editing it.
+
+        import \(moduleName)
+
+
+        """
+    }
+
+    /// Each entity's name, class name and class declaration (with its notes), in model order.
+    private func classes(of model: ManagedObjectModel) throws(CoreDataError) -> [(entity: String, name: String, text: String)] {
         var problems: [String] = []
         for entity in model.entities {
             for case let attribute as AttributeDescription in entity.properties where !attribute.isTransient {
@@ -56,8 +82,7 @@ package struct ManagedClassSource {
         }
         let classNames = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, className(of: $0)) })
         return model.entities.map { entity in
-            File(name: "\(classNames[entity.name] ?? entity.name).swift",
-                 text: source(of: entity, classNames: classNames, notes: readerNotes[entity.name] ?? []))
+            (entity.name, classNames[entity.name] ?? entity.name, source(of: entity, classNames: classNames, notes: readerNotes[entity.name] ?? []))
         }
     }
 
@@ -70,10 +95,9 @@ package struct ManagedClassSource {
 
     private func source(of entity: EntityDescription, classNames: [String: String], notes: [String]) -> String {
         let name = classNames[entity.name] ?? entity.name
-        var lines = ["// \(name).swift: the entity \(entity.name)\(sourceName.isEmpty ? "" : " of \(sourceName)"), written by `ocd codegen`.",
-                     "// Generate it again after changing the model rather than editing it.", "", "import \(moduleName)", ""]
+        var lines: [String] = []
         for note in lostFeatures(of: entity) + notes { lines.append("// Not declared here (the model file keeps it; no version hash covers it): \(note).") }
-        if lines.last != "" { lines.append("") }
+        if !lines.isEmpty { lines.append("") }
         var managed: [String] = []
         if entity.isAbstract { managed.append("abstract: true") }
         if name != entity.name { managed.append("entityName: \(Self.literal(entity.name))") }
