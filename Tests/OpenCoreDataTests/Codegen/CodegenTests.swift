@@ -6,7 +6,7 @@ import TestSupport
 
 /// `ocd codegen`: `@Managed` classes written from Xcode's model files keep the files' version
 /// hashes, so that stores Apple's Core Data wrote with those models open with the classes alone.
-/// The classes in `Generated/` are the tool's output for eight fixture models (compiled with the
+/// The classes in `Generated/` are the tool's output for seven fixture models (compiled with the
 /// tests; `theGeneratedFilesAreTheToolsOutput` checks they are current).
 @Suite(.dedicatedThread) struct CodegenTests {
     struct Case: Sendable, CustomTestStringConvertible {
@@ -105,6 +105,21 @@ import TestSupport
         for file in files {
             let text = try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8)
             #expect(text == file.text, "\(item.folder)/\(file.name) differs from `ocd codegen`'s output: generate it again")
+        }
+    }
+
+    /// The classes `CoreDataModuleTests` builds (`--module CoreData`: `import CoreData`, Linux only).
+    @Test func theCoreDataModulesGeneratedFileIsTheToolsOutput() throws {
+        var generator = ManagedClassSource()
+        generator.moduleName = "CoreData"
+        generator.sourceName = "BookmarksModel.xcdatamodeld (version BookmarksModel 5)"
+        let model = try ManagedObjectModel(contentsOf: Fixtures.url("ddg-bsk/Sources/Bookmarks/BookmarksModel.xcdatamodeld"), version: "BookmarksModel 5")
+        let files = try generator.files(for: model)
+        let folder = Fixtures.repository.appendingPathComponent("Tests/CoreDataModuleTests/Generated")
+        #expect(files.map(\.name) == ["BookmarkEntity.swift"])
+        for file in files {
+            #expect(try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8) == file.text)
+            #expect(file.text.contains("#if os(Linux)") && file.text.contains("import CoreData") && file.text.hasSuffix("#endif\n"))
         }
     }
 

@@ -22,8 +22,9 @@ package struct ManagedClassSource {
     /// Prefixed to every class name (entity names stay as they are): two models' classes in one
     /// module.
     package var classPrefix = ""
-    /// The module the files import: `OpenCoreData`, or `CoreData` for a file also built on Apple
-    /// platforms' side of an `#if`.
+    /// The module the files import: `OpenCoreData`, or `CoreData` for code shared with an app
+    /// on Apple platforms (the file is then compiled on Linux only, where the `CoreData` product
+    /// is this library: on Apple platforms Xcode generates the classes).
     package var moduleName = "OpenCoreData"
     /// Where the model came from, named in each file's header.
     package var sourceName = ""
@@ -33,7 +34,7 @@ package struct ManagedClassSource {
     /// One file per entity of `model`, in the model's entity order.
     package func files(for model: ManagedObjectModel) throws(CoreDataError) -> [File] {
         try classes(of: model).map { entity, name, text in
-            File(name: "\(name).swift", text: header("\(name).swift: the entity \(entity)") + text)
+            File(name: "\(name).swift", text: header("\(name).swift: the entity \(entity)") + text + footer)
         }
     }
 
@@ -42,19 +43,24 @@ package struct ManagedClassSource {
     package func file(named name: String, for model: ManagedObjectModel) throws(CoreDataError) -> File {
         let classes = try classes(of: model)
         let entities = classes.count == 1 ? "the entity \(classes[0].entity)" : "the entities"
-        return File(name: name, text: header("\(name): \(entities)") + classes.map(\.text).joined(separator: "\n"))
+        return File(name: name, text: header("\(name): \(entities)") + classes.map(\.text).joined(separator: "\n") + footer)
     }
 
     private func header(_ subject: String) -> String {
         """
         // \(subject)\(sourceName.isEmpty ? "" : " of \(sourceName)"), written by `ocd codegen`.
         // Generate it again after changing the model rather than editing it.
-
+        \(linuxOnly ? "\n#if os(Linux)  // On Apple platforms, Xcode generates these classes.\n" : "")
         import \(moduleName)
 
 
         """
     }
+
+    /// Whether the file is for Linux only (it imports `CoreData`).
+    private var linuxOnly: Bool { moduleName == "CoreData" }
+
+    private var footer: String { linuxOnly ? "\n#endif\n" : "" }
 
     /// Each entity's name, class name and class declaration (with its notes), in model order.
     private func classes(of model: ManagedObjectModel) throws(CoreDataError) -> [(entity: String, name: String, text: String)] {
