@@ -76,17 +76,28 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
 
     /// Each entity's version hash, as stored in a store's metadata (`NSStoreModelVersionHashes`).
     public var entityVersionHashesByName: [String: Data] {
-        connectInversesForHashing()
-        return Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+        withInversesConnected { Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first }) }
     }
 
     /// An inverse's name is part of a relationship's hash, and a model built from `@Managed`
     /// classes names an inverse on one side only (a key path) until it is frozen: before then,
-    /// hashes are taken with the inverses connected as freezing will (a model that cannot be
-    /// connected is hashed as it is, and refused when it is used).
-    private func connectInversesForHashing() {
-        guard !isFrozen else { return }
+    /// `body` runs with the inverses connected as freezing would connect them, and the
+    /// relationships are put back as they were afterwards (the model may still change). A model
+    /// that cannot be connected is hashed as it is, and refused when it is used.
+    private func withInversesConnected<T>(_ body: () -> T) -> T {
+        guard !isFrozen else { return body() }
+        let relationships = entities.flatMap { entity in entity.properties.compactMap { $0 as? RelationshipDescription } }
+        let saved = relationships.map {
+            ($0.destinationEntityName, $0.inverseName, $0.assignedDestination, $0.assignedInverse, $0.frozenDestination, $0.frozenInverse)
+        }
         try? resolveRelationships()
+        defer {
+            for (relationship, state) in zip(relationships, saved) {
+                (relationship.destinationEntityName, relationship.inverseName, relationship.assignedDestination, relationship.assignedInverse,
+                 relationship.frozenDestination, relationship.frozenInverse) = state
+            }
+        }
+        return body()
     }
 
     /// Makes `entities` the configuration `name` (Xcode's configurations), as Core Data's
@@ -109,8 +120,9 @@ public final class ManagedObjectModel: @unchecked Sendable, CustomStringConverti
     /// `NSStoreModelVersionHashes`. Mirrors Core Data's method of the same name.
     public func isConfiguration(withName name: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
         guard let stored = metadata["NSStoreModelVersionHashes"] as? [String: Data] else { return false }
-        connectInversesForHashing()
-        let current = Dictionary(entities(forConfigurationName: name).map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+        let current = withInversesConnected {
+            Dictionary(entities(forConfigurationName: name).map { ($0.name, $0.versionHash) }, uniquingKeysWith: { first, _ in first })
+        }
         return stored == current
     }
 

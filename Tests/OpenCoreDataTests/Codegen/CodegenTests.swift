@@ -219,6 +219,18 @@ final class GeneratedStyleBook: ManagedObject {
 @Suite(.dedicatedThread) struct GeneratedStyleTests {
     static func model() -> ManagedObjectModel { ManagedObjectModel(GeneratedStyleShelf.self, GeneratedStyleBook.self) }
 
+    /// A relationship's hash covers its inverse's name, which a class names on one side only:
+    /// the hashes read before the model is used are those it has once used, and reading them
+    /// leaves the model as it was (it may still change).
+    @Test func hashesReadBeforeUseAreTheHashesInUse() throws {
+        let model = Self.model()
+        let before = model.entityVersionHashesByName
+        #expect(model.entitiesByName["GeneratedStyleBook"]?.relationshipsByName["shelf"]?.inverseName == nil)
+        let stack = try TestStack(.sqlite, model: model)
+        #expect(stack.container.managedObjectModel.entityVersionHashesByName == before)
+        #expect(model.entitiesByName["GeneratedStyleBook"]?.relationshipsByName["shelf"]?.inverseName == "books")
+    }
+
     @Test(arguments: [StoreKind.sqlite] + StoreKind.allCases.filter { $0 == .postgreSQL })
     func transformableDerivedAndConstrainedPropertiesBehaveAsTheModelSays(kind: StoreKind) throws {
         let stack = try TestStack(kind, model: Self.model())
