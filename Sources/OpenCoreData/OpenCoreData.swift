@@ -69,7 +69,7 @@ public macro Transient() = #externalMacro(module: "OpenCoreDataMacros", type: "M
 /// `.optional` (an `Int16` the model lets be nil) and `.hashModifier(_:)`.
 /// `@Attribute(.transformable(by: "ColorsTransformer")) var colors: [String]?` makes a
 /// Transformable attribute of a property of any type, stored through the named transformer
-/// (``ValueTransformers``); `@Attribute(.derived("count:(pages)")) var pageCount: Int64 = 0` a
+/// (``/OpenCoreDataCore/ValueTransformers``); `@Attribute(.derived("count:(pages)")) var pageCount: Int64 = 0` a
 /// derived attribute the store computes at each save.
 @attached(peer)
 public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")

@@ -67,7 +67,7 @@ extension ManagedObjectContext {
             let identity = ObjectIdentifier(object)
             if object.state.phase == .detached { fail(object, "held by a context but in no context's phase") }
             if object.isFaultFlag {
-                if !object.dirty.isEmpty { fail(object, "a fault with changed values") }
+                if object.hasDirtySlots { fail(object, "a fault with changed values") }
                 if object.toMany.contains(where: \.hasChanges) { fail(object, "a fault with changed relationships") }
             } else if object.values.count != object.entity.valueSlotCount {
                 fail(object, "\(object.values.count) values for \(object.entity.valueSlotCount) slots")

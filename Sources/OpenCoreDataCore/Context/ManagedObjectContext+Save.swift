@@ -218,8 +218,9 @@ extension ManagedObjectContext {
             batch.inserted.append(object)
         }
         // Objects changed in the same slots (a bulk update) share one list of slots: the key is
-        // the changed slots and the entity's column count (which splits off to-many slots).
-        var lastKey: (dirty: DirtySlots, columns: Int)?
+        // the changed slots (their bits, for objects whose changes are all in the first 32 slots)
+        // and the entity's column count (which splits off to-many slots).
+        var lastKey: (first32: UInt32, columns: Int)?
         var lastSlots: (written: [Int], changed: [Int]) = ([], [])
         for object in changed {
             guard let pk = object.objectID.primaryKey else { continue }
@@ -230,13 +231,14 @@ extension ManagedObjectContext {
                 batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
                                                    values: object.values))
                 batch.deleted.append(object)
-            } else if !object.dirty.isEmpty {
+            } else if object.hasDirtySlots {
                 // To-many changes bump the version but have no column of their own.
                 let columns = object.entity.valueSlotCount
-                if lastKey?.dirty != object.dirty || lastKey?.columns != columns {
+                let first32 = object.state.dirtySlotsFirst32, beyond32 = object.state.hasDirtySlotsBeyond32
+                if beyond32 || lastKey?.first32 != first32 || lastKey?.columns != columns {
                     let changed = object.dirty.slots        // ascending: only to-many slots pass `columns`
                     lastSlots = ((changed.last ?? 0) < columns ? changed : changed.filter { $0 < columns }, changed)
-                    lastKey = (object.dirty, columns)
+                    lastKey = beyond32 ? nil : (first32, columns)
                 }
                 batch.request.updates.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
                                                    slots: lastSlots.written, values: object.values, changedSlots: lastSlots.changed))

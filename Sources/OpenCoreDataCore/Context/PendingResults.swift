@@ -31,7 +31,7 @@ struct PendingResults {
     /// Whether a result read beneath the context stays in the results, given what the context did
     /// to its object.
     func keeps(_ object: ManagedObject) -> Bool {
-        !object.isDeletedFlag && (object.dirty.isEmpty || matches(object))
+        !object.isDeletedFlag && (!object.hasDirtySlots || matches(object))
     }
 
     /// The context's inserted and changed objects that belong in the results and are not among
@@ -39,7 +39,7 @@ struct PendingResults {
     func joining(besides isRead: (ManagedObject) -> Bool) -> [ManagedObject] {
         var joined: [ManagedObject] = []
         for object in context.graph.pending.liveInserted(in: context) + context.graph.pending.liveChanged(in: context)
-        where !object.isDeletedFlag && (object.isInsertedFlag || !object.dirty.isEmpty) && isOfFetchedEntity(object) && !isRead(object)
+        where !object.isDeletedFlag && (object.isInsertedFlag || object.hasDirtySlots) && isOfFetchedEntity(object) && !isRead(object)
             && isInRequestedStores(object) && matches(object) {
             joined.append(object)
         }

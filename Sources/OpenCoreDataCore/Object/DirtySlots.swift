@@ -33,6 +33,21 @@ package struct DirtySlots: Sendable, Equatable {
         if word < high.count { high[word] &= ~(1 << UInt64(bit)) }
     }
 
+    /// The first 32 slots, one bit each.
+    package var first32: UInt32 { UInt32(truncatingIfNeeded: low) }
+
+    /// The slots past the 32nd.
+    package var beyond32: DirtySlots {
+        var rest = self
+        rest.low &= ~UInt64(UInt32.max)
+        return rest
+    }
+
+    /// Adds the first-32 slots of a bit word.
+    package mutating func insertFirst32(_ bits: UInt32) {
+        low |= UInt64(bits)
+    }
+
     package mutating func removeAll() {
         low = 0
         if !high.isEmpty { high.removeAll() }

@@ -104,6 +104,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     package var snapshot: RowSnapshot? { state.snapshot }
     /// Slots written since the last save or fetch.
     package var dirty: DirtySlots { state.dirty }
+    /// Whether any slot is marked written (`!dirty.isEmpty`, without building the set).
+    package var hasDirtySlots: Bool { state.hasDirtySlots }
     /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
     package var toMany: [ToManyState] {
         get { state.toMany }

@@ -13,17 +13,71 @@ package struct ObjectState {
     package fileprivate(set) var values: [ManagedValue]
     /// The committed row the values were read from or last saved as; `nil` for new objects.
     package fileprivate(set) var snapshot: RowSnapshot?
-    /// Slots written since the last save or fetch; a to-many relationship's changes mark the slot
-    /// `entity.valueSlotCount + its index`.
-    package fileprivate(set) var dirty = DirtySlots()
     /// What few objects use (to-many relationships, slotless transient values, an Observation
-    /// registrar), in a box made on first use: every object is smaller for it (see
-    /// `ObjectStateExtras`).
+    /// registrar, changes to slots past the 32nd), in a box made on first use: every object is
+    /// smaller for it (see `ObjectStateExtras`).
     private var extras: ObjectStateExtras?
+    /// The first 32 of the slots written since the last save or fetch, one bit each; later slots
+    /// (entities with more attributes and relationships) are in the extras box. 32 bits rather
+    /// than 64 keep the object in a 96-byte block of memory instead of 112.
+    private var dirtyFirst32: UInt32 = 0
     /// Where the object is in its life; moved only by the transitions below.
     package private(set) var phase = ObjectPhase.detached
     /// The two marks below, one bit each.
     private var marks: Mark = []
+
+    /// Slots written since the last save or fetch; a to-many relationship's changes mark the slot
+    /// `entity.valueSlotCount + its index`.
+    package var dirty: DirtySlots {
+        var slots = extras?.dirtyBeyond32 ?? DirtySlots()
+        slots.insertFirst32(dirtyFirst32)
+        return slots
+    }
+
+    /// Whether any slot is marked written (without building the set).
+    package var hasDirtySlots: Bool { dirtyFirst32 != 0 || hasDirtySlotsBeyond32 }
+
+    /// The first 32 written slots as bits: with ``hasDirtySlotsBeyond32`` false, the whole set
+    /// (a save compares objects' changed slots by it, without building sets).
+    package var dirtySlotsFirst32: UInt32 { dirtyFirst32 }
+
+    /// Whether a slot past the 32nd is marked written.
+    package var hasDirtySlotsBeyond32: Bool { extras?.dirtyBeyond32.isEmpty == false }
+
+    @inline(__always)
+    private mutating func markDirty(_ slot: Int) {
+        if slot < 32 { dirtyFirst32 |= 1 << UInt32(slot) } else { markDirtyBeyond32(slot) }
+    }
+
+    @inline(never)
+    private mutating func markDirtyBeyond32(_ slot: Int) {
+        uniqueExtras().dirtyBeyond32.insert(slot)
+    }
+
+    private mutating func unmarkDirty(_ slot: Int) {
+        if slot < 32 {
+            dirtyFirst32 &= ~(1 << UInt32(slot))
+        } else if extras?.dirtyBeyond32.contains(slot) == true {
+            uniqueExtras().dirtyBeyond32.remove(slot)
+        }
+    }
+
+    private mutating func setDirty(_ slots: DirtySlots) {
+        dirtyFirst32 = slots.first32
+        let beyond = slots.beyond32
+        if !beyond.isEmpty || extras?.dirtyBeyond32.isEmpty == false { uniqueExtras().dirtyBeyond32 = beyond }
+    }
+
+    @inline(__always)
+    private mutating func clearDirty() {
+        dirtyFirst32 = 0
+        if extras != nil { clearDirtyBeyond32() }
+    }
+
+    @inline(never)
+    private mutating func clearDirtyBeyond32() {
+        if extras?.dirtyBeyond32.isEmpty == false { uniqueExtras().dirtyBeyond32 = DirtySlots() }
+    }
 
     /// The to-many relationships, in `entity.toManyRelationships` order; empty until one is used.
     /// Changed through `ToManyState`'s own operations; reset only by the transitions here.
@@ -121,10 +175,10 @@ package struct ObjectState {
         values = defaults
     }
 
-    package var hasChanges: Bool { isInserted || isDeleted || !dirty.isEmpty }
+    package var hasChanges: Bool { isInserted || isDeleted || hasDirtySlots }
 
     /// Whether the object is saved before and has unsaved changes to its values.
-    package var isUpdated: Bool { phase == .loaded && !dirty.isEmpty }
+    package var isUpdated: Bool { phase == .loaded && hasDirtySlots }
 
     // MARK: - Loading
 
@@ -139,7 +193,7 @@ package struct ObjectState {
         forgetEvent()
         values = []
         snapshot = nil
-        dirty.removeAll()
+        clearDirty()
         toMany = []
         transientValues = [:]
         phase = .fault
@@ -171,7 +225,7 @@ package struct ObjectState {
         var merged = row.values
         for slot in kept.slots where slot < merged.count && slot < values.count { merged[slot] = values[slot] }
         values = merged
-        dirty = kept
+        setDirty(kept)
         snapshot = row
     }
 
@@ -190,9 +244,10 @@ package struct ObjectState {
     // MARK: - Changing (values of loaded, inserted and detached objects; not phase moves)
 
     /// Writes one slot (an attribute or a to-one relationship) and marks it changed.
+    @inline(__always)
     package mutating func write(_ value: ManagedValue, slot: Int) {
         values[slot] = value
-        dirty.insert(slot)
+        markDirty(slot)
     }
 
     /// Sets a slot without marking it changed (`setPrimitiveValue`, and setters inside
@@ -206,7 +261,7 @@ package struct ObjectState {
     /// a write, a value set back to the committed one is still a change (`hasChanges`), though not
     /// a persistent one (`hasPersistentChangedValues`).
     package mutating func markChanged(slot: Int) {
-        dirty.insert(slot)
+        markDirty(slot)
     }
 
     /// Undo: puts a slot back as it was before a write, value and change mark. A slot that had no
@@ -215,12 +270,12 @@ package struct ObjectState {
     package mutating func restore(_ value: ManagedValue, slot: Int, changed: Bool) {
         values[slot] = value
         let committed = snapshot.flatMap { slot < $0.values.count ? $0.values[slot] : nil }
-        if changed || committed != value { dirty.insert(slot) } else { dirty.remove(slot) }
+        if changed || committed != value { markDirty(slot) } else { unmarkDirty(slot) }
     }
 
     /// Marks a to-many relationship (by its index) changed.
     package mutating func markToManyChanged(_ index: Int, slotCount: Int) {
-        dirty.insert(slotCount + index)
+        markDirty(slotCount + index)
     }
 
     /// Replaces temporary IDs held in relationship slots by permanent ones (not a change).
@@ -249,7 +304,7 @@ package struct ObjectState {
         case .loaded, .inserted, .deleted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("receive an insert")
         }
         values = pushed
-        for slot in pushed.indices { dirty.insert(slot) }
+        for slot in pushed.indices { markDirty(slot) }
     }
 
     /// Marked for deletion at the next save.
@@ -291,7 +346,7 @@ package struct ObjectState {
         }
         forgetEvent()
         snapshot = RowSnapshot(values: values, version: version)
-        dirty.removeAll()
+        clearDirty()
         for index in toMany.indices { toMany[index].commit() }
     }
 
@@ -303,7 +358,7 @@ package struct ObjectState {
         case .detached, .loaded, .fault, .deleted, .deletedFault, .inaccessible: return refuse("forget its insert")
         }
         forgetEvent()
-        dirty.removeAll()
+        clearDirty()
         toMany = []
     }
 
@@ -316,7 +371,7 @@ package struct ObjectState {
         forgetEvent()
         if let snapshot { values = snapshot.values }
         toMany = []
-        dirty.removeAll()
+        clearDirty()
     }
 
     /// The row was deleted elsewhere and the deletion is accepted here: deleted, nothing to save.
@@ -326,7 +381,7 @@ package struct ObjectState {
         case .fault, .deletedFault: phase = .deletedFault
         case .detached, .inserted, .insertedDeleted, .inaccessible: return refuse("accept a deletion made elsewhere")
         }
-        dirty.removeAll()
+        clearDirty()
     }
 
     /// The row was deleted elsewhere but the object is kept (a merge policy): it is written again,
@@ -337,7 +392,7 @@ package struct ObjectState {
         case .detached, .fault, .inserted, .deletedFault, .insertedDeleted, .inaccessible: return refuse("be inserted again")
         }
         snapshot = nil
-        for slot in values.indices { dirty.insert(slot) }
+        for slot in values.indices { markDirty(slot) }
     }
 
     /// A delete that a merge policy takes back: the store's row and no changes.
@@ -349,7 +404,7 @@ package struct ObjectState {
         forgetEvent()
         values = row.values
         snapshot = row
-        dirty.removeAll()
+        clearDirty()
     }
 
     /// A delete that stays, on top of a newer committed row.
@@ -370,13 +425,13 @@ package struct ObjectState {
         }
         forgetEvent()
         snapshot = row
-        dirty.removeAll()
+        clearDirty()
         if keepingValues {
-            for slot in values.indices where slot < row.values.count && values[slot] != row.values[slot] { dirty.insert(slot) }
+            for slot in values.indices where slot < row.values.count && values[slot] != row.values[slot] { markDirty(slot) }
         } else {
             values = row.values
         }
-        for (index, state) in toMany.enumerated() where state.hasChanges { dirty.insert(toManyBase + index) }
+        for (index, state) in toMany.enumerated() where state.hasChanges { markDirty(toManyBase + index) }
     }
 }
 
@@ -388,6 +443,8 @@ final class ObjectStateExtras {
     var transientValues: [String: ManagedValue] = [:]
     var observation: ObjectObservation?
     var eventBase: [ManagedValue]?
+    /// The written slots past the 32nd (see `ObjectState.dirty`).
+    var dirtyBeyond32 = DirtySlots()
 
     init() {}
 
@@ -397,6 +454,7 @@ final class ObjectStateExtras {
         copy.transientValues = transientValues
         copy.observation = observation
         copy.eventBase = eventBase
+        copy.dirtyBeyond32 = dirtyBeyond32
         return copy
     }
 }
