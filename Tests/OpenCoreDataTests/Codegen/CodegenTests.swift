@@ -123,6 +123,21 @@ import TestSupport
         }
     }
 
+    /// A class named like a type the declarations use, or a property named like one of every
+    /// managed object's, would not compile: refused, naming it.
+    @Test func namesTheCodeCannotUseAreRefused() throws {
+        let date = EntityDescription(name: "Date", managedObjectClass: ManagedObject.self, properties: [
+            AttributeDescription(name: "entity", type: .string),
+        ])
+        let error = try #require(throws: CoreDataError.self) { try ManagedClassSource().files(for: ManagedObjectModel(entities: [date])) }
+        #expect(error.message.contains("the class of Date would be named Date"))
+        #expect(error.message.contains("Date.entity has the name of a property of every managed object"))
+        var prefixed = ManagedClassSource()
+        prefixed.classPrefix = "My"
+        let renamed = try #require(throws: CoreDataError.self) { try prefixed.files(for: ManagedObjectModel(entities: [date])) }
+        #expect(!renamed.message.contains("would be named"))
+    }
+
     /// Every model version in the fixtures is written as classes, or refused naming each attribute
     /// `@Managed` cannot declare with the same hash.
     @Test func everyFixtureModelIsWrittenOrRefusedWithItsReasons() throws {

@@ -87,10 +87,40 @@ package struct ManagedClassSource {
                 """)
         }
         let classNames = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, className(of: $0)) })
+        try checkNames(of: model, classNames: classNames)
         return model.entities.map { entity in
             (entity.name, classNames[entity.name] ?? entity.name, source(of: entity, classNames: classNames, notes: readerNotes[entity.name] ?? []))
         }
     }
+
+    /// Names the generated code cannot use: a class named like a type the declarations use
+    /// (`Date`, `String`, …) would stand for it, and a property named like one of
+    /// `ManagedObject`'s (`entity`, `objectID`, `description`, …: Core Data reserves them too)
+    /// cannot be declared in a subclass.
+    private func checkNames(of model: ManagedObjectModel, classNames: [String: String]) throws(CoreDataError) {
+        var problems: [String] = []
+        for (entity, name) in classNames.sorted(by: { $0.key < $1.key }) where Self.typesUsed.contains(name) || name == moduleName {
+            problems.append("the class of \(entity) would be named \(name), the name of a type the classes use (give a --class-prefix)")
+        }
+        for entity in model.entities {
+            for property in entity.properties where Self.managedObjectProperties.contains(property.name) {
+                problems.append("\(entity.name).\(property.name) has the name of a property of every managed object (rename it in the model)")
+            }
+        }
+        guard problems.isEmpty else {
+            throw CoreDataError(.coreData, "The classes cannot be written: \(problems.joined(separator: "; ")).")
+        }
+    }
+
+    private static let typesUsed: Set<String> = [
+        "Int16", "Int32", "Int64", "Double", "Float", "Bool", "String", "Date", "Data", "UUID", "URL", "Decimal", "Any", "Set",
+        "ManagedObject", "Managed", "Attribute", "Relationship", "Transient", "OpenCoreData", "CoreData",
+    ]
+
+    private static let managedObjectProperties: Set<String> = [
+        "entity", "objectID", "managedObjectContext", "isInserted", "isUpdated", "isDeleted", "isFault", "hasChanges",
+        "hasPersistentChangedValues", "faultingState", "description", "debugDescription", "hash", "hashValue",
+    ]
 
     /// The class of an entity: the model's class name without its module, else the entity's name.
     private func className(of entity: EntityDescription) -> String {
