@@ -132,6 +132,12 @@ import TestSupport
         let error = try #require(throws: CoreDataError.self) { try ManagedClassSource().files(for: ManagedObjectModel(entities: [date])) }
         #expect(error.message.contains("the class of Date would be named Date"))
         #expect(error.message.contains("Date.entity has the name of a property of every managed object"))
+        let first = EntityDescription(name: "First", managedObjectClass: ManagedObject.self, properties: [])
+        let second = EntityDescription(name: "Second", managedObjectClass: ManagedObject.self, properties: [])
+        first.managedObjectClassName = "Shared"
+        second.managedObjectClassName = "App.Shared"
+        let shared = try #require(throws: CoreDataError.self) { try ManagedClassSource().files(for: ManagedObjectModel(entities: [first, second])) }
+        #expect(shared.message.contains("the entities First, Second name one class, Shared"))
         var prefixed = ManagedClassSource()
         prefixed.classPrefix = "My"
         let renamed = try #require(throws: CoreDataError.self) { try prefixed.files(for: ManagedObjectModel(entities: [date])) }

@@ -102,6 +102,10 @@ package struct ManagedClassSource {
         for (entity, name) in classNames.sorted(by: { $0.key < $1.key }) where Self.typesUsed.contains(name) || name == moduleName {
             problems.append("the class of \(entity) would be named \(name), the name of a type the classes use (give a --class-prefix)")
         }
+        let entitiesByClass = Dictionary(grouping: classNames.keys, by: { classNames[$0] ?? $0 })
+        for (name, entities) in entitiesByClass.sorted(by: { $0.key < $1.key }) where entities.count > 1 {
+            problems.append("the entities \(entities.sorted().joined(separator: ", ")) name one class, \(name) (give each its own class name in the model)")
+        }
         for entity in model.entities {
             for property in entity.properties where Self.managedObjectProperties.contains(property.name) {
                 problems.append("\(entity.name).\(property.name) has the name of a property of every managed object (rename it in the model)")
