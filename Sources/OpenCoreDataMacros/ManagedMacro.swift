@@ -113,21 +113,15 @@ extension ManagedMacro: MemberMacro {
             }
             let defaultText = property.initializer?.trimmedDescription ?? "nil"
             let options = zip(property.options, variable.attributeArguments("Attribute")).filter { known.contains($0.0) && $0.0 != "unique" }.map(\.1)
-            if property.kind == .transformable {
-                properties.append(
-                    """
-                        OpenCoreData.AttributeDescription.managedTransformable(\(stringLiteral(property.name)), \
-                        \\\(className).\(property.name), isOptional: \(property.isOptional)\
-                        \(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))
-                        """)
-                if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
-                continue
-            }
+            // A Transformable attribute takes its optionality from the declaration (its type is any
+            // type); every other attribute from its `ManagedAttributeValue` type.
+            let (function, third) = property.kind == .transformable
+                ? ("managedTransformable", "isOptional: \(property.isOptional)") : ("managed", "default: \(defaultText)")
             properties.append(
                 """
-                    OpenCoreData.AttributeDescription.managed(\(stringLiteral(property.name)), \
-                    \\\(className).\(property.name), default: \
-                    \(defaultText)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))
+                    OpenCoreData.AttributeDescription.\(function)(\(stringLiteral(property.name)), \
+                    \\\(className).\(property.name), \
+                    \(third)\(options.isEmpty ? "" : ", options: [\(options.joined(separator: ", "))]"))
                     """)
             if property.options.contains("unique") { constraints.append("[\(stringLiteral(property.name))]") }
         }

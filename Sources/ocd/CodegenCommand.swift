@@ -34,12 +34,6 @@ struct CodegenCommand: ParsableCommand {
     var module: String = "OpenCoreData"
 
     func run() throws {
-        guard ["OpenCoreData", "CoreData"].contains(module) else {
-            throw ValidationError("--module is OpenCoreData or CoreData, not \(module).")
-        }
-        guard classPrefix.isEmpty || classPrefix.unicodeScalars.allSatisfy({ $0.properties.isXIDContinue }) else {
-            throw ValidationError("--class-prefix must be made of letters, digits and underscores.")
-        }
         let url = URL(fileURLWithPath: model)
         let loaded = try ManagedObjectModel(contentsOf: url, version: version)
         var generator = ManagedClassSource()

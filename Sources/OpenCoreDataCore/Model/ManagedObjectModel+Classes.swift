@@ -71,7 +71,8 @@ extension ManagedObjectModel {
         return isIdentifier(Substring(module)) ? module : nil
     }()
 
-    private static func isIdentifier(_ part: Substring) -> Bool {
+    /// Whether `part` is a Swift identifier (no keyword check).
+    package static func isIdentifier(_ part: Substring) -> Bool {
         guard let first = part.unicodeScalars.first, first.properties.isXIDStart || first == "_" else { return false }
         return part.unicodeScalars.allSatisfy { $0.properties.isXIDContinue }
     }

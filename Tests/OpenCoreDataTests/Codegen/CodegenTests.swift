@@ -138,6 +138,12 @@ import TestSupport
         second.managedObjectClassName = "App.Shared"
         let shared = try #require(throws: CoreDataError.self) { try ManagedClassSource().files(for: ManagedObjectModel(entities: [first, second])) }
         #expect(shared.message.contains("the entities First, Second name one class, Shared"))
+        var badPrefix = ManagedClassSource()
+        badPrefix.classPrefix = "My-"
+        #expect(throws: CoreDataError.self) { try badPrefix.files(for: ManagedObjectModel(entities: [first])) }
+        var badModule = ManagedClassSource()
+        badModule.moduleName = "Foundation; import Evil"
+        #expect(throws: CoreDataError.self) { try badModule.files(for: ManagedObjectModel(entities: [first])) }
         var prefixed = ManagedClassSource()
         prefixed.classPrefix = "My"
         let renamed = try #require(throws: CoreDataError.self) { try prefixed.files(for: ManagedObjectModel(entities: [date])) }

@@ -64,6 +64,13 @@ package struct ManagedClassSource {
 
     /// Each entity's name, class name and class declaration (with its notes), in model order.
     private func classes(of model: ManagedObjectModel) throws(CoreDataError) -> [(entity: String, name: String, text: String)] {
+        // Both go into the source as they are (`ocd codegen`'s options and `ocd-codegen`'s).
+        guard ["OpenCoreData", "CoreData"].contains(moduleName) else {
+            throw CoreDataError(.coreData, "The classes import OpenCoreData or CoreData, not \(moduleName).")
+        }
+        guard classPrefix.unicodeScalars.allSatisfy({ $0.properties.isXIDContinue }) else {
+            throw CoreDataError(.coreData, "A class prefix is made of letters, digits and underscores; '\(classPrefix)' is not.")
+        }
         var problems: [String] = []
         for entity in model.entities {
             for case let attribute as AttributeDescription in entity.properties where !attribute.isTransient {
@@ -129,7 +136,7 @@ package struct ManagedClassSource {
     /// The class of an entity: the model's class name without its module, else the entity's name.
     private func className(of entity: EntityDescription) -> String {
         let named = entity.managedObjectClassName.split(separator: ".").last.map(String.init) ?? ""
-        let base = named.isEmpty || named == "NSManagedObject" || !Self.isIdentifier(named) ? Self.identifier(entity.name) : named
+        let base = named.isEmpty || named == "NSManagedObject" || !ManagedObjectModel.isIdentifier(Substring(named)) ? Self.identifier(entity.name) : named
         return classPrefix + base
     }
 
@@ -321,15 +328,10 @@ package struct ManagedClassSource {
         return "\"\(escaped)\""
     }
 
-    private static func isIdentifier(_ text: String) -> Bool {
-        guard let first = text.unicodeScalars.first, first.properties.isXIDStart || first == "_" else { return false }
-        return text.unicodeScalars.allSatisfy { $0.properties.isXIDContinue }
-    }
-
     /// A name as a Swift identifier: backquoted when it is a keyword, and with characters that
     /// cannot be in one replaced (a model file is input).
     private static func identifier(_ name: String) -> String {
-        let cleaned = isIdentifier(name) ? name : "_" + String(name.unicodeScalars.map { $0.properties.isXIDContinue ? Character($0) : "_" })
+        let cleaned = ManagedObjectModel.isIdentifier(Substring(name)) ? name : "_" + String(name.unicodeScalars.map { $0.properties.isXIDContinue ? Character($0) : "_" })
         return keywords.contains(cleaned) ? "`\(cleaned)`" : cleaned
     }
 
