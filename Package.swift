@@ -10,6 +10,9 @@ let package = Package(
         // `import CoreData` where Apple's framework is absent (Linux): the library under Core
         // Data's module name. Depend on it with `condition: .when(platforms: [.linux])`.
         .library(name: "CoreData", targets: ["CoreData"]),
+        // `import SwiftData` where Apple's framework is absent (Linux): `@Model`, `ModelContainer`,
+        // `ModelContext` over the library. Depend on it with `condition: .when(platforms: [.linux])`.
+        .library(name: "SwiftData", targets: ["SwiftData"]),
         // The PostgreSQL store, apart: apps on one SQLite file never build SwiftNIO and BoringSSL.
         .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "ocd", targets: ["ocd"]),
@@ -76,6 +79,8 @@ let package = Package(
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore", "OpenCoreDataSQLite", "OpenCoreDataMacros"]),
         // Core Data's module name over the umbrella, for code written for Apple's framework.
         .target(name: "CoreData", dependencies: ["OpenCoreData"]),
+        // SwiftData's API (`@Model`, `ModelContainer`, `ModelContext`) over the library.
+        .target(name: "SwiftData", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
         // Apple's Earthquakes sample: a USGS feed batch-imported, a view context kept current
         // through persistent history. Used by `ocd quakes` and its tests.
         .target(name: "Earthquakes", dependencies: ["OpenCoreData"]),
@@ -94,6 +99,8 @@ let package = Package(
         // Files written for Apple's Core Data (`import CoreData`, `import Foundation`), built and
         // run unchanged on Linux through the `CoreData` module.
         .testTarget(name: "CoreDataModuleTests", dependencies: [.target(name: "CoreData", condition: .when(platforms: [.linux])), "TestSupport"]),
+        // Files written for SwiftData (`import SwiftData`), built and run on Linux.
+        .testTarget(name: "SwiftDataTests", dependencies: [.target(name: "SwiftData", condition: .when(platforms: [.linux])), "TestSupport"]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",

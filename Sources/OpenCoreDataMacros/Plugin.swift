@@ -9,5 +9,7 @@ struct OpenCoreDataMacrosPlugin: CompilerPlugin {
         ManagedAttributeMacro.self,
         MarkerMacro.self,
         ContextActorMacro.self,
+        ModelMacro.self,
+        PersistedPropertyMacro.self,
     ]
 }

@@ -1,0 +1,37 @@
+#if os(Linux)
+import Foundation
+import SwiftData
+
+// Models as SwiftData code declares them: plain classes, `@Model`, initializers that assign
+// every property, relationships as optionals and arrays.
+
+@Model
+final class Trip {
+    @Attribute(.unique) var name: String
+    var destination: String
+    var start: Date
+    var budget: Double = 0
+    var notes: String?
+    @Relationship(deleteRule: .cascade, inverse: \Stop.trip) var stops: [Stop] = []
+    @Transient var viewCount = 0
+
+    init(name: String, destination: String, start: Date) {
+        self.name = name
+        self.destination = destination
+        self.start = start
+    }
+}
+
+@Model
+final class Stop {
+    var title: String
+    var order: Int
+    var trip: Trip?
+
+    init(title: String, order: Int, trip: Trip? = nil) {
+        self.title = title
+        self.order = order
+        self.trip = trip
+    }
+}
+#endif
