@@ -100,7 +100,11 @@ let package = Package(
         // run unchanged on Linux through the `CoreData` module.
         .testTarget(name: "CoreDataModuleTests", dependencies: [.target(name: "CoreData", condition: .when(platforms: [.linux])), "TestSupport"]),
         // Files written for SwiftData (`import SwiftData`), built and run on Linux.
-        .testTarget(name: "SwiftDataTests", dependencies: [.target(name: "SwiftData", condition: .when(platforms: [.linux])), "TestSupport"]),
+        .testTarget(name: "SwiftDataTests", dependencies: [
+            .target(name: "SwiftData", condition: .when(platforms: [.linux])),
+            // For the @Managed twins of the SwiftData models (ManagedTwins.swift).
+            "OpenCoreData", "TestSupport",
+        ]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(
             name: "OpenCoreDataPostgreSQLTests",

@@ -1,0 +1,107 @@
+#if os(Linux)
+import Foundation
+import SwiftData
+import Testing
+import TestSupport
+
+struct Point: Codable {
+    var x: Double
+    var y: Double
+}
+
+@Model
+final class Place {
+    var name: String
+    var location: Point
+
+    init(name: String, location: Point) {
+        self.name = name
+        self.location = location
+    }
+}
+
+/// Containers as SwiftData code makes them: a store file that outlives its container, the store
+/// `@Managed` code describes, a clear refusal of what cannot be stored yet, observation.
+@Suite(.dedicatedThread) struct ModelContainerTests {
+    static func temporaryStore() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiftdata-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("trips.store")
+    }
+
+    @Test func aStoreFileOutlivesItsContainer() throws {
+        let url = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        do {
+            let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(url: url))
+            let context = ModelContext(container)
+            let trip = Trip(name: "Rome", destination: "Italy", start: Date(timeIntervalSince1970: 7))
+            trip.stops.append(Stop(title: "Forum", order: 1))
+            context.insert(trip)
+            try context.save()
+        }
+        let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(url: url))
+        let trips = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(trips.map(\.name) == ["Rome"])
+        #expect(trips.first?.stops.map(\.title) == ["Forum"])
+        #expect(trips.first?.start == Date(timeIntervalSince1970: 7))
+    }
+
+    @Test func theStoreIsTheOneCoreDataCodeDescribes() throws {
+        let url = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(url: url))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Rome", destination: "Italy", start: .now))
+        try context.save()
+        let recorded = try storeVersionHashes(at: url)
+        #expect(recorded.keys.sorted() == ["Stop", "Trip"])
+        #expect(recorded == managedTwinVersionHashes())
+    }
+
+    @Test func aPropertyThatCannotBeStoredYetIsNamed() throws {
+        let error = #expect(throws: (any Error).self) {
+            try ModelContainer(for: Place.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        }
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("'location'"))
+        #expect(message.contains("Place"))
+    }
+
+    @Test func modelsAreObservable() throws {
+        let context = ModelContext(try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
+        let trip = Trip(name: "Rome", destination: "Italy", start: .now)
+        context.insert(trip)
+        let changed = ChangeFlag()
+        withObservationTracking { _ = trip.destination } onChange: { changed.set() }
+        trip.notes = "not observed"
+        #expect(!changed.isSet)
+        trip.destination = "Lazio"
+        #expect(changed.isSet)
+    }
+
+    @Test func modelsCompareByIdentityAndIdentifyByTheirID() throws {
+        let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let rome = Trip(name: "Rome", destination: "Italy", start: .now)
+        let oslo = Trip(name: "Oslo", destination: "Norway", start: .now)
+        context.insert(rome)
+        context.insert(oslo)
+        try context.save()
+        #expect(Set([rome, oslo, rome]).count == 2)
+        #expect(rome.id == rome.persistentModelID)
+        #expect(rome.id != oslo.id)
+        let fetched = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Rome" }))
+        #expect(fetched.first === rome)
+    }
+}
+
+/// A flag an observation's change handler sets (on whatever thread it runs).
+final class ChangeFlag: @unchecked Sendable {
+    // @unchecked: the flag is only read and written under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+#endif
