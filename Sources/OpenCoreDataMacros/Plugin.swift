@@ -11,5 +11,6 @@ struct OpenCoreDataMacrosPlugin: CompilerPlugin {
         ContextActorMacro.self,
         ModelMacro.self,
         PersistedPropertyMacro.self,
+        ModelActorMacro.self,
     ]
 }

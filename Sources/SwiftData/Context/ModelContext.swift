@@ -202,6 +202,15 @@ public final class ModelContext {
         }
     }
 
+    /// The model of an identifier when the store (or the context) has it and it is a `T`; nil for
+    /// an identifier of another container, of a deleted model, or of another class.
+    func existingModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
+        onQueue {
+            guard let objectID = resolve(persistentModelID), let object = try? managed.existingObject(with: objectID) else { return nil }
+            return model(for: object) as? T
+        }
+    }
+
     private func resolve(_ identifier: PersistentIdentifier) -> ManagedObjectID? {
         if let objectID = identifier.objectID { return objectID }
         guard let url = URL(string: identifier.uri) else { return nil }
