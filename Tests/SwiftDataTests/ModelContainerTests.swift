@@ -59,6 +59,33 @@ final class Place {
         #expect(recorded == managedTwinVersionHashes())
     }
 
+    @Test func theSchemaIncludesTheModelsRelationshipsReach() throws {
+        let container = try ModelContainer(for: Stop.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        #expect(container.schema.types.map { "\($0)" }.sorted() == ["Stop", "Trip"])
+        let context = ModelContext(container)
+        context.insert(Stop(title: "Forum", order: 1, trip: Trip(name: "Rome", destination: "Italy", start: .now)))
+        try context.save()
+        #expect(try context.fetch(FetchDescriptor<Trip>()).first?.stops.map(\.title) == ["Forum"])
+    }
+
+    @Test func attributeOptionsAreKept() throws {
+        let container = try ModelContainer(for: Note.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let note = Note(heading: "Plan")
+        note.draft = "unsaved thoughts"
+        note.tags = ["a", "b"]
+        note.attachment = Data([1, 2, 3])
+        context.insert(note)
+        #expect(note.tags == ["a", "b"])
+        #expect(note.draft == "unsaved thoughts")
+        try context.save()
+        let read = try #require(try ModelContext(container).fetch(FetchDescriptor<Note>()).first)
+        #expect(read.heading == "Plan")
+        #expect(read.tags == ["a", "b"])
+        #expect(read.attachment == Data([1, 2, 3]))
+        #expect(read.draft == "")
+    }
+
     @Test func aPropertyThatCannotBeStoredYetIsNamed() throws {
         let error = #expect(throws: (any Error).self) {
             try ModelContainer(for: Place.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))

@@ -35,3 +35,20 @@ final class Stop {
     }
 }
 #endif
+#if os(Linux)
+import Foundation
+import SwiftData
+
+/// Attribute options as SwiftData code writes them.
+@Model
+final class Note {
+    @Attribute(originalName: "title") var heading: String
+    @Attribute(.ephemeral) var draft: String = ""
+    @Attribute(.transformable(by: "NSSecureUnarchiveFromData")) var tags: [String]?
+    @Attribute(.externalStorage) var attachment: Data?
+
+    init(heading: String) {
+        self.heading = heading
+    }
+}
+#endif

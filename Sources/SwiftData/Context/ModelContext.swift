@@ -100,7 +100,7 @@ public final class ModelContext {
                 object.setManagedToOne((value as? any PersistentModel).map { objectInserting($0) }, forKey: key)
             }
         } else if let stored = value as? any ManagedAttributeValue {
-            object.writeValue(stored.managedValue, slot: object.slot(forKey: key, hint: -1))
+            ModelBackingData.write(stored.managedValue, forKey: key, of: object)
         } else {
             object.setValue(value, forKey: key)
         }

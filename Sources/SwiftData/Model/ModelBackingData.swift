@@ -64,10 +64,18 @@ public final class ModelBackingData {
     public func getValue<Value: ManagedAttributeValue>(forKey key: String) -> Value {
         guard let object, let context else { return pendingValue(forKey: key) }
         return context.onQueue {
-            let stored = object.readValue(slot: object.slot(forKey: key, hint: -1))
+            let stored = Self.read(key, of: object)
             return Value(managedValue: stored) ?? Value(managedValue: object.entity.attributesByName[key]?.storedDefault ?? .null)
                 ?? Self.zero(Value.self)
         }
+    }
+
+    /// An attribute's value: from its slot, or for a transient (`.ephemeral`) attribute, which
+    /// has none, through key-value coding.
+    private static func read(_ key: String, of object: ManagedObject) -> ManagedValue {
+        if let slot = object.entity.valueSlot(named: key) { return object.readValue(slot: slot) }
+        guard let attribute = object.entity.attributesByName[key] else { return .null }
+        return ManagedValue(converting: object.value(forKey: key), to: attribute.attributeType) ?? .null
     }
 
     /// Sets an attribute.
@@ -76,7 +84,7 @@ public final class ModelBackingData {
             pending[key] = value
             return
         }
-        context.onQueue { object.writeValue(value.managedValue, slot: object.slot(forKey: key, hint: -1)) }
+        context.onQueue { Self.write(value.managedValue, forKey: key, of: object) }
     }
 
     /// The value of a transformable attribute (any type, through its value transformer).
@@ -188,6 +196,15 @@ public final class ModelBackingData {
             if let value = Value(managedValue: candidate) { return value }
         }
         return noValue(type, key: "\(type)")
+    }
+
+    /// Sets an attribute's value: in its slot, or through key-value coding for a transient one.
+    static func write(_ value: ManagedValue, forKey key: String, of object: ManagedObject) {
+        if let slot = object.entity.valueSlot(named: key) {
+            object.writeValue(value, slot: slot)
+        } else if let attribute = object.entity.attributesByName[key] {
+            object.setValue(attribute.appValue(value), forKey: key)
+        }
     }
 
     /// A value as the untyped setter takes it: an optional's payload, or nil.

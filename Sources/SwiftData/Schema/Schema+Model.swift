@@ -66,19 +66,10 @@ extension Schema {
     /// The relationship a property describes, when its type is a model (`Stop`, `Stop?`) or an
     /// array of models (`[Stop]`, `[Stop]?`); nil for other types.
     private static func relationship(_ metadata: PropertyMetadata, valueType: Any.Type, in entity: String) throws(CoreDataError) -> RelationshipDescription? {
+        guard let destination = destination(of: valueType) else { return nil }
         let isOptional = valueType is any _OptionalValue.Type
         let unwrapped = (valueType as? any _OptionalValue.Type)?.wrappedType ?? valueType
-        let destination: any PersistentModel.Type
-        let toMany: Bool
-        if let model = unwrapped as? any PersistentModel.Type {
-            destination = model
-            toMany = false
-        } else if let element = (unwrapped as? any _ArrayValue.Type)?.elementType as? any PersistentModel.Type {
-            destination = element
-            toMany = true
-        } else {
-            return nil
-        }
+        let toMany = unwrapped is any _ArrayValue.Type
         let options = metadata.metadata as? Relationship
         let deleteRule: DeleteRule = switch options?.deleteRule ?? .nullify {
         case .noAction: .noAction

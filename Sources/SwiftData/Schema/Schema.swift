@@ -13,10 +13,26 @@ public final class Schema: @unchecked Sendable {
     /// The model classes, in the order given.
     public let types: [any PersistentModel.Type]
 
-    /// A schema of these model classes.
+    /// A schema of these model classes and of the classes their relationships reach (as
+    /// SwiftData infers them: `Schema([Trip.self])` includes `Stop` when a trip has stops).
     public init(_ types: [any PersistentModel.Type]) {
         var seen = Set<ObjectIdentifier>()
-        self.types = types.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        var found: [any PersistentModel.Type] = []
+        var waiting = types
+        while !waiting.isEmpty {
+            let type = waiting.removeFirst()
+            guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
+            found.append(type)
+            waiting += type.schemaMetadata.compactMap { Self.destination(of: Swift.type(of: $0.keypath).valueType) }
+        }
+        self.types = found
+    }
+
+    /// The model class a property's type refers to: `Stop`, `Stop?`, `[Stop]`, `[Stop]?`.
+    static func destination(of valueType: Any.Type) -> (any PersistentModel.Type)? {
+        let unwrapped = (valueType as? any _OptionalValue.Type)?.wrappedType ?? valueType
+        if let model = unwrapped as? any PersistentModel.Type { return model }
+        return (unwrapped as? any _ArrayValue.Type)?.elementType as? any PersistentModel.Type
     }
 
     /// A schema of these model classes.
