@@ -25,6 +25,8 @@ public final class ModelContext {
     private var models: [ObjectIdentifier: WeakModel] = [:]
     /// The size of `models` after its last sweep of released models.
     private var sweptCount = 0
+    /// Whether the end of the current event is scheduled on the context's queue.
+    private let eventEnd = EventEnd()
 
     /// A new context of the container (not the main context): a queue of its own.
     public convenience init(_ container: ModelContainer) {
@@ -43,6 +45,18 @@ public final class ModelContext {
     /// Runs `body` on the context's queue (at once when already there).
     func onQueue<Result>(_ body: () throws -> Result) rethrows -> Result {
         try managed.performAndWait(body)
+    }
+
+    /// Ends the context's event on its queue's next turn (once however many changes are made
+    /// before it), as the end of a run-loop turn ends SwiftData's: the changes' consequences are
+    /// worked out (delete rules, inverses) and told to the context's queries and observers. Called
+    /// on the queue after each change.
+    func changed() {
+        guard !eventEnd.isScheduled else { return }
+        eventEnd.isScheduled = true
+        let eventEnd = eventEnd
+        // `perform` processes the pending changes after the block.
+        managed.perform { eventEnd.isScheduled = false }
     }
 
     // MARK: - Models and objects (on the queue)
@@ -115,7 +129,10 @@ public final class ModelContext {
     /// Inserts a new model (and the new models its relationships reach); it is stored at the
     /// next save. Inserting a model the context holds does nothing.
     public func insert<T: PersistentModel>(_ model: T) {
-        onQueue { _ = objectInserting(model) }
+        onQueue {
+            _ = objectInserting(model)
+            changed()
+        }
     }
 
     /// Deletes a model at the next save (its relationships' delete rules apply then).
@@ -124,6 +141,7 @@ public final class ModelContext {
             guard let object = model.persistentBackingData.object else { return }
             precondition(model.persistentBackingData.context === self, "The model \(T.self) belongs to another ModelContext.")
             managed.delete(object)
+            changed()
         }
     }
 
@@ -133,6 +151,7 @@ public final class ModelContext {
             let request = try fetchRequest(FetchDescriptor<T>(predicate: predicate), as: ManagedObject.self)
             request.includesSubentities = includeSubclasses
             for object in try managed.fetch(request) { managed.delete(object) }
+            changed()
         }
     }
 
@@ -216,6 +235,12 @@ public final class ModelContext {
         guard let url = URL(string: identifier.uri) else { return nil }
         return managed.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url)
     }
+}
+
+/// Whether a context's event end is scheduled. Owned by the context's queue: read and written
+/// only there (by `changed()` and by the block it schedules).
+final class EventEnd: @unchecked Sendable {
+    var isScheduled = false
 }
 
 /// A model held weakly.

@@ -84,7 +84,10 @@ public final class ModelBackingData {
             pending[key] = value
             return
         }
-        context.onQueue { Self.write(value.managedValue, forKey: key, of: object) }
+        context.onQueue {
+            Self.write(value.managedValue, forKey: key, of: object)
+            context.changed()
+        }
     }
 
     /// The value of a transformable attribute (any type, through its value transformer).
@@ -101,7 +104,10 @@ public final class ModelBackingData {
             pending[key] = value
             return
         }
-        context.onQueue { object.setValue(Self.unwrapped(value), forKey: key) }
+        context.onQueue {
+            object.setValue(Self.unwrapped(value), forKey: key)
+            context.changed()
+        }
     }
 
     /// The destination of an optional to-one relationship.
@@ -127,6 +133,7 @@ public final class ModelBackingData {
         context.onQueue {
             let destination = value.map { context.objectInserting($0) }
             object.setManagedToOne(destination, forKey: key)
+            context.changed()
         }
     }
 
@@ -158,6 +165,7 @@ public final class ModelBackingData {
         }
         context.onQueue {
             object.setManagedMembers(value.map { context.objectInserting($0) }, forKey: key)
+            context.changed()
         }
     }
 
