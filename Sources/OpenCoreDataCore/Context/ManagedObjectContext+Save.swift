@@ -307,7 +307,8 @@ extension ManagedObjectContext {
             deletedObjectIDs: Set(deleted.lazy.map(\.objectID)), contextName: name, transactionAuthor: transactionAuthor)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: event.userInfo)
         saveEvents.send(event)
-        for child in mergingChildren { child.queue.async { child.merge(event) } }
+        // An event of each child's own (see the coordinator's merges).
+        for child in mergingChildren { child.perform { child.merge(event) } }
     }
 
     /// Conflicts as Core Data reports them, with the objects of this context.

@@ -348,7 +348,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             if !receivers.isEmpty || didSaveEventsBroadcaster.hasSubscribers {
                 let event = makeEvent()
                 for context in receivers where ObjectIdentifier(context) != event.source {
-                    context.queue.async { context.merge(event) }
+                    // A block of its own on the context's queue, ending as every event does: the
+                    // context's unprocessed edits are processed with it (as Core Data's merge in
+                    // `perform` does), so that its observers see them and the merge together.
+                    context.perform { context.merge(event) }
                 }
                 didSaveEventsBroadcaster.send(event)
             }

@@ -197,6 +197,29 @@ import TestSupport
         }
     }
 
+    /// A merge is an event: the context's own edits not yet processed reach the controller with
+    /// it (they stayed out of its results until the next event, while a fetch had them).
+    @Test func aMergeAfterAnUnprocessedInsertReachesTheController() async throws {
+        let stack = try TestStack(.sqlite)
+        let (context, controller, _) = controller(stack, predicate: "id < 100", sections: false)
+        context.automaticallyMergesChangesFromParent = true
+        try context.performAndWait { () throws in
+            _ = insert(1, "a", in: context)
+            try context.save()
+            try controller.performFetch()
+            _ = insert(2, "a", in: context)        // not processed: no event has ended since
+        }
+        let other = stack.container.newBackgroundContext()
+        try other.performAndWait { () throws in
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id == 1")
+            try #require(try other.fetch(request).first).id = 500
+            try other.save()
+        }
+        let followed = await eventually { context.performAndWait { controller.fetchedObjects?.map(\.id) == [2] } }
+        #expect(followed)
+    }
+
     @Test func aSnapshotDelegateGetsSnapshotsOnly() throws {
         final class SnapshotDelegate: FetchedResultsControllerDelegate {
             var snapshots: [FetchedResultsSnapshot] = []
