@@ -46,6 +46,7 @@ final class Note {
     @Attribute(.ephemeral) var draft: String = ""
     @Attribute(.transformable(by: "NSSecureUnarchiveFromData")) var tags: [String]?
     @Attribute(.externalStorage) var attachment: Data?
+    @Attribute(.preserveValueOnDeletion) var serial: Int = 0
 
     init(heading: String) {
         self.heading = heading
