@@ -102,8 +102,8 @@ let package = Package(
         // Files written for SwiftData (`import SwiftData`), built and run on Linux.
         .testTarget(name: "SwiftDataTests", dependencies: [
             .target(name: "SwiftData", condition: .when(platforms: [.linux])),
-            // For the @Managed twins of the SwiftData models (ManagedTwins.swift).
-            "OpenCoreData", "TestSupport",
+            // For the @Managed twins of the SwiftData models and a look at the store file (ManagedTwins.swift).
+            "OpenCoreData", "CSQLite", "TestSupport",
         ]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(

@@ -12,5 +12,7 @@ struct OpenCoreDataMacrosPlugin: CompilerPlugin {
         ModelMacro.self,
         PersistedPropertyMacro.self,
         ModelActorMacro.self,
+        UniqueMacro.self,
+        IndexMacro.self,
     ]
 }

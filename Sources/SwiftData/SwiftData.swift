@@ -57,6 +57,26 @@ public macro Relationship(_ options: Schema.Relationship.Option..., deleteRule: 
 @attached(peer)
 public macro Transient() = #externalMacro(module: "OpenCoreDataMacros", type: "MarkerMacro")
 
+/// Uniqueness constraints over one or several properties, in a `@Model` class: a model inserted
+/// with the values another has updates that model.
+///
+/// ```swift
+/// #Unique<Person>([\.id], [\.givenName, \.familyName])
+/// ```
+@freestanding(declaration, names: named(_$uniquenessConstraints))
+public macro Unique<Model: PersistentModel>(_ constraints: [PartialKeyPath<Model>]...)
+    = #externalMacro(module: "OpenCoreDataMacros", type: "UniqueMacro")
+
+/// Indexes over one or several properties, in a `@Model` class: fetches that filter or sort by
+/// them read the index.
+///
+/// ```swift
+/// #Index<Trip>([\.start], [\.name, \.start])
+/// ```
+@freestanding(declaration, names: named(_$indexes))
+public macro Index<Model: PersistentModel>(_ indexes: [PartialKeyPath<Model>]...)
+    = #externalMacro(module: "OpenCoreDataMacros", type: "IndexMacro")
+
 /// What `@Model` stores beside each persisted property: nothing (the value lives in the
 /// model's backing data). The init accessor initializes it, as Swift requires of one.
 public struct _ModelNoValue: Sendable {

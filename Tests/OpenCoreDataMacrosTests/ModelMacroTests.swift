@@ -13,6 +13,8 @@ private func assertModelExpansion(_ source: String, expandedSource: String, diag
         "Transient": MacroSpec(type: MarkerMacro.self),
         "Attribute": MacroSpec(type: MarkerMacro.self),
         "Relationship": MacroSpec(type: MarkerMacro.self),
+        "Unique": MacroSpec(type: UniqueMacro.self),
+        "Index": MacroSpec(type: IndexMacro.self),
     ]
     assertMacroExpansion(source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: specs, indentationWidth: .spaces(4)) { failure in
         Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
@@ -157,6 +159,24 @@ private func assertModelExpansion(_ source: String, expandedSource: String, diag
                 DiagnosticSpec(message: "A @Transient stored property needs an initial value ('= …'): models a context reads from the store do not run the class's initializers", line: 4, column: 5),
                 DiagnosticSpec(message: "A persisted property needs one name and a type annotation ('var name: String') and no observers (willSet, didSet), or mark it @Transient", line: 5, column: 5),
             ])
+    }
+
+    @Test func uniqueAndIndexListTheirKeyPathsTyped() {
+        assertModelExpansion(
+            """
+            #Unique<Person>([\\.id], [\\.givenName, \\.familyName])
+            #Index<Person>([\\.familyName])
+            """,
+            expandedSource: """
+            static var _$uniquenessConstraints: [[AnyKeyPath]] {
+                let lists: [[PartialKeyPath<Person>]] = [[\\.id], [\\.givenName, \\.familyName]]
+                return lists
+            }
+            static var _$indexes: [[AnyKeyPath]] {
+                let lists: [[PartialKeyPath<Person>]] = [[\\.familyName]]
+                return lists
+            }
+            """)
     }
 
     @Test func aStructIsRefused() {

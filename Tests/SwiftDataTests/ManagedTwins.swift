@@ -35,3 +35,22 @@ func storeVersionHashes(at url: URL) throws -> [String: Data] {
     return metadata["NSStoreModelVersionHashes"] as? [String: Data] ?? [:]
 }
 #endif
+#if os(Linux)
+import CSQLite
+
+/// The names of the indexes an SQLite store file has on a table.
+func sqliteIndexNames(at url: URL, table: String) -> [String] {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
+    defer { sqlite3_close(db) }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", -1, &statement, nil) == SQLITE_OK else { return [] }
+    defer { sqlite3_finalize(statement) }
+    sqlite3_bind_text(statement, 1, table, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    var names: [String] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        if let text = sqlite3_column_text(statement, 0) { names.append(String(cString: text)) }
+    }
+    return names.sorted()
+}
+#endif

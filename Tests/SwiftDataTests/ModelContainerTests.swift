@@ -86,6 +86,25 @@ final class Place {
         #expect(read.draft == "")
     }
 
+    @Test func uniqueAndIndexOverSeveralProperties() throws {
+        let url = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let container = try ModelContainer(for: Person.self, configurations: ModelConfiguration(url: url))
+        let context = ModelContext(container)
+        context.insert(Person(givenName: "Ada", familyName: "Lovelace"))
+        context.insert(Person(givenName: "Ada", familyName: "Byron"))
+        try context.save()
+        let again = ModelContext(container)
+        again.insert(Person(givenName: "Ada", familyName: "Lovelace", email: "ada@example.org"))
+        try again.save()
+        let people = try ModelContext(container).fetch(FetchDescriptor<Person>(sortBy: [SortDescriptor(\.familyName)]))
+        #expect(people.map(\.familyName) == ["Byron", "Lovelace"])
+        #expect(people.last?.email == "ada@example.org")
+        let indexes = sqliteIndexNames(at: url, table: "ZPERSON")
+        #expect(indexes.contains { $0.contains("Person_familyName_Index") })
+        #expect(indexes.contains { $0.contains("Person_familyName_givenName_Index") })
+    }
+
     @Test func aPropertyThatCannotBeStoredYetIsNamed() throws {
         let error = #expect(throws: (any Error).self) {
             try ModelContainer(for: Place.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))

@@ -53,3 +53,24 @@ final class Note {
     }
 }
 #endif
+#if os(Linux)
+import Foundation
+import SwiftData
+
+/// Constraints and indexes over several properties, as SwiftData code declares them.
+@Model
+final class Person {
+    #Unique<Person>([\.givenName, \.familyName])
+    #Index<Person>([\.familyName], [\.familyName, \.givenName])
+
+    var givenName: String
+    var familyName: String
+    var email: String?
+
+    init(givenName: String, familyName: String, email: String? = nil) {
+        self.givenName = givenName
+        self.familyName = familyName
+        self.email = email
+    }
+}
+#endif

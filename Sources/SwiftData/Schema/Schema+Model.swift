@@ -26,8 +26,24 @@ extension Schema {
             properties.append(attribute)
         }
         let entity = EntityDescription(name: name, managedObjectClass: ManagedObject.self, properties: properties)
-        entity.uniquenessConstraints = unique
+        entity.uniquenessConstraints = unique + (try propertyNames(type._$uniquenessConstraints, of: type, for: "#Unique"))
+        entity.indexes = try propertyNames(type._$indexes, of: type, for: "#Index").map { names in
+            FetchIndexDescription(name: "\(name)_\(names.joined(separator: "_"))_Index", elements: names.map { FetchIndexDescription.Element(property: $0) })
+        }
         return entity
+    }
+
+    /// The property names of `#Unique` / `#Index` lists; throws naming a key path that is not a
+    /// persisted property.
+    private static func propertyNames(_ lists: [[AnyKeyPath]], of type: any PersistentModel.Type, for macro: String) throws(CoreDataError) -> [[String]] {
+        try lists.map { list throws(CoreDataError) in
+            try list.map { keyPath throws(CoreDataError) in
+                guard let name = type.schemaMetadata.first(where: { $0.keypath == keyPath })?.name else {
+                    throw CoreDataError(.coreData, "\(macro) of \(type) names \(keyPath), which is not a persisted property of \(type).")
+                }
+                return name
+            }
+        }
     }
 
     private static func attribute(_ metadata: PropertyMetadata, valueType: Any.Type, in entity: String) throws(CoreDataError) -> AttributeDescription {
