@@ -24,21 +24,25 @@ public final class ModelContainer: @unchecked Sendable {
     let modelTypes: [String: any PersistentModel.Type]
     @MainActor private var storedMainContext: ModelContext?
 
-    /// A container for these model classes (and the classes their relationships reach, when
-    /// listed), with one configuration or the default one.
-    public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
-        try self.init(for: Schema(forTypes), configurations: configurations)
+    /// A container for these model classes (and the classes their relationships reach), with
+    /// one configuration or the default one.
+    public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+                            configurations: ModelConfiguration...) throws {
+        try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
     /// A container for a schema, with one configuration or the default one.
-    public convenience init(for schema: Schema, configurations: ModelConfiguration...) throws {
-        try self.init(for: schema, configurations: configurations)
+    public convenience init(for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+                            configurations: ModelConfiguration...) throws {
+        try self.init(for: schema, migrationPlan: migrationPlan, configurations: configurations)
     }
 
-    /// A container for a schema, with one configuration or the default one. Throws when a
-    /// model's property cannot be stored, when the store cannot be opened, or when its data
-    /// was written for another schema that cannot be migrated to this one.
-    public init(for schema: Schema, configurations: [ModelConfiguration]) throws {
+    /// A container for a schema, with one configuration or the default one. A store written
+    /// with an older version of the models is migrated: through `migrationPlan`'s stages when
+    /// it names the store's version, else by a lightweight migration. Throws when a model's
+    /// property cannot be stored, when the store cannot be opened, or when its data was written
+    /// for a version that cannot be migrated to this one.
+    public init(for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         guard configurations.count <= 1 else {
             throw CoreDataError(.coreData, """
                 This version opens one store per container; give ModelContainer one ModelConfiguration \
@@ -47,12 +51,15 @@ public final class ModelContainer: @unchecked Sendable {
         }
         let configuration = configurations.first ?? ModelConfiguration()
         let model = try schema.makeModel()
-        var types: [String: any PersistentModel.Type] = [:]
-        for type in schema.types { types[Schema.entityName(for: type)] = type }
         let container = PersistentContainer(name: configuration.name, managedObjectModel: model)
         let description = PersistentStoreDescription(url: configuration.url)
         description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
         description.isReadOnly = !configuration.allowsSave
+        if let migrationPlan {
+            let (manager, models) = try Self.stagedMigration(of: migrationPlan)
+            description.setOption(manager, forKey: NSPersistentStoreStagedMigrationManagerOptionKey)
+            description.setOption(models, forKey: MigrationSourceModelsOption)
+        }
         container.persistentStoreDescriptions = [description]
         if !configuration.isStoredInMemoryOnly {
             try FileManager.default.createDirectory(at: configuration.url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -61,7 +68,16 @@ public final class ModelContainer: @unchecked Sendable {
         self.schema = schema
         self.configurations = [configuration]
         self.persistentContainer = container
-        self.modelTypes = types
+        self.modelTypes = schema.typesByEntityName
+    }
+
+    /// A container over a store a staged migration has open, with the models of the version the
+    /// store is at (for a migration stage's handlers).
+    init(migrating container: PersistentContainer, schema: Schema) {
+        self.schema = schema
+        self.configurations = []
+        self.persistentContainer = container
+        self.modelTypes = schema.typesByEntityName
     }
 
     /// The context of the main actor (created on first use).

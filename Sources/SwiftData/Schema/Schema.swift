@@ -9,13 +9,17 @@ import OpenCoreDataCore
 /// The entities are built from each class's `schemaMetadata` when the container opens; a
 /// property whose type cannot be stored makes `ModelContainer(for:)` throw naming it.
 public final class Schema: @unchecked Sendable {
-    // @unchecked: the only stored property is an immutable array of metatypes, set in `init`.
+    // @unchecked: the stored properties are an immutable array of metatypes and a value, set in
+    // `init`.
     /// The model classes, in the order given.
     public let types: [any PersistentModel.Type]
+    /// The schema's version (1.0.0 unless given).
+    public let version: Version
 
     /// A schema of these model classes and of the classes their relationships reach (as
     /// SwiftData infers them: `Schema([Trip.self])` includes `Stop` when a trip has stops).
-    public init(_ types: [any PersistentModel.Type]) {
+    public init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
+        self.version = version
         var seen = Set<ObjectIdentifier>()
         var found: [any PersistentModel.Type] = []
         var waiting = types
@@ -26,6 +30,11 @@ public final class Schema: @unchecked Sendable {
             waiting += type.schemaMetadata.compactMap { Self.destination(of: Swift.type(of: $0.keypath).valueType) }
         }
         self.types = found
+    }
+
+    /// The model class of each entity.
+    var typesByEntityName: [String: any PersistentModel.Type] {
+        Dictionary(types.map { (Self.entityName(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The model class a property's type refers to: `Stop`, `Stop?`, `[Stop]`, `[Stop]?`.
