@@ -84,9 +84,12 @@ let package = Package(
         // Apple's Earthquakes sample: a USGS feed batch-imported, a view context kept current
         // through persistent history. Used by `ocd quakes` and its tests.
         .target(name: "Earthquakes", dependencies: ["OpenCoreData"]),
+        // The same sample written the SwiftData way (`ocd quakes … --swiftdata`), on the same store.
+        .target(name: "EarthquakesSwiftData", dependencies: ["SwiftData", "Earthquakes"]),
         .executableTarget(
             name: "ocd",
-            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "EarthquakesSwiftData",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The generator the ModelCodegen plugin runs: the core library only (no store, no NIO).
         .executableTarget(name: "ocd-codegen", dependencies: ["OpenCoreDataCore"]),
@@ -104,6 +107,8 @@ let package = Package(
             .target(name: "SwiftData", condition: .when(platforms: [.linux])),
             // For the @Managed twins of the SwiftData models and a look at the store file (ManagedTwins.swift).
             "OpenCoreData", "CSQLite", "TestSupport",
+            // The Earthquakes sample both ways, on one store.
+            "Earthquakes", "EarthquakesSwiftData",
         ]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(

@@ -11,10 +11,16 @@ public final class QuakeStore: Sendable {
     /// The history position the view context has merged up to. Guarded by its mutex.
     private let lastToken: Mutex<PersistentHistoryToken?>
 
-    /// Opens (creating) the store at `url`, or at the container's default location.
+    /// Where the store lives unless told otherwise: the container's default location
+    /// (`<data folder>/Earthquakes/Earthquakes.sqlite`).
+    public static var defaultURL: URL {
+        PersistentContainer.defaultDirectoryURL().appendingPathComponent("Earthquakes").appendingPathComponent("Earthquakes.sqlite")
+    }
+
+    /// Opens (creating) the store at `url`, or at ``defaultURL``.
     public init(url: URL? = nil) throws {
         container = PersistentContainer(name: "Earthquakes", managedObjectModel: ManagedObjectModel(Quake.self))
-        let description = url.map { PersistentStoreDescription(url: $0) } ?? container.persistentStoreDescriptions[0]
+        let description = PersistentStoreDescription(url: url ?? Self.defaultURL)
         description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
         description.setOption(true, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
         container.persistentStoreDescriptions = [description]
@@ -83,6 +89,14 @@ public final class QuakeStore: Sendable {
         public var place: String
         /// When it happened.
         public var time: Date
+
+        /// A summary of a quake (the SwiftData sample makes them too).
+        public init(code: String, magnitude: Double?, place: String, time: Date) {
+            self.code = code
+            self.magnitude = magnitude
+            self.place = place
+            self.time = time
+        }
     }
 
     /// The newest quakes, read on the view context.

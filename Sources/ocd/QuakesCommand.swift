@@ -1,5 +1,6 @@
 import ArgumentParser
 import Earthquakes
+import EarthquakesSwiftData
 import Foundation
 import OpenCoreData
 
@@ -17,8 +18,15 @@ struct QuakeStoreOption: ParsableArguments {
     @Option(name: .long, help: "The store file (default: the Earthquakes store in the data folder).")
     var store: String?
 
+    @Flag(name: .long, help: "Use the sample written with SwiftData's API (@Model, @ModelActor, ModelContext), on the same store.")
+    var swiftdata = false
+
     func open() throws -> QuakeStore {
         try QuakeStore(url: store.map { URL(fileURLWithPath: $0) })
+    }
+
+    func openSwiftData() throws -> SwiftDataQuakes {
+        try SwiftDataQuakes(url: store.map { URL(fileURLWithPath: $0) } ?? QuakeStore.defaultURL)
     }
 }
 
@@ -32,6 +40,7 @@ struct ImportQuakes: AsyncParsableCommand {
     @OptionGroup var location: QuakeStoreOption
 
     func run() async throws {
+        if location.swiftdata { return try await runSwiftData() }
         let store = try location.open()
         let feed = try QuakeFeed(contentsOf: URL(fileURLWithPath: feed))
         let before = try await store.count()
@@ -56,6 +65,23 @@ struct ImportQuakes: AsyncParsableCommand {
     }
 }
 
+extension ImportQuakes {
+    /// The import through the SwiftData sample: a model actor inserts the feed's quakes.
+    func runSwiftData() async throws {
+        let quakes = try location.openSwiftData()
+        let feed = try QuakeFeed(contentsOf: URL(fileURLWithPath: feed))
+        let before = try await quakes.count()
+        let started = Date()
+        let written = try await quakes.importFeed(feed)
+        let after = try await quakes.count()
+        print("""
+            Imported \(written) quakes with SwiftData in \(String(format: "%.0f", Date().timeIntervalSince(started) * 1000)) ms: \
+            \(after - before) new, \(written - (after - before)) updated; the store holds \(after).
+            """)
+        printSummaries(try await quakes.newest(5))
+    }
+}
+
 /// `ocd quakes list`.
 struct ListQuakes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the newest quakes in the store.")
@@ -66,6 +92,12 @@ struct ListQuakes: AsyncParsableCommand {
     @OptionGroup var location: QuakeStoreOption
 
     func run() async throws {
+        if location.swiftdata {
+            let quakes = try location.openSwiftData()
+            print("\(try await quakes.count()) quakes (read with SwiftData)")
+            printSummaries(try await quakes.newest(limit))
+            return
+        }
         let store = try location.open()
         print("\(try await store.count()) quakes in \(store.url?.path ?? "?")")
         try await printNewest(store, limit: limit)
@@ -114,8 +146,12 @@ struct WatchQuakes: AsyncParsableCommand {
 }
 
 private func printNewest(_ store: QuakeStore, limit: Int) async throws {
+    printSummaries(try await store.newest(limit))
+}
+
+private func printSummaries(_ quakes: [QuakeStore.Summary]) {
     let formatter = ISO8601DateFormatter()
-    for quake in try await store.newest(limit) {
+    for quake in quakes {
         let magnitude = quake.magnitude.map { String(format: "M%.1f", $0) } ?? "M?  "
         print("  \(formatter.string(from: quake.time))  \(magnitude)  \(quake.place)")
     }
