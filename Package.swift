@@ -107,8 +107,8 @@ let package = Package(
             .target(name: "SwiftData", condition: .when(platforms: [.linux])),
             // For the @Managed twins of the SwiftData models and a look at the store file (ManagedTwins.swift).
             "OpenCoreData", "CSQLite", "TestSupport",
-            // The Earthquakes sample both ways, on one store.
-            "Earthquakes", "EarthquakesSwiftData",
+            // The Earthquakes sample both ways, on one store; the PostgreSQL store.
+            "Earthquakes", "EarthquakesSwiftData", "OpenCoreDataPostgreSQL",
         ]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(

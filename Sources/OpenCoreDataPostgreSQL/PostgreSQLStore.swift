@@ -41,7 +41,7 @@ package final class PostgreSQLStore: StoreEngine {
     private let watcher = Locked<PostgreSQLChangeWatcher?>(nil)
 
     /// `NSStoreType` of these stores.
-    static let typeName = "PostgreSQL"
+    static let typeName = PersistentStore.StoreType.postgreSQLName
 
     /// Whether `load` takes the schema's advisory lock (not when a migration that holds it opens
     /// the schema's old content; see ``PostgreSQLMigration``).

@@ -15,6 +15,9 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
         public static let sqlite = StoreType(rawValue: "SQLite")
         /// Kept in memory; gone when the coordinator is.
         public static let inMemory = StoreType(rawValue: "InMemory")
+        /// The name of the PostgreSQL store's type (registered by OpenCoreDataPostgreSQL, which
+        /// modules without it may still name).
+        package static let postgreSQLName = "PostgreSQL"
     }
 
     /// The store's type.

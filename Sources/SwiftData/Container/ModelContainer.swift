@@ -52,7 +52,7 @@ public final class ModelContainer: @unchecked Sendable {
         let configuration = configurations.first ?? ModelConfiguration()
         let model = try schema.makeModel()
         let container = PersistentContainer(name: configuration.name, managedObjectModel: model)
-        let description = PersistentStoreDescription(url: configuration.url)
+        let description = PersistentStoreDescription(url: configuration.url, type: try Self.storeType(for: configuration.url))
         description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
         description.isReadOnly = !configuration.allowsSave
         if let migrationPlan {
@@ -61,7 +61,7 @@ public final class ModelContainer: @unchecked Sendable {
             description.setOption(models, forKey: MigrationSourceModelsOption)
         }
         container.persistentStoreDescriptions = [description]
-        if !configuration.isStoredInMemoryOnly {
+        if configuration.url.isFileURL && !configuration.isStoredInMemoryOnly {
             try FileManager.default.createDirectory(at: configuration.url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         try container.loadPersistentStores()
@@ -69,6 +69,21 @@ public final class ModelContainer: @unchecked Sendable {
         self.configurations = [configuration]
         self.persistentContainer = container
         self.modelTypes = schema.typesByEntityName
+    }
+
+    /// The store type of a configuration's URL: SQLite for a file, PostgreSQL for
+    /// `postgres://…` (when the OpenCoreDataPostgreSQL product is linked and its type named).
+    private static func storeType(for url: URL) throws(CoreDataError) -> PersistentStore.StoreType {
+        guard ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? "") else { return .sqlite }
+        let type = PersistentStore.StoreType(rawValue: PersistentStore.StoreType.postgreSQLName)
+        guard StoreTypeRegistry.opener(for: type) != nil else {
+            throw CoreDataError(.persistentStoreInvalidType, """
+                \(url.absoluteString) is a PostgreSQL store: add the OpenCoreDataPostgreSQL product to the target, \
+                `import OpenCoreDataPostgreSQL` and name its store type once (`_ = PostgreSQLStoreType`) before \
+                opening the container.
+                """)
+        }
+        return type
     }
 
     /// A container over a store a staged migration has open, with the models of the version the
