@@ -133,6 +133,19 @@ import TestSupport
         #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name) == ["Oslo"])
     }
 
+    @Test func anAutosavingContextSavesAfterItsChanges() async throws {
+        let container = try Self.container()
+        let context = ModelContext(container)
+        #expect(!context.autosaveEnabled)
+        context.autosaveEnabled = true
+        context.insert(Trip(name: "Rome", destination: "Italy", start: .now))
+        let saved = await eventually { (try? ModelContext(container).fetchCount(FetchDescriptor<Trip>())) == 1 }
+        #expect(saved)
+        #expect(!context.hasChanges)
+        let mainAutosaves = await MainActor.run { container.mainContext.autosaveEnabled }
+        #expect(mainAutosaves)
+    }
+
     @Test func transientPropertiesAreNotStored() throws {
         let container = try Self.container()
         let context = ModelContext(container)

@@ -95,10 +95,13 @@ public final class ModelContainer: @unchecked Sendable {
         self.modelTypes = schema.typesByEntityName
     }
 
-    /// The context of the main actor (created on first use).
+    /// The context of the main actor (created on first use), which saves on its own after
+    /// changes (``ModelContext/autosaveEnabled``) when the main queue is serviced (see the
+    /// README's "The main queue").
     @MainActor public var mainContext: ModelContext {
         if let storedMainContext { return storedMainContext }
         let context = ModelContext(container: self, context: persistentContainer.viewContext)
+        context.autosaveEnabled = true
         storedMainContext = context
         return context
     }

@@ -55,8 +55,23 @@ public final class ModelContext {
         guard !eventEnd.isScheduled else { return }
         eventEnd.isScheduled = true
         let eventEnd = eventEnd
-        // `perform` processes the pending changes after the block.
-        managed.perform { eventEnd.isScheduled = false }
+        let managed = managed
+        // `perform` processes the pending changes after the block (a save processes them first).
+        managed.perform {
+            eventEnd.isScheduled = false
+            // A failed autosave leaves the changes in the context, unsaved: the next save()
+            // reports the error (SwiftData's autosave drops it too; nothing is lost).
+            if eventEnd.autosaves && managed.hasChanges { try? managed.save() }
+        }
+    }
+
+    /// Whether the context saves on its own after changes are made to its models, at the end of
+    /// the event that made them (its queue's next turn). False unless set; the container's
+    /// ``ModelContainer/mainContext`` starts with it true, as in SwiftData. A save that fails
+    /// leaves the changes in the context, and the next `save()` throws the error.
+    public var autosaveEnabled: Bool {
+        get { onQueue { eventEnd.autosaves } }
+        set { onQueue { eventEnd.autosaves = newValue } }
     }
 
     // MARK: - Models and objects (on the queue)
@@ -237,10 +252,12 @@ public final class ModelContext {
     }
 }
 
-/// Whether a context's event end is scheduled. Owned by the context's queue: read and written
+/// Whether a context's event end is scheduled, and whether it saves. Owned by the context's queue: read and written
 /// only there (by `changed()` and by the block it schedules).
 final class EventEnd: @unchecked Sendable {
     var isScheduled = false
+    /// Whether the event's end saves the context (`autosaveEnabled`).
+    var autosaves = false
 }
 
 /// A model held weakly.
