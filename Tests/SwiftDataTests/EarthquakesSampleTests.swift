@@ -12,10 +12,8 @@ import TestSupport
         .deletingLastPathComponent().appendingPathComponent("Examples/quakes/all_day.geojson")
 
     @Test func bothSamplesShareTheStore() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quakes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("Earthquakes.sqlite")
+        let url = try temporaryStoreURL(named: "Earthquakes.sqlite")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         let feed = try QuakeFeed(contentsOf: Self.feedURL)
 
         let coreData = try QuakeStore(url: url)

@@ -63,9 +63,8 @@ enum VisitsMigrationPlan: SchemaMigrationPlan {
 /// Versioned schemas and a migration plan, as SwiftData code writes them.
 @Suite(.dedicatedThread) struct MigrationPlanTests {
     @Test func aCustomStageRunsAroundTheMigration() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiftdata-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("visits.store")
+        let url = try temporaryStoreURL(named: "visits.store")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         do {
             let container = try ModelContainer(for: Schema(versionedSchema: VisitsV1.self), configurations: ModelConfiguration(url: url))
             let context = ModelContext(container)
@@ -85,9 +84,8 @@ enum VisitsMigrationPlan: SchemaMigrationPlan {
             static var schemas: [any VersionedSchema.Type] { [VisitsV1.self, VisitsV2.self] }
             static var stages: [MigrationStage] { [.lightweight(fromVersion: VisitsV1.self, toVersion: VisitsV2.self)] }
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiftdata-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("visits.store")
+        let url = try temporaryStoreURL(named: "visits.store")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         do {
             let container = try ModelContainer(for: Schema(versionedSchema: VisitsV1.self), configurations: ModelConfiguration(url: url))
             let context = ModelContext(container)

@@ -23,14 +23,8 @@ final class Place {
 /// Containers as SwiftData code makes them: a store file that outlives its container, the store
 /// `@Managed` code describes, a clear refusal of what cannot be stored yet, observation.
 @Suite(.dedicatedThread) struct ModelContainerTests {
-    static func temporaryStore() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiftdata-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder.appendingPathComponent("trips.store")
-    }
-
     @Test func aStoreFileOutlivesItsContainer() throws {
-        let url = try Self.temporaryStore()
+        let url = try temporaryStoreURL()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         do {
             let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(url: url))
@@ -48,7 +42,7 @@ final class Place {
     }
 
     @Test func theStoreIsTheOneCoreDataCodeDescribes() throws {
-        let url = try Self.temporaryStore()
+        let url = try temporaryStoreURL()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         let container = try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(url: url))
         let context = ModelContext(container)
@@ -87,7 +81,7 @@ final class Place {
     }
 
     @Test func uniqueAndIndexOverSeveralProperties() throws {
-        let url = try Self.temporaryStore()
+        let url = try temporaryStoreURL()
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         let container = try ModelContainer(for: Person.self, configurations: ModelConfiguration(url: url))
         let context = ModelContext(container)

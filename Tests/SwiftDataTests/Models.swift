@@ -2,6 +2,13 @@
 import Foundation
 import SwiftData
 
+/// A store file in a folder of its own (remove the folder when done).
+func temporaryStoreURL(named name: String = "trips.store") throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiftdata-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent(name)
+}
+
 // Models as SwiftData code declares them: plain classes, `@Model`, initializers that assign
 // every property, relationships as optionals and arrays.
 
