@@ -88,7 +88,9 @@ let package = Package(
         .target(name: "EarthquakesSwiftData", dependencies: ["SwiftData", "Earthquakes"]),
         .executableTarget(
             name: "ocd",
-            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes", "EarthquakesSwiftData",
+            dependencies: ["OpenCoreData", "OpenCoreDataPostgreSQL", "Earthquakes",
+                           // Apple platforms have their own SwiftData: the SwiftData sample is Linux's.
+                           .target(name: "EarthquakesSwiftData", condition: .when(platforms: [.linux])),
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The generator the ModelCodegen plugin runs: the core library only (no store, no NIO).
@@ -108,7 +110,7 @@ let package = Package(
             // For the @Managed twins of the SwiftData models and a look at the store file (ManagedTwins.swift).
             "OpenCoreData", "CSQLite", "TestSupport",
             // The Earthquakes sample both ways, on one store; the PostgreSQL store.
-            "Earthquakes", "EarthquakesSwiftData", "OpenCoreDataPostgreSQL",
+            "Earthquakes", .target(name: "EarthquakesSwiftData", condition: .when(platforms: [.linux])), "OpenCoreDataPostgreSQL",
         ]),
         // Against a real PostgreSQL server (OCD_POSTGRES_URL; .ci/run starts one).
         .testTarget(

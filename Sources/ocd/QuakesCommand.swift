@@ -1,6 +1,8 @@
 import ArgumentParser
 import Earthquakes
+#if os(Linux)
 import EarthquakesSwiftData
+#endif
 import Foundation
 import OpenCoreData
 
@@ -25,9 +27,11 @@ struct QuakeStoreOption: ParsableArguments {
         try QuakeStore(url: store.map { URL(fileURLWithPath: $0) })
     }
 
+    #if os(Linux)
     func openSwiftData() throws -> SwiftDataQuakes {
         try SwiftDataQuakes(url: store.map { URL(fileURLWithPath: $0) } ?? QuakeStore.defaultURL)
     }
+    #endif
 }
 
 /// `ocd quakes import <feed.geojson>`.
@@ -68,6 +72,7 @@ struct ImportQuakes: AsyncParsableCommand {
 extension ImportQuakes {
     /// The import through the SwiftData sample: a model actor inserts the feed's quakes.
     func runSwiftData() async throws {
+        #if os(Linux)
         let quakes = try location.openSwiftData()
         let feed = try QuakeFeed(contentsOf: URL(fileURLWithPath: feed))
         let before = try await quakes.count()
@@ -79,6 +84,9 @@ extension ImportQuakes {
             \(after - before) new, \(written - (after - before)) updated; the store holds \(after).
             """)
         printSummaries(try await quakes.newest(5))
+        #else
+        throw ValidationError("--swiftdata runs the sample on Linux's SwiftData module; on Apple platforms use Apple's.")
+        #endif
     }
 }
 
@@ -93,10 +101,14 @@ struct ListQuakes: AsyncParsableCommand {
 
     func run() async throws {
         if location.swiftdata {
+            #if os(Linux)
             let quakes = try location.openSwiftData()
             print("\(try await quakes.count()) quakes (read with SwiftData)")
             printSummaries(try await quakes.newest(limit))
             return
+            #else
+            throw ValidationError("--swiftdata runs the sample on Linux's SwiftData module; on Apple platforms use Apple's.")
+            #endif
         }
         let store = try location.open()
         print("\(try await store.count()) quakes in \(store.url?.path ?? "?")")
