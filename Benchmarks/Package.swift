@@ -28,6 +28,8 @@ let package = Package(
         .executableTarget(
             name: "Compare",
             dependencies: [.product(name: "OpenCoreData", package: root), "CSQLitePeer", .product(name: "GRDB", package: "GRDB.swift"),
+                           // The SwiftData layer's scenario (Compare --swiftdata).
+                           .product(name: "SwiftData", package: root, condition: .when(platforms: [.linux])),
                            .product(name: "OpenCoreDataPostgreSQL", package: root, condition: .when(traits: ["PostgreSQL"])),
                            .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                            .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["PostgreSQL"])),

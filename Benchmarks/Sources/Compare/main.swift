@@ -1,7 +1,7 @@
 import CSQLitePeer
 import Foundation
 
-// `Compare [--quick] [--memory | --history | --migration | --scale | --results | --postgres [--migration]] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
+// `Compare [--quick] [--memory | --history | --migration | --scale | --results | --swiftdata | --postgres [--migration]] [--json PATH]`, `Compare --profile SCENARIO [N]` (`--memory`: only the memory scenario): every scenario three ways in one run, medians of
 // several runs, printed as a ratio table and written as JSON (Benchmarks/results/latest.json).
 let arguments = CommandLine.arguments
 // Before any thread starts: the heap figures read the main arena only (MemoryScenario).
@@ -56,6 +56,16 @@ if arguments.contains("--postgres") {
 if arguments.contains("--postgres") || arguments.contains("--writer") {
     FileHandle.standardError.write(Data("The PostgreSQL scenarios are built with the PostgreSQL trait: run Benchmarks/compare --postgres (or swift build -c release --package-path Benchmarks --traits PostgreSQL).\n".utf8))
     exit(2)
+}
+#endif
+#if os(Linux)
+if arguments.contains("--swiftdata") {
+    // Only the SwiftData layer: SwiftData's API against the Core Data API and raw SQLite.
+    let results = try await SwiftDataScenario.run(n: arguments.contains("--quick") ? 10_000 : 100_000, runs: arguments.contains("--quick") ? 3 : 5)
+    SwiftDataScenario.print(results)
+    try writeJSON(results, to: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("results/swiftdata.json"))
+    exit(0)
 }
 #endif
 if arguments.contains("--results") {

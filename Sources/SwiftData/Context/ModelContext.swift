@@ -47,8 +47,8 @@ public final class ModelContext {
         try managed.performAndWait(body)
     }
 
-    /// Ends the context's event on its queue's next turn (once however many changes are made
-    /// before it), as the end of a run-loop turn ends SwiftData's: the changes' consequences are
+    /// Ends the context's event on its queue about a millisecond after a change (once however
+    /// many changes are made before it), as the end of a run-loop turn ends SwiftData's: the changes' consequences are
     /// worked out (delete rules, inverses) and told to the context's queries and observers. Called
     /// on the queue after each change.
     func changed() {
@@ -56,12 +56,17 @@ public final class ModelContext {
         eventEnd.isScheduled = true
         let eventEnd = eventEnd
         let managed = managed
-        // `perform` processes the pending changes after the block (a save processes them first).
-        managed.perform {
-            eventEnd.isScheduled = false
-            // A failed autosave leaves the changes in the context, unsaved: the next save()
-            // reports the error (SwiftData's autosave drops it too; nothing is lost).
-            if eventEnd.autosaves && managed.hasChanges { try? managed.save() }
+        // A millisecond later, as a run-loop turn gathers the changes of its code: code on
+        // another thread making many changes in a row does not wait, at each call, behind an
+        // event end queued on the context's queue (a thread switch per call).
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) {
+            // `perform` processes the pending changes after the block (a save processes them first).
+            managed.perform {
+                eventEnd.isScheduled = false
+                // A failed autosave leaves the changes in the context, unsaved: the next save()
+                // reports the error (SwiftData's autosave drops it too; nothing is lost).
+                if eventEnd.autosaves && managed.hasChanges { try? managed.save() }
+            }
         }
     }
 
@@ -120,6 +125,10 @@ public final class ModelContext {
 
     /// Gives a new object a value its model held before insertion.
     private func set(_ value: Any, forKey key: String, of object: ManagedObject) {
+        if let stored = value as? any ManagedAttributeValue {
+            ModelBackingData.write(stored.managedValue, forKey: key, of: object)
+            return
+        }
         let value = ModelBackingData.unwrapped(value)
         if let relationship = object.entity.relationshipsByName[key] {
             if relationship.isToMany {
@@ -128,8 +137,6 @@ public final class ModelContext {
             } else {
                 object.setManagedToOne((value as? any PersistentModel).map { objectInserting($0) }, forKey: key)
             }
-        } else if let stored = value as? any ManagedAttributeValue {
-            ModelBackingData.write(stored.managedValue, forKey: key, of: object)
         } else {
             object.setValue(value, forKey: key)
         }

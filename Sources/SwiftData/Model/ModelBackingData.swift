@@ -217,8 +217,7 @@ public final class ModelBackingData {
 
     /// A value as the untyped setter takes it: an optional's payload, or nil.
     static func unwrapped(_ value: Any) -> Any? {
-        let mirror = Mirror(reflecting: value)
-        guard mirror.displayStyle == .optional else { return value }
-        return mirror.children.first.map { unwrapped($0.value) } ?? nil
+        guard let optional = value as? any _OptionalValue else { return value }
+        return optional.wrappedAny
     }
 }

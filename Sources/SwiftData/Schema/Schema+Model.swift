@@ -112,10 +112,13 @@ extension Schema {
 /// `Optional`, seen through its wrapped type (to tell `Stop?` from `Stop` at run time).
 protocol _OptionalValue {
     static var wrappedType: Any.Type { get }
+    /// The payload, or nil.
+    var wrappedAny: Any? { get }
 }
 
 extension Optional: _OptionalValue {
     static var wrappedType: Any.Type { Wrapped.self }
+    var wrappedAny: Any? { map { $0 as Any } }
 }
 
 /// `Array`, seen through its element type (to tell a to-many relationship at run time).
