@@ -23,7 +23,7 @@ import TestSupport
         let changed = ChangeFlag()
         withObservationTracking { _ = query.models } onChange: { changed.set() }
         context.insert(Trip(name: "Oslo", destination: "Norway", start: Date(timeIntervalSince1970: 1)))
-        // Told when the context's event ends (its queue's next turn), as a run-loop turn ends one.
+        // Told when the context's event ends (a millisecond after the insert), as a run-loop turn ends one.
         let told = await eventually { changed.isSet }
         #expect(told)
         #expect(query.models.map(\.name) == ["Oslo", "Rome"])

@@ -71,7 +71,7 @@ public final class ModelContext {
     }
 
     /// Whether the context saves on its own after changes are made to its models, at the end of
-    /// the event that made them (its queue's next turn). False unless set; the container's
+    /// the event that made them (about a millisecond later, on its queue). False unless set; the container's
     /// ``ModelContainer/mainContext`` starts with it true, as in SwiftData. A save that fails
     /// leaves the changes in the context, and the next `save()` throws the error.
     public var autosaveEnabled: Bool {

@@ -5,7 +5,7 @@ import OpenCoreDataCore
 /// A descriptor's models, kept current: what SwiftUI's `@Query` gives a view, for code without
 /// SwiftUI (a server, a command-line tool, a view model). `Observable`: code that read
 /// ``models`` inside `withObservationTracking` is told when the results change — after the
-/// context's own inserts, edits and deletes (at the end of each call that made them), after its
+/// context's own inserts, edits and deletes (when the context's event ends, a millisecond after them), after its
 /// saves and rollbacks, and after other contexts' saves it merges.
 ///
 /// ```swift
