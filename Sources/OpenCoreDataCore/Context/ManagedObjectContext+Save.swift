@@ -228,8 +228,11 @@ extension ManagedObjectContext {
             if object.isDeletedFlag {
                 if object.isFaultFlag { object.willAccessValue() }
                 if object.isInaccessibleFlag { continue }   // no row to delete; discarded by the next save
-                batch.request.deletes.append(.init(entity: object.entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
-                                                   values: object.values))
+                // The values go along only for the history's tombstones (a reference fewer to
+                // take and drop per deleted object otherwise).
+                let entity = object.entity
+                batch.request.deletes.append(.init(entity: entity, primaryKey: pk, expectedVersion: object.snapshot?.version ?? 0,
+                                                   values: entity.tombstoneAttributes.isEmpty ? nil : object.values))
                 batch.deleted.append(object)
             } else if object.hasDirtySlots {
                 // To-many changes bump the version but have no column of their own.

@@ -161,15 +161,19 @@ package enum StoreSaveRules {
                                                                  recordingHistory: Bool,
                                                                   beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome {
         var conflicts: [StoreConflict] = []
-        for (update, written) in zip(request.updates, try transaction.write(request.updates)) where !written {
+        // By index: iterating the requests would copy each one (a reference taken and dropped for
+        // each of its entity and arrays) to look at the few that conflict.
+        let written = try transaction.write(request.updates)
+        for index in 0..<min(written.count, request.updates.count) where !written[index] {
+            let update = request.updates[index]
             conflicts.append(StoreConflict(entity: update.entity, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
                                            current: try transaction.currentRow(entity: update.entity, primaryKey: update.primaryKey)))
         }
-        var removed: [StoreSaveRequest.Delete] = []
-        for (delete, deleted) in zip(request.deletes, try transaction.remove(request.deletes)) {
-            if deleted {
-                removed.append(delete)
-            } else if let current = try transaction.currentRow(entity: delete.entity, primaryKey: delete.primaryKey) {
+        let removedRows = try transaction.remove(request.deletes)
+        let deletes = min(removedRows.count, request.deletes.count)
+        for index in 0..<deletes where !removedRows[index] {
+            let delete = request.deletes[index]
+            if let current = try transaction.currentRow(entity: delete.entity, primaryKey: delete.primaryKey) {
                 conflicts.append(StoreConflict(entity: delete.entity, primaryKey: delete.primaryKey, expectedVersion: delete.expectedVersion,
                                                current: current))
             }
@@ -182,7 +186,10 @@ package enum StoreSaveRules {
             let changes = request.inserts.map { StoreHistoryChange(type: .insert, entity: $0.entity, primaryKey: $0.primaryKey) }
                 + request.updates.map { StoreHistoryChange(type: .update, entity: $0.entity, primaryKey: $0.primaryKey,
                                                            changedSlots: $0.changedSlots) }
-                + removed.map { StoreHistoryChange(type: .delete, entity: $0.entity, primaryKey: $0.primaryKey, values: $0.values) }
+                + (0..<deletes).filter { removedRows[$0] }.map { index in
+                    let delete = request.deletes[index]
+                    return StoreHistoryChange(type: .delete, entity: delete.entity, primaryKey: delete.primaryKey, values: delete.values)
+                }
             if !changes.isEmpty { try transaction.recordHistory(author: request.author, changes: changes) }
         }
         if let beforeCommit, try !beforeCommit() { return .withdrawn }

@@ -146,7 +146,10 @@ package struct IDTable<Entry: IDTableEntry> {
     /// that every entry stays reachable from its home bucket without gaps.
     @discardableResult
     package mutating func remove(at index: Int) -> Entry {
-        let removed = entries[index]
+        // Entries are moved, never copied: taking the removed one out and swapping the later
+        // ones back leaves every reference count as it was (a copy is a retain and a release).
+        var removed = Entry.empty
+        swap(&removed, &entries[index])
         var hole = index
         var next = (index + 1) & mask
         while entries[next].tag != 0 {
@@ -155,12 +158,11 @@ package struct IDTable<Entry: IDTableEntry> {
             // way round to `next`.
             let movable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)
             if movable {
-                entries[hole] = entries[next]
+                entries.swapAt(hole, next)      // the hole (empty) moves to `next`
                 hole = next
             }
             next = (next + 1) & mask
         }
-        entries[hole] = .empty
         count -= 1
         changes &+= 1
         return removed
