@@ -159,7 +159,7 @@ package struct ObjectGraph {
     /// Drops the object from the registry (when it is the one registered under its ID), with one
     /// probe.
     package mutating func removeFromRegistry(_ object: ManagedObject) {
-        if let index = registry.index(for: object.objectID), registry.object(at: index) === object { registry.remove(at: index) }
+        if let index = registry.index(for: object.objectID), registry.holds(object, at: index) { registry.remove(at: index) }
     }
 
     /// An object's values or state changed: it is held strongly until saved, and its change

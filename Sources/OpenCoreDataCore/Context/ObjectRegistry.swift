@@ -64,9 +64,13 @@ package struct ObjectRegistry {
     /// Removes and returns the object in a bucket.
     @discardableResult
     package mutating func remove(at index: Int) -> ManagedObject {
-        let object = self.object(at: index)
-        table.remove(at: index)
-        return object
+        // The removed entry's reference is handed back as it is (no other taken and dropped).
+        table.remove(at: index).object!
+    }
+
+    /// Whether the bucket at `index` holds `object` (compared in place).
+    package func holds(_ object: ManagedObject, at index: Int) -> Bool {
+        table.withEntry(at: index) { $0.object === object }
     }
 
     /// Makes room for `capacity` objects without growing again.

@@ -108,6 +108,11 @@ package struct IDTable<Entry: IDTableEntry> {
         changes &+= 1
     }
 
+    /// Reads the entry in a bucket in place (no copy of what it references).
+    package func withEntry<R>(at index: Int, _ body: (borrowing Entry) -> R) -> R {
+        entries.withUnsafeBufferPointer { body($0[index]) }
+    }
+
     /// The entry in a bucket.
     package subscript(index: Int) -> Entry {
         get { entries[index] }
