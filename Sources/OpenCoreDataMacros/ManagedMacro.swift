@@ -43,7 +43,7 @@ extension ManagedMacro: MemberMacro {
         for problem in problems { context.diagnose(problem) }
         guard problems.isEmpty else { return [] }
         let className = classDecl.name.text
-        let access = classDecl.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
+        let access = classDecl.memberAccess
         let superclass = managedSuperclass(of: classDecl)
         let modifiers = access + (superclass == nil ? "" : "override ") + "class"
         // `@Managed(abstract:entityName:unique:hashModifier:)`, as source text by label.

@@ -160,3 +160,10 @@ extension VariableDeclSyntax {
         return []
     }
 }
+
+extension ClassDeclSyntax {
+    /// The access the members a macro adds need: `public ` for a public or open class.
+    var memberAccess: String {
+        modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
+    }
+}

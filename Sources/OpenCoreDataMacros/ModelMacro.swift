@@ -42,7 +42,7 @@ extension ModelMacro: MemberMacro {
         for problem in problems { context.diagnose(problem) }
         guard problems.isEmpty else { return [] }
         let className = classDecl.name.text
-        let access = classDecl.modifiers.contains { ["public", "open"].contains($0.name.text) } ? "public " : ""
+        let access = classDecl.memberAccess
         let placeholders = properties.map { "self._$\($0.name) = SwiftData._ModelNoValue()" }
         let metadata = properties.map { property -> String in
             var arguments = ["name: \(ManagedMacro.stringLiteral(property.name))", "keypath: \\\(className).\(property.name)"]
