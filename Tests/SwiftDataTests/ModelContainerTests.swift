@@ -112,12 +112,12 @@ final class Place {
         let context = ModelContext(try ModelContainer(for: Trip.self, Stop.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
         let trip = Trip(name: "Rome", destination: "Italy", start: .now)
         context.insert(trip)
-        let changed = ChangeFlag()
-        withObservationTracking { _ = trip.destination } onChange: { changed.set() }
+        let changed = Recorded(false)
+        withObservationTracking { _ = trip.destination } onChange: { changed.withLock { $0 = true } }
         trip.notes = "not observed"
-        #expect(!changed.isSet)
+        #expect(!changed.withLock { $0 })
         trip.destination = "Lazio"
-        #expect(changed.isSet)
+        #expect(changed.withLock { $0 })
     }
 
     @Test func modelsCompareByIdentityAndIdentifyByTheirID() throws {
@@ -136,12 +136,12 @@ final class Place {
     }
 }
 
-/// A flag an observation's change handler sets (on whatever thread it runs).
-final class ChangeFlag: @unchecked Sendable {
-    // @unchecked: the flag is only read and written under `lock`.
+/// A value handlers on other threads record (notifications, observation).
+final class Recorded<Value>: @unchecked Sendable {
+    // @unchecked: the value is only read and written under `lock`.
     private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
 }
 #endif

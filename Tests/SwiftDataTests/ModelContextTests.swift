@@ -146,6 +146,26 @@ import TestSupport
         #expect(mainAutosaves)
     }
 
+    @Test func savesAreAnnounced() throws {
+        let context = ModelContext(try Self.container())
+        let trip = Trip(name: "Rome", destination: "Italy", start: .now)
+        context.insert(trip)
+        let told = Recorded<[Notification.Name]>([])
+        let saved = Recorded<[PersistentIdentifier]>([])
+        let observers = [ModelContext.willSave, ModelContext.didSave].map { name in
+            NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { notification in
+                told.withLock { $0.append(notification.name) }
+                if let ids = notification.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] {
+                    saved.withLock { $0 = ids }
+                }
+            }
+        }
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
+        try context.save()
+        #expect(told.withLock { $0 } == [ModelContext.willSave, ModelContext.didSave])
+        #expect(saved.withLock { $0 } == [trip.persistentModelID])
+    }
+
     @Test func transientPropertiesAreNotStored() throws {
         let container = try Self.container()
         let context = ModelContext(container)

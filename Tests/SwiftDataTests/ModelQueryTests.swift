@@ -20,11 +20,11 @@ import TestSupport
                                                          sortBy: [SortDescriptor(\.start)]), in: context)
         #expect(query.models.map(\.name) == ["Rome"])
 
-        let changed = ChangeFlag()
-        withObservationTracking { _ = query.models } onChange: { changed.set() }
+        let changed = Recorded(false)
+        withObservationTracking { _ = query.models } onChange: { changed.withLock { $0 = true } }
         context.insert(Trip(name: "Oslo", destination: "Norway", start: Date(timeIntervalSince1970: 1)))
         // Told when the context's event ends (a millisecond after the insert), as a run-loop turn ends one.
-        let told = await eventually { changed.isSet }
+        let told = await eventually { changed.withLock { $0 } }
         #expect(told)
         #expect(query.models.map(\.name) == ["Oslo", "Rome"])
 

@@ -56,6 +56,7 @@ public final class ModelContext {
         eventEnd.isScheduled = true
         let eventEnd = eventEnd
         let managed = managed
+        let owner = UncheckedWeakContext(self)
         // A millisecond later, as a run-loop turn gathers the changes of its code: code on
         // another thread making many changes in a row does not wait, at each call, behind an
         // event end queued on the context's queue (a thread switch per call).
@@ -65,7 +66,7 @@ public final class ModelContext {
                 eventEnd.isScheduled = false
                 // A failed autosave leaves the changes in the context, unsaved: the next save()
                 // reports the error (SwiftData's autosave drops it too; nothing is lost).
-                if eventEnd.autosaves && managed.hasChanges { try? managed.save() }
+                if eventEnd.autosaves && managed.hasChanges { try? owner.context?.saveAnnouncing() }
             }
         }
     }
@@ -177,10 +178,11 @@ public final class ModelContext {
         }
     }
 
-    /// Saves the inserted, changed and deleted models to the store. Throws the store's error
-    /// (a validation failure, a conflict, a uniqueness constraint) and keeps the changes.
+    /// Saves the inserted, changed and deleted models to the store, posting ``willSave`` and
+    /// ``didSave``. Throws the store's error (a validation failure, a conflict, a uniqueness
+    /// constraint) and keeps the changes.
     public func save() throws {
-        try onQueue { try managed.save() }
+        try saveAnnouncing()
     }
 
     /// Runs `block`, then saves what it changed.
@@ -265,6 +267,14 @@ final class EventEnd: @unchecked Sendable {
     var isScheduled = false
     /// Whether the event's end saves the context (`autosaveEnabled`).
     var autosaves = false
+}
+
+/// A model context held weakly, for the blocks it schedules on its own queue.
+struct UncheckedWeakContext: @unchecked Sendable {
+    // @unchecked: the context is only used inside blocks that run on its own context's queue,
+    // where every use of a model context runs (`onQueue`).
+    weak var context: ModelContext?
+    init(_ context: ModelContext) { self.context = context }
 }
 
 /// A model held weakly.
