@@ -58,12 +58,8 @@ struct ImportQuakes: AsyncParsableCommand {
                 """.utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))
-        let after = try await store.count()
         let elapsed = Date().timeIntervalSince(started)
-        print("""
-            Imported \(written) quakes in \(String(format: "%.0f", elapsed * 1000)) ms: \(after - before) new, \
-            \(written - (after - before)) updated; the store holds \(after).
-            """)
+        printImport(written: written, before: before, after: try await store.count(), elapsed: elapsed, by: "")
         print("Store: \(store.url?.path ?? "?")")
         try await printNewest(store, limit: 5)
     }
@@ -78,11 +74,8 @@ extension ImportQuakes {
         let before = try await quakes.count()
         let started = Date()
         let written = try await quakes.importFeed(feed)
-        let after = try await quakes.count()
-        print("""
-            Imported \(written) quakes with SwiftData in \(String(format: "%.0f", Date().timeIntervalSince(started) * 1000)) ms: \
-            \(after - before) new, \(written - (after - before)) updated; the store holds \(after).
-            """)
+        let elapsed = Date().timeIntervalSince(started)
+        printImport(written: written, before: before, after: try await quakes.count(), elapsed: elapsed, by: " with SwiftData")
         printSummaries(try await quakes.newest(5))
         #else
         throw ValidationError("--swiftdata runs the sample on Linux's SwiftData module; on Apple platforms use Apple's.")
@@ -155,6 +148,14 @@ struct WatchQuakes: AsyncParsableCommand {
             if let target, table.total >= target { return }
         }
     }
+}
+
+/// What an import did: the quakes written, how many were new and how many updated.
+private func printImport(written: Int, before: Int, after: Int, elapsed: TimeInterval, by means: String) {
+    print("""
+        Imported \(written) quakes\(means) in \(String(format: "%.0f", elapsed * 1000)) ms: \
+        \(after - before) new, \(written - (after - before)) updated; the store holds \(after).
+        """)
 }
 
 private func printNewest(_ store: QuakeStore, limit: Int) async throws {

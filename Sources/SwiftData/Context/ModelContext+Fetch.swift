@@ -27,9 +27,11 @@ extension ModelContext {
     /// unsaved changes of the class, the models are read at once (they have to be merged).
     public func enumerate<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int = 5_000,
                                               block: (T) throws -> Void) throws {
-        let request = try fetchRequest(descriptor, as: ManagedObject.self)
-        request.fetchBatchSize = max(1, batchSize)
-        let results = try onQueue { try managed.fetchBatched(request) }
+        let results = try onQueue {
+            let request = try fetchRequest(descriptor, as: ManagedObject.self)
+            request.fetchBatchSize = max(1, batchSize)
+            return try managed.fetchBatched(request)
+        }
         for index in 0..<results.count {
             guard let model = onQueue({ model(for: results[index]) as? T }) else { continue }
             try block(model)
