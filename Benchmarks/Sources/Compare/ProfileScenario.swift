@@ -3,10 +3,10 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete|iterate [N]` (`iterate`: batches of 500, as
-/// the memory scenario reads); the peers doing the same work are
+/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete [N]` (`iterate`: batches of
+/// 500, as the memory scenario reads; `batch-delete`: one `BatchDeleteRequest` of every row); the peers doing the same work are
 /// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
-/// the scenario before (insert before fetch and iterate, fetch before update and delete), each setup being
+/// the scenario before (insert before fetch, iterate and batch-delete, fetch before update and delete), each setup being
 /// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
@@ -24,6 +24,12 @@ enum ProfileScenario {
             try context.save()
             guard name != "insert" else { return }
             context.reset()
+            if name == "batch-delete" {
+                markPhase("batch-delete")
+                _ = try context.execute(BatchDeleteRequest(fetchRequest: Note.fetchRequest()))
+                markPhase("end")
+                return
+            }
             if name == "iterate" {
                 // As the memory scenario iterates: batches of 500, two attributes read.
                 let request = Note.fetchRequest()
@@ -52,7 +58,7 @@ enum ProfileScenario {
                 try context.save()
                 markPhase("end")
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete or iterate.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate or batch-delete.")
             }
         }
     }
@@ -69,10 +75,10 @@ enum ProfileScenario {
     /// A peer's steps, cumulative as ours are: insert N rows; then fetch them all and read every
     /// column; then update one column of each, or delete each, by key in one transaction.
     private static func runPeer(_ name: String, n: Int) throws {
-        let steps = ["insert", "fetch", "update", "delete"]
+        let steps = ["insert", "fetch", "update", "delete", "batch-delete"]
         let (peer, step) = name.hasPrefix("raw-") ? ("raw", String(name.dropFirst(4))) : ("grdb", String(name.dropFirst(5)))
         guard steps.contains(step) else {
-            throw CoreDataError(.coreData, "Unknown scenario '\(name)': use raw- or grdb- followed by insert, fetch, update or delete.")
+            throw CoreDataError(.coreData, "Unknown scenario '\(name)': use raw- or grdb- followed by insert, fetch, update, delete or batch-delete.")
         }
         let rows = RawNote.rows(n)
         let keys = rows.map(\.pk)
@@ -81,6 +87,7 @@ enum ProfileScenario {
             let raw = RawSQLitePeer(path: path)
             raw.insert(rows)
             guard step != "insert" else { return }
+            if step == "batch-delete" { return raw.deleteAll() }
             precondition(raw.fetchAll().count == n)
             if step == "update" { raw.update(keys, text: "updated") }
             if step == "delete" { raw.delete(keys) }
@@ -88,6 +95,7 @@ enum ProfileScenario {
             let grdb = try GRDBPeer(path: path)
             try grdb.insert(rows)
             guard step != "insert" else { return }
+            if step == "batch-delete" { return try grdb.deleteAll() }
             let count = try grdb.fetchAll().count
             precondition(count == n)
             if step == "update" { try grdb.update(keys, text: "updated") }

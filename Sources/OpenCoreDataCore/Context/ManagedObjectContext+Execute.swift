@@ -14,7 +14,7 @@ extension ManagedObjectContext {
     /// later on the context's queue. Mirrors `execute(_:)`.
     public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {
         checkQueue("execute(_:)")
-        if let fetch = request as? any AsynchronousFetch { return fetch.start(in: self) }
+        if let started = request.startedOnItsOwn(in: self) { return started }
         let coordinator = try requireCoordinator()
         guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
             throw CoreDataError(.coreData, "The batch request names the entity '\(request.entityName)', which the model does not have.")

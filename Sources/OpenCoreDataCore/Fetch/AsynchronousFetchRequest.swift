@@ -25,6 +25,8 @@ public final class AsynchronousFetchRequest<ResultType>: PersistentStoreRequest 
         self.completionBlock = completionBlock
         super.init(entityName: fetchRequest.entity?.name ?? fetchRequest.entityName ?? "")
     }
+
+    override func startedOnItsOwn(in context: ManagedObjectContext) -> PersistentStoreResult? { start(in: context) }
 }
 
 /// The result of an ``AsynchronousFetchRequest``: empty until the fetch has run on the context's
@@ -53,12 +55,8 @@ public final class AsynchronousFetchResult<ResultType>: PersistentStoreResult {
     public func cancel() { progress?.cancel() }
 }
 
-/// What the context needs of an ``AsynchronousFetchRequest`` of any result type.
-protocol AsynchronousFetch {
-    func start(in context: ManagedObjectContext) -> PersistentStoreResult
-}
-
-extension AsynchronousFetchRequest: AsynchronousFetch {
+extension AsynchronousFetchRequest {
+    /// Schedules the fetch on the context's queue and returns its (empty) result at once.
     func start(in context: ManagedObjectContext) -> PersistentStoreResult {
         let result = AsynchronousFetchResult(request: self, context: context)
         // The request, its result and the block stay on the context's queue from here: the

@@ -9,6 +9,12 @@ public class PersistentStoreRequest {
     /// `affectedStores`.
     public var affectedStores: [PersistentStore]?
     init(entityName: String) { self.entityName = entityName }
+
+    /// Starts the request on its own and returns its result at once (an asynchronous fetch), or
+    /// `nil` for a request the context runs now. A method rather than a cast to a protocol: the
+    /// first `as? any Protocol` of a request type in a process searches every conformance the
+    /// process has (0.7 million instructions in the benchmark, a fifth of a batch delete).
+    func startedOnItsOwn(in context: ManagedObjectContext) -> PersistentStoreResult? { nil }
 }
 
 /// What `context.execute(_:)` returns. Mirrors `NSPersistentStoreResult`.
