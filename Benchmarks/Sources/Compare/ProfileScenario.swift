@@ -49,8 +49,11 @@ enum ProfileScenario {
                 precondition(checksum != 0)
                 markPhase("end")
             case "update":
+                markPhase("update")
                 for note in notes { note.text2 = "updated" }
+                markPhase("save")
                 try context.save()
+                markPhase("end")
             case "delete":
                 markPhase("delete")
                 for note in notes { context.delete(note) }

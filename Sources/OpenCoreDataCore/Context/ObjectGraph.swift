@@ -66,14 +66,30 @@ package struct ObjectGraph {
         purgeThreshold = max(4096, registry.count * 2)
     }
 
+    /// Drops those of `objects` (emptied) that have no changes and that nobody else references,
+    /// as ``purgeUnreferencedObjects()`` does for the whole registry: for a batch of results left
+    /// behind, at the cost of the batch, whatever the number of objects the context holds.
+    package mutating func forgetUnreferenced(_ objects: inout [ManagedObject]) {
+        guard !retainsObjects else { return objects.removeAll() }
+        while !objects.isEmpty {
+            // The list's reference goes first: the registry's must then be the only one.
+            let id = objects.removeLast().objectID
+            if let index = registry.index(for: id) { _ = dropIfUnreferenced(at: index) }
+        }
+    }
+
     /// The registered object for an ID, unless only the registry still references it.
     package mutating func liveRegisteredObject(for id: ManagedObjectID) -> ManagedObject? {
         guard let index = registry.index(for: id) else { return nil }
-        if !retainsObjects, registry.isUniquelyReferenced(at: index), !registry.object(at: index).isPendingFlag {
-            registry.remove(at: index).managedObjectContext = nil
-            return nil
-        }
-        return registry.object(at: index)
+        return dropIfUnreferenced(at: index) ? nil : registry.object(at: index)
+    }
+
+    /// Removes the object at `index` when only the registry references it and it has no changes
+    /// (what a weak reference would have dropped); whether it did.
+    private mutating func dropIfUnreferenced(at index: Int) -> Bool {
+        guard !retainsObjects, registry.isUniquelyReferenced(at: index), !registry.object(at: index).isPendingFlag else { return false }
+        registry.remove(at: index).managedObjectContext = nil
+        return true
     }
 
     // Look-ups are mutating only so that a context's calls reach the registry in place: a

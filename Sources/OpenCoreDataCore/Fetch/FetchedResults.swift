@@ -13,7 +13,9 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
     private let keys: [Int64]
     private let batchSize: Int
     private var batchIndex = -1
-    private var batch: [Element] = []
+    /// The loaded batch's objects, all `Element`s (kept as `ManagedObject`s: this generic class's
+    /// code is not specialized for the caller's type, and the library's own is).
+    private var batch: [ManagedObject] = []
     /// Results that did not come from the store in batches (pending changes applied).
     private let loaded: [Element]?
     /// The error of the last batch that could not be read (its objects are then faults, which
@@ -48,7 +50,7 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         if let loaded { return loaded[position] }
         let wanted = position / batchSize
         if wanted != batchIndex { load(batch: wanted) }
-        return batch[position - wanted * batchSize]
+        return unsafeDowncast(batch[position - wanted * batchSize], to: Element.self)
     }
 
     private func load(batch number: Int) {
@@ -59,7 +61,7 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
         } catch {
             loadError = error as? CoreDataError ?? CoreDataError(.persistentStoreOperation, "Loading a batch of \(entity.name) failed: \(error)")
         }
-        var objects: [Element] = []
+        var objects: [ManagedObject] = []
         objects.reserveCapacity(range.count)
         for key in keys[range] {
             // Each row's own entity: a request for a super-entity selects sub-entity rows too.
@@ -69,11 +71,14 @@ public final class FetchedResults<Element: ManagedObject>: RandomAccessCollectio
             } else {
                 context.object(with: .permanent(entity, storeNumber: storeNumber, primaryKey: key))
             }
-            objects.append(unsafeDowncast(object, to: Element.self))
+            objects.append(object)
         }
+        var previous = batch
         batch = objects
         batchIndex = number
-        context.graph.purgeUnreferencedObjects()
+        // The batch left behind, not the whole registry: a context holding many objects would
+        // walk them all at every batch.
+        context.graph.forgetUnreferenced(&previous)
     }
 }
 

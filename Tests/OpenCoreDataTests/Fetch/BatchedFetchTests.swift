@@ -36,6 +36,35 @@ import TestSupport
         _ = stack
     }
 
+    /// Moving on to the next batch forgets the objects of the batch left behind that nobody
+    /// holds, and only those: an object the caller kept from a batch, and the objects the context
+    /// held before the iteration, stay registered (the same instances come back).
+    @Test(arguments: StoreKind.allCases)
+    func movingOnForgetsOnlyTheBatchLeftBehind(kind: StoreKind) throws {
+        let (stack, context) = try seeded(kind, count: 1_000)
+        try context.performAndWait { () throws in
+            let first = Note.fetchRequest()
+            first.predicate = NSPredicate(format: "id <= 100")
+            let held = try context.fetch(first)
+            let request = Note.fetchRequest()
+            request.predicate = NSPredicate(format: "id > 100")
+            request.sortDescriptors = [NSSortDescriptor(key: "id", ascending: true)]
+            request.fetchBatchSize = 100
+            var kept: [Note] = []
+            var mostRegistered = 0
+            for note in try context.fetchBatched(request) {
+                if note.id.isMultiple(of: 250) { kept.append(note) }
+                if note.id.isMultiple(of: 100) { mostRegistered = max(mostRegistered, context.registeredObjects.count) }
+            }
+            #expect(kept.map(\.id) == [250, 500, 750, 1_000])
+            #expect(mostRegistered <= held.count + kept.count + 100, "registered objects: \(mostRegistered)")
+            for note in held + kept {
+                #expect(context.registeredObject(for: note.objectID) === note, "note \(note.id) was forgotten while held")
+            }
+        }
+        _ = stack
+    }
+
     /// A batch whose keys leave gaps (every other row matches) is read as the range they span:
     /// the rows of the gaps come back from the store too, and must neither join the results nor
     /// become objects; every result is its own row, in order, on every store.
