@@ -8,6 +8,8 @@ final class SQLiteStatement: @unchecked Sendable {
     let handle: OpaquePointer
     unowned let connection: SQLiteConnection
     let sql: String
+    /// The bytes of this use's text and blob values (see `SQLiteBindingArena`).
+    private let arena = SQLiteBindingArena()
 
     init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.handle = handle
@@ -31,6 +33,7 @@ final class SQLiteStatement: @unchecked Sendable {
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        arena.reuse()   // no binding refers to its bytes any more
     }
 
     /// Binds values to parameters 1…n.
@@ -53,11 +56,15 @@ final class SQLiteStatement: @unchecked Sendable {
         case .url(let v): code = bindText(v.absoluteString, at: index)
         case .data(let v):
             code = v.withUnsafeBytes { buffer in
-                sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ocd_sqlite_transient())
+                if let copied = arena.copy(buffer) { return sqlite3_bind_blob(handle, index, copied, Int32(buffer.count), nil) }
+                return sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ocd_sqlite_transient())
             }
         case .uuid(let v):
             let bytes = v.bytes
-            code = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, 16, ocd_sqlite_transient()) }
+            code = bytes.withUnsafeBytes { buffer in
+                if let copied = arena.copy(buffer) { return sqlite3_bind_blob(handle, index, copied, 16, nil) }
+                return sqlite3_bind_blob(handle, index, buffer.baseAddress, 16, ocd_sqlite_transient())
+            }
         case .object(let id):
             // A to-one relationship's foreign key. Contexts give objects permanent IDs before
             // they write them, so an unsaved destination here is a bug in the caller.
@@ -75,6 +82,10 @@ final class SQLiteStatement: @unchecked Sendable {
     private func bindText(_ text: String, at index: Int32) -> Int32 {
         var text = text
         return text.withUTF8 { buffer in
+            // A null destructor is SQLITE_STATIC: SQLite reads the arena's copy in place.
+            if let copied = arena.copy(UnsafeRawBufferPointer(buffer)) {
+                return sqlite3_bind_text(handle, index, copied.bindMemory(to: CChar.self, capacity: buffer.count), Int32(buffer.count), nil)
+            }
             // An empty buffer may have no base address; SQLite needs a pointer for an empty string.
             guard let base = buffer.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, ocd_sqlite_transient()) }
             return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
