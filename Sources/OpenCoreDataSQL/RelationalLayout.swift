@@ -12,7 +12,8 @@ import OpenCoreDataCore
 /// A class, built once when a store is loaded and read-only afterwards, so that handing it to
 /// every fetch costs one retain (it is read per fetch and per save).
 // @unchecked Sendable: every stored property is written only inside `init` (and the helper it
-// calls); afterwards the layout is immutable and shared by the store's threads.
+// calls); afterwards the layout is immutable and shared by the store's threads, but for the
+// cache of rendered queries, which a lock guards.
 package final class RelationalLayout: @unchecked Sendable {
     /// A table of a root entity and its sub-entities.
     package struct Table: Sendable {
@@ -132,6 +133,9 @@ package final class RelationalLayout: @unchecked Sendable {
     /// `Z_FOK_<NAME>` columns, by the to-one relationship whose inverse is ordered.
     private var orderColumns: [ObjectIdentifier: String] = [:]
     private var numbersByEntity: [ObjectIdentifier: Int] = [:]
+    /// Rendered "one row by its key" queries (`rowByKeyQuery`), made on first use: the one part of
+    /// the layout written after `init`, behind its own lock.
+    let rowQueries = Locked<[RowQueryKey: String]>([:])
 
     package init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
         for entity in model.entities {

@@ -6,11 +6,19 @@ extension SQLiteStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).select(FetchQuery.rowColumns(mapping))
+        return try rows(query.rendered(for: .sqlite), of: request, mapping: mapping, layout: layout)
+    }
+
+    /// The rows a rendered query selects (`FetchQuery.rowColumns`: key, entity, version, then
+    /// the table's columns), as `request` asks for them.
+    private func rows(_ query: (sql: String, arguments: [ManagedValue]), of request: StoreFetchRequest,
+                      mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) throws -> [StoreRow] {
         let mixed = mapping.hasSubentities && request.includesSubentities
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         return try readers.read { db in
-            let statement = try db.cachedStatement(query)
+            let statement = try db.cachedStatement(query.sql)
             defer { statement.reset() }
+            try statement.bind(query.arguments)
             var rows: [StoreRow] = []
             while try statement.step() {
                 var entity = request.entity
@@ -62,7 +70,9 @@ extension SQLiteStore {
     package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
         // From the root, so that the row's own entity (a sub-entity) comes back.
         let request = StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))
-        return try fetch(request).first
+        let layout = try currentLayout()
+        guard let sql = try layout.rowByKeyQuery(request.entity, dialect: .sqlite) else { return try fetch(request).first }
+        return try rows((sql, [.integer(primaryKey)]), of: request, mapping: try layout.mapping(for: request.entity), layout: layout).first
     }
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {

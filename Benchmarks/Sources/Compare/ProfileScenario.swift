@@ -3,10 +3,11 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete [N]` (`iterate`: batches of
-/// 500, as the memory scenario reads; `batch-delete`: one `BatchDeleteRequest` of every row); the peers doing the same work are
+/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete|lookup [N]` (`iterate`:
+/// batches of 500, as the memory scenario reads; `batch-delete`: one `BatchDeleteRequest` of every
+/// row; `lookup`: every object by its ID); the peers doing the same work are
 /// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
-/// the scenario before (insert before fetch, iterate and batch-delete, fetch before update and delete), each setup being
+/// the scenario before (insert before fetch, iterate, batch-delete and lookup, fetch before update and delete), each setup being
 /// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
@@ -24,6 +25,18 @@ enum ProfileScenario {
             try context.save()
             guard name != "insert" else { return }
             context.reset()
+            if name == "lookup" {
+                // As the lookup scenario does: each object by its ID (a fault the store fulfils),
+                // one attribute read.
+                let ids = try context.fetch(FetchRequest<ManagedObjectID>(entityName: "Note"))
+                context.reset()
+                markPhase("lookup")
+                var found = 0
+                for id in ids where (try context.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
+                precondition(found == ids.count)
+                markPhase("end")
+                return
+            }
             if name == "batch-delete" {
                 markPhase("batch-delete")
                 _ = try context.execute(BatchDeleteRequest(fetchRequest: Note.fetchRequest()))
@@ -61,7 +74,7 @@ enum ProfileScenario {
                 try context.save()
                 markPhase("end")
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate or batch-delete.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-delete or lookup.")
             }
         }
     }

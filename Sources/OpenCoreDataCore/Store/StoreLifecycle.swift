@@ -33,12 +33,13 @@ package struct StoreLifecycle<Loaded: Sendable>: Sendable {
     }
 
     /// What the loaded store knows; throws 134070 naming `store` (e.g. "The SQLite store at …")
-    /// before a load and after a close.
-    package func requireLoaded(_ store: String) throws(CoreDataError) -> Loaded {
+    /// before a load and after a close. `store` is made only for the error: a store's description
+    /// formats its URL, 7,000 instructions that every fetch and save paid.
+    package func requireLoaded(_ store: @autoclosure () -> String) throws(CoreDataError) -> Loaded {
         switch phase {
         case .loaded(let loaded): return loaded
-        case .opened: throw CoreDataError(.persistentStoreOperation, "\(store) is not loaded.")
-        case .closed: throw Self.closedError(store)
+        case .opened: throw CoreDataError(.persistentStoreOperation, "\(store()) is not loaded.")
+        case .closed: throw Self.closedError(store())
         }
     }
 
