@@ -201,6 +201,13 @@ package final class PostgreSQLSession: Sendable {
         return try run(sql, arguments)
     }
 
+    /// Runs a statement rendered before (`SQLFragment.rendered(for: .postgreSQL)`, kept to be run
+    /// again) with `arguments` bound to its placeholders in order.
+    @discardableResult
+    package func execute(rendered sql: String, arguments: [ManagedValue]) throws -> (rows: [[ManagedValue]], changed: Int) {
+        try run(sql, arguments)
+    }
+
     /// Runs SQL text made elsewhere that binds no value (DDL whose names are quoted by
     /// ``PostgreSQLSQL``, trigger bodies). Labelled, so that a string literal — with
     /// interpolations too — is always an ``SQLFragment``: an unlabelled `String` overload would

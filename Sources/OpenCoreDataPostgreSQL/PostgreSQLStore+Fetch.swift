@@ -135,7 +135,11 @@ extension PostgreSQLStore {
 
     package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
         // From the root, so that the row's own entity (a sub-entity) comes back.
-        try fetch(StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))).first
+        let request = StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))
+        let layout = try currentLayout()
+        guard let sql = try layout.rowByKeyQuery(request.entity, dialect: .postgreSQL) else { return try fetch(request).first }
+        let cells = try read(onReplica: true) { try $0.execute(rendered: sql, arguments: [.integer(primaryKey)]).rows }
+        return try storeRows(cells, request: request, mapping: try layout.mapping(for: request.entity), layout: layout).first
     }
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
