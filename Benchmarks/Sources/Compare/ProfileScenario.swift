@@ -3,11 +3,12 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete|lookup [N]` (`iterate`:
-/// batches of 500, as the memory scenario reads; `batch-delete`: one `BatchDeleteRequest` of every
-/// row; `lookup`: every object by its ID); the peers doing the same work are
+/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete|lookup|fetch-one [N]`
+/// (`iterate`: batches of 500, as the memory scenario reads; `batch-delete`: one
+/// `BatchDeleteRequest` of every row; `lookup`: every object by its ID; `fetch-one`: a fetch
+/// request per object, matching it by its ID); the peers doing the same work are
 /// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
-/// the scenario before (insert before fetch, iterate, batch-delete and lookup, fetch before update and delete), each setup being
+/// the scenario before (insert before fetch, iterate, batch-delete, lookup and fetch-one, fetch before update and delete), each setup being
 /// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
@@ -33,6 +34,22 @@ enum ProfileScenario {
                 markPhase("lookup")
                 var found = 0
                 for id in ids where (try context.existingObject(with: id) as? Note)?.text1 != nil { found += 1 }
+                precondition(found == ids.count)
+                markPhase("end")
+                return
+            }
+            if name == "fetch-one" {
+                // A fetch request per object, each matching one row by its ID (a fetch's fixed
+                // cost: planning, building and running its query).
+                let ids = try context.fetch(FetchRequest<ManagedObjectID>(entityName: "Note"))
+                context.reset()
+                markPhase("fetch-one")
+                var found = 0
+                for id in ids {
+                    let request = Note.fetchRequest()
+                    request.predicate = NSPredicate(format: "self == %@", id)
+                    found += try context.fetch(request).count
+                }
                 precondition(found == ids.count)
                 markPhase("end")
                 return
@@ -74,7 +91,7 @@ enum ProfileScenario {
                 try context.save()
                 markPhase("end")
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-delete or lookup.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-delete, lookup or fetch-one.")
             }
         }
     }

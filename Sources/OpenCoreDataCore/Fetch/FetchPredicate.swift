@@ -129,7 +129,7 @@ public class FetchPredicate: @unchecked Sendable, CustomStringConvertible, Equat
     package func bind(to entity: EntityDescription) throws(CoreDataError) -> BoundPredicate {
         switch parsed {
         case .failure(let error): throw error
-        case .success(let node): return try PredicateBinder(entity: entity, format: predicateFormat).bind(node)
+        case .success(let node): return try PredicateBinder(entity: entity, predicate: node).bind(node)
         }
     }
 

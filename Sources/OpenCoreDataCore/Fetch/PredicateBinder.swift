@@ -4,11 +4,16 @@ import Foundation
 /// produces a ``BoundPredicate``. Errors name the key and say what would fit.
 package struct PredicateBinder {
     package let entity: EntityDescription
-    package let format: String
+    /// The whole predicate being bound, for error messages.
+    private let predicate: PredicateNode
+    /// The predicate in format syntax, made only for an error message (10,000 instructions for
+    /// a one-comparison predicate, which every fetch paid when it was made up front).
+    package var format: String { predicate.description }
 
-    package init(entity: EntityDescription, format: String) {
+    /// A binder of `predicate` (or of a part of it, through relationships) against `entity`.
+    package init(entity: EntityDescription, predicate: PredicateNode) {
         self.entity = entity
-        self.format = format
+        self.predicate = predicate
     }
 
     package func bind(_ node: PredicateNode) throws(CoreDataError) -> BoundPredicate {
@@ -60,7 +65,7 @@ package struct PredicateBinder {
         guard let (first, rest) = Self.split(key) else { return nil }
         let (slot, destination) = try toOne(first, in: key)
         let inner: PredicateNode = keyOnLeft ? .comparison(.keyPath(rest), op, rhs, options) : .comparison(lhs, op, .keyPath(rest), options)
-        return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, format: format).bind(inner))
+        return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, predicate: predicate).bind(inner))
     }
 
     /// `ANY tags.name == "x"`, `ALL …`, `NONE …`, through to-one hops to one to-many.
@@ -89,11 +94,11 @@ package struct PredicateBinder {
         let relationship = try relationshipNamed(first, in: key)
         if !relationship.isToMany {
             let (slot, destination) = try toOne(first, in: key)
-            let inner = try PredicateBinder(entity: destination, format: format).bindQuantified(quantifier, .comparison(.keyPath(rest), op, rhs, options))
+            let inner = try PredicateBinder(entity: destination, predicate: predicate).bindQuantified(quantifier, .comparison(.keyPath(rest), op, rhs, options))
             return .toOne(slot: slot, destination: destination, inner)
         }
         guard let destination = relationship.destinationEntity else { throw error("the relationship '\(first)' has no destination") }
-        let inner = try PredicateBinder(entity: destination, format: format).bind(.comparison(.keyPath(rest), op, rhs, options))
+        let inner = try PredicateBinder(entity: destination, predicate: predicate).bind(.comparison(.keyPath(rest), op, rhs, options))
         switch quantifier {
         case .any: return .anyMember(relationship, inner)
         case .all: return .not(.anyMember(relationship, .not(inner)))
@@ -156,7 +161,7 @@ package struct PredicateBinder {
         guard let destination = relationship.destinationEntity else { throw error("the relationship '\(first)' has no destination") }
         if !relationship.isToMany {
             let (slot, _) = try toOne(first, in: key)
-            return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, format: format).expression(.keyPath(rest)))
+            return .toOne(slot: slot, destination: destination, try PredicateBinder(entity: destination, predicate: predicate).expression(.keyPath(rest)))
         }
         let (operatorName, valuePath) = Self.split(rest) ?? (rest, "")
         guard let function = AggregateFunction(rawValue: operatorName) else {
@@ -167,7 +172,7 @@ package struct PredicateBinder {
             return .aggregate(.count, relationship, value: nil, filter: nil)
         }
         guard !valuePath.isEmpty else { throw error("\(operatorName) needs a key after it, as in '\(first).\(operatorName).price'") }
-        let value = try PredicateBinder(entity: destination, format: format).expression(.keyPath(valuePath))
+        let value = try PredicateBinder(entity: destination, predicate: predicate).expression(.keyPath(valuePath))
         return .aggregate(function, relationship, value: value, filter: nil)
     }
 
@@ -176,13 +181,13 @@ package struct PredicateBinder {
         if let (first, rest) = Self.split(collection) {
             let (slot, destination) = try toOne(first, in: collection)
             return .toOne(slot: slot, destination: destination,
-                          try PredicateBinder(entity: destination, format: format).subqueryCount(rest, variable, predicate))
+                          try PredicateBinder(entity: destination, predicate: predicate).subqueryCount(rest, variable, predicate))
         }
         let relationship = try relationshipNamed(collection, in: collection)
         guard relationship.isToMany, let destination = relationship.destinationEntity else {
             throw error("SUBQUERY needs a to-many relationship, and '\(collection)' is not one")
         }
-        let filter = try PredicateBinder(entity: destination, format: format).bind(predicate.replacingVariable(variable))
+        let filter = try PredicateBinder(entity: destination, predicate: predicate).bind(predicate.replacingVariable(variable))
         return .aggregate(.count, relationship, value: nil, filter: filter)
     }
 
