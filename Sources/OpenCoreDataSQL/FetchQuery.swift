@@ -71,7 +71,7 @@ package struct FetchQuery {
     /// The columns a fetch of rows reads: `Z_PK, Z_ENT, Z_OPT`, then the table's columns
     /// (`mapping.tableColumns`).
     package static func rowColumns(_ mapping: RelationalLayout.EntityMapping) -> SQLFragment {
-        SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + mapping.tableColumns)
+        mapping.rowColumns
     }
 
     /// `SELECT <columns> FROM <table> WHERE … [ORDER BY …] [LIMIT … OFFSET …]`.

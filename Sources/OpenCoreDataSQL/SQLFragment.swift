@@ -132,6 +132,7 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
     /// ``Segment/parameters(_:)`` placeholder's value is `null` there, to be bound by the caller).
     package func rendered(for dialect: SQLDialect) -> (sql: String, arguments: [ManagedValue]) {
         var text: [UInt8] = []
+        text.reserveCapacity(256)   // a fetch's statement, without growing the buffer on the way
         var arguments: [ManagedValue] = []
         for segment in segments {
             switch segment {
