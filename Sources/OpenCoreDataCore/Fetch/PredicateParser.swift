@@ -350,6 +350,19 @@ package struct PredicateParser {
 
     /// Converts a format argument to a predicate value.
     package static func value(of argument: Any) -> PredicateValue? {
+        // The arguments apps pass most, by their exact type first: each cast that fails below
+        // costs hundreds of instructions, and an object ID came after twenty of them.
+        switch ObjectIdentifier(type(of: argument)) {
+        case ObjectIdentifier(String.self): if let v = argument as? String { return .string(v) }
+        case ObjectIdentifier(Int.self): if let v = argument as? Int { return .integer(Int64(v)) }
+        case ObjectIdentifier(ManagedObjectID.self): if let v = argument as? ManagedObjectID { return .objectID(v) }
+        case ObjectIdentifier(Int64.self): if let v = argument as? Int64 { return .integer(v) }
+        case ObjectIdentifier(Int32.self): if let v = argument as? Int32 { return .integer(Int64(v)) }
+        case ObjectIdentifier(Double.self): if let v = argument as? Double { return .double(v) }
+        case ObjectIdentifier(Date.self): if let v = argument as? Date { return .date(v) }
+        case ObjectIdentifier(UUID.self): if let v = argument as? UUID { return .uuid(v) }
+        default: break
+        }
         if let optional = argument as? any OptionalProtocol {
             guard let wrapped = optional.wrappedAny else { return .null }
             return value(of: wrapped)

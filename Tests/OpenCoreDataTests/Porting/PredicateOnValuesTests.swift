@@ -21,6 +21,29 @@ import TestSupport
         #expect(fruit.filter { NSPredicate(format: "SELF CONTAINS[cd] 'AP'").evaluate(with: $0) } == ["Apple", "apricot"])
     }
 
+    /// Formats read the same whatever the characters: Unicode spaces and line breaks between
+    /// tokens, keys with letters beyond ASCII, numbers next to letters; and every kind of
+    /// argument compares as its value (the common ones are recognized by their exact type first).
+    @Test func formatsWithUnicodeAndArgumentsOfEveryCommonType() {
+        let when = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        let tag = UUID()
+        let row: [String: Any] = ["größe": 42, "naïve": "oui", "x2": 7, "when": when, "tag": tag, "ratio": 0.5]
+        #expect(NSPredicate(format: "größe\u{00A0}==\u{2003}42").evaluate(with: row))
+        #expect(NSPredicate(format: "naïve == 'oui'\r\nAND\tx2 == 7").evaluate(with: row))
+        #expect(!NSPredicate(format: "naïve == 'non'").evaluate(with: row))
+        #expect(NSPredicate(format: "größe == %@", "42").evaluate(with: ["größe": "42"]))
+        #expect(NSPredicate(format: "größe == %d", 42).evaluate(with: row))
+        #expect(NSPredicate(format: "größe == %@", Int64(42)).evaluate(with: row))
+        #expect(NSPredicate(format: "größe == %@", Int32(42)).evaluate(with: row))
+        #expect(NSPredicate(format: "größe == %@", Int16(42)).evaluate(with: row))
+        #expect(NSPredicate(format: "ratio == %@", 0.5).evaluate(with: row))
+        #expect(NSPredicate(format: "when == %@", when).evaluate(with: row))
+        #expect(NSPredicate(format: "tag == %@", tag).evaluate(with: row))
+        #expect(!NSPredicate(format: "tag == %@", UUID()).evaluate(with: row))
+        #expect(NSPredicate(format: "größe == %@", Optional(42) as Any).evaluate(with: row))
+        #expect(NSPredicate(format: "größe IN %@", [41, 42]).evaluate(with: row))
+    }
+
     @Test func dictionariesAreReadByKeyAndNestedKeyPaths() {
         let people: [[String: Any]] = [
             ["name": "Ann", "age": 34, "address": ["city": "Paris"], "tags": ["swift", "linux"]],
