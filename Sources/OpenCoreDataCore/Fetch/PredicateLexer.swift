@@ -20,12 +20,36 @@ package struct PredicateToken: Sendable, Equatable {
 /// Splits a predicate format string into tokens.
 package struct PredicateLexer {
     private let chars: [Character]
+    /// The format's UTF-8 bytes, and where each character starts among them (then the end): a
+    /// token's text is cut out of the bytes (a `String` built from `Character`s cost thousands of
+    /// instructions per token).
+    private let bytes: [UInt8]
+    private let starts: [Int]
     private var index = 0
     private let format: String
 
     package init(_ format: String) {
         self.format = format
-        self.chars = Array(format)
+        let bytes = Array(format.utf8)
+        var chars: [Character] = []
+        var starts: [Int] = []
+        chars.reserveCapacity(bytes.count)
+        starts.reserveCapacity(bytes.count + 1)
+        var offset = 0
+        for character in format {
+            chars.append(character)
+            starts.append(offset)
+            offset += character.utf8.count
+        }
+        starts.append(offset)
+        self.chars = chars
+        self.starts = starts
+        self.bytes = bytes
+    }
+
+    /// The text of the characters in `range`.
+    private func text(_ range: Range<Int>) -> String {
+        String(decoding: bytes[starts[range.lowerBound]..<starts[range.upperBound]], as: UTF8.self)
     }
 
     package mutating func tokenize() throws(CoreDataError) -> [PredicateToken] {
@@ -141,9 +165,9 @@ package struct PredicateLexer {
                 index += 2
             } else { break }
         }
-        let text = String(chars[start..<index])
-        if !isDouble, let value = Int64(text) { return .integer(value) }
-        guard let value = Double(text) else { throw error("malformed number '\(text)'", at: start) }
+        let number = text(start..<index)
+        if !isDouble, let value = Int64(number) { return .integer(value) }
+        guard let value = Double(number) else { throw error("malformed number '\(number)'", at: start) }
         return .double(value)
     }
 
@@ -154,7 +178,7 @@ package struct PredicateLexer {
             let c = chars[index]
             if c.isLetterFast || c.isNumberFast || c == "_" || c == "@" || c == "." { index += 1 } else { break }
         }
-        return String(chars[start..<index])
+        return text(start..<index)
     }
 
     /// The format specifiers after `%`, longest first where one begins another, with their characters.
@@ -177,7 +201,7 @@ package struct PredicateLexer {
     }
 
     private mutating func readSymbol() throws(CoreDataError) -> PredicateToken.Kind {
-        let two = index + 1 < chars.count ? String(chars[index...index + 1]) : ""
+        let two = index + 1 < chars.count ? text(index..<index + 2) : ""
         for symbol in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"] where two == symbol {
             index += 2
             return .symbol(symbol)
