@@ -181,13 +181,13 @@ package struct PredicateBinder {
         if let (first, rest) = Self.split(collection) {
             let (slot, destination) = try toOne(first, in: collection)
             return .toOne(slot: slot, destination: destination,
-                          try PredicateBinder(entity: destination, predicate: predicate).subqueryCount(rest, variable, predicate))
+                          try PredicateBinder(entity: destination, predicate: self.predicate).subqueryCount(rest, variable, predicate))
         }
         let relationship = try relationshipNamed(collection, in: collection)
         guard relationship.isToMany, let destination = relationship.destinationEntity else {
             throw error("SUBQUERY needs a to-many relationship, and '\(collection)' is not one")
         }
-        let filter = try PredicateBinder(entity: destination, predicate: predicate).bind(predicate.replacingVariable(variable))
+        let filter = try PredicateBinder(entity: destination, predicate: self.predicate).bind(predicate.replacingVariable(variable))
         return .aggregate(.count, relationship, value: nil, filter: filter)
     }
 
