@@ -54,17 +54,10 @@ final class SQLiteStatement: @unchecked Sendable {
         case .decimal(let v): code = bindText("\(v)", at: index)
         case .string(let v): code = bindText(v, at: index)
         case .url(let v): code = bindText(v.absoluteString, at: index)
-        case .data(let v):
-            code = v.withUnsafeBytes { buffer in
-                if let copied = arena.copy(buffer) { return sqlite3_bind_blob(handle, index, copied, Int32(buffer.count), nil) }
-                return sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ocd_sqlite_transient())
-            }
+        case .data(let v): code = v.withUnsafeBytes { bindBlob($0, at: index) }
         case .uuid(let v):
             let bytes = v.bytes
-            code = bytes.withUnsafeBytes { buffer in
-                if let copied = arena.copy(buffer) { return sqlite3_bind_blob(handle, index, copied, 16, nil) }
-                return sqlite3_bind_blob(handle, index, buffer.baseAddress, 16, ocd_sqlite_transient())
-            }
+            code = bytes.withUnsafeBytes { bindBlob($0, at: index) }
         case .object(let id):
             // A to-one relationship's foreign key. Contexts give objects permanent IDs before
             // they write them, so an unsaved destination here is a bug in the caller.
@@ -77,6 +70,14 @@ final class SQLiteStatement: @unchecked Sendable {
             code = sqlite3_bind_int64(handle, index, key)
         }
         guard code == SQLITE_OK else { throw SQLiteConnection.error(code: code, message: connection.lastErrorMessage, sql: sql) }
+    }
+
+    /// Binds bytes as a blob: the arena's copy, read in place (a null destructor is
+    /// SQLITE_STATIC), or SQLite's own copy when they do not fit.
+    private func bindBlob(_ buffer: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        if let copied = arena.copy(buffer) { return sqlite3_bind_blob(handle, index, copied, Int32(buffer.count), nil) }
+        // An empty buffer may have no base address; SQLite needs a pointer for an empty blob.
+        return sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ocd_sqlite_transient())
     }
 
     private func bindText(_ text: String, at index: Int32) -> Int32 {
