@@ -2,7 +2,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 extension PostgreSQLStore {
-    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
+    package func batchInsert(entity: EntityDescription, rows: StoredRows, author: HistoryAuthor) throws -> [Int64] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: entity)
         // Rows colliding with the first uniqueness constraint update the row they collide with,
@@ -24,7 +24,7 @@ extension PostgreSQLStore {
             let keys = Array(next..<(next + Int64(rows.count)))
             return try batchTransaction { session in
                 try Self.insertRows(session, into: mapping.table, columns: mapping.columns, entityNumber: entityNumber,
-                                    rows: zip(keys, rows).map { ($0, Self.columnValues($1)) })
+                                    rows: zip(keys, rows).map { ($0, Self.columnValues(Array($1))) })
                 try recordHistory(session, layout: layout, author: author,
                                   changes: keys.map { StoreHistoryChange(type: .insert, entity: entity, primaryKey: $0) })
                 return keys
@@ -36,7 +36,7 @@ extension PostgreSQLStore {
             var changes: [StoreHistoryChange] = []
             keys.reserveCapacity(rows.count)
             for values in rows {
-                let returned = try session.execute(statement, parameters: [.integer(next), .integer(entityNumber)] + values).rows
+                let returned = try session.execute(statement, parameters: [.integer(next), .integer(entityNumber)] + Array(values)).rows
                 let key = if case .integer(let key)? = returned.first?.first { key } else { next }
                 keys.append(key)
                 // An upserted row is an update in history (its key was not the one reserved).

@@ -37,9 +37,11 @@ final class SQLiteStatement: @unchecked Sendable {
     }
 
     /// Binds values to parameters 1…n.
-    func bind(_ values: [ManagedValue], from start: Int32 = 1) throws {
-        for (offset, value) in values.enumerated() {
-            try bind(value, at: start + Int32(offset))
+    func bind(_ values: some Collection<ManagedValue>, from start: Int32 = 1) throws {
+        var index = start
+        for value in values {
+            try bind(value, at: index)
+            index += 1
         }
     }
 

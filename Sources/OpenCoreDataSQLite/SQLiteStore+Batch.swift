@@ -2,7 +2,7 @@ import OpenCoreDataCore
 import OpenCoreDataSQL
 
 extension SQLiteStore {
-    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
+    package func batchInsert(entity: EntityDescription, rows: StoredRows, author: HistoryAuthor) throws -> [Int64] {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: entity)
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]

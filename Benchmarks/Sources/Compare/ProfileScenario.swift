@@ -3,8 +3,9 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete|iterate|batch-delete|lookup|fetch-one [N]`
-/// (`iterate`: batches of 500, as the memory scenario reads; `batch-delete`: one
+/// `Compare --profile insert|fetch|update|delete|iterate|batch-insert|batch-delete|lookup|fetch-one [N]`
+/// (`iterate`: batches of 500, as the memory scenario reads; `batch-insert`: one
+/// `BatchInsertRequest` of N dictionaries, beside `raw-insert`; `batch-delete`: one
 /// `BatchDeleteRequest` of every row; `lookup`: every object by its ID; `fetch-one`: a fetch
 /// request per object, matching it by its ID); the peers doing the same work are
 /// `raw-insert`, `grdb-fetch`, … The setup is included in the profile: subtract the profile of
@@ -19,6 +20,20 @@ enum ProfileScenario {
         try container.loadPersistentStores()
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws in
+            if name == "batch-insert" {
+                // As the batch insert scenario does: the rows as dictionaries (made before the
+                // request, as the scenario makes them before its clock starts), one request.
+                let dictionaries: [[String: Any]] = RawNote.rows(n).map { row in
+                    var dictionary: [String: Any] = ["id": row.id]
+                    if let text1 = row.text1 { dictionary["text1"] = text1 }
+                    if let text2 = row.text2 { dictionary["text2"] = text2 }
+                    return dictionary
+                }
+                markPhase("batch-insert")
+                _ = try context.execute(BatchInsertRequest(entityName: "Note", objects: dictionaries))
+                markPhase("end")
+                return
+            }
             for row in RawNote.rows(n) {
                 let note = Note(context: context)
                 (note.id, note.text1, note.text2, note.text3) = (row.id, row.text1, row.text2, row.text3)
@@ -90,7 +105,7 @@ enum ProfileScenario {
                 try context.save()
                 markPhase("end")
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-delete, lookup or fetch-one.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-insert, batch-delete, lookup or fetch-one.")
             }
         }
     }

@@ -23,7 +23,7 @@ extension ManagedObjectContext {
         let stores = try coordinator.stores(holding: entity, among: request.affectedStores?.map(\.identifier))
         switch request {
         case let insert as BatchInsertRequest:
-            let rows = try batchRows(insert, entity: entity)
+            let rows = try BatchInsertRows.converting(insert, entity: entity)
             // New rows go to the first of those stores, as new objects do.
             guard let first = stores.first else {
                 throw CoreDataError(.persistentStoreOperation, """
@@ -107,66 +107,5 @@ extension ManagedObjectContext {
         case 2: outcomes.reduce(0) { $0 + $1.1.count }
         default: true
         }
-    }
-
-    /// The request's rows as stored values in slot order, checked against the attribute types.
-    private func batchRows(_ request: BatchInsertRequest, entity: EntityDescription) throws -> [[ManagedValue]] {
-        var rows: [[ManagedValue]] = []
-        func checkMandatory(_ values: [ManagedValue], row index: Int) throws {
-            for (slot, attribute) in entity.storedAttributes.enumerated() where !attribute.isOptional && values[slot].isNull {
-                throw CoreDataError(.validationMissingMandatoryProperty,
-                                    "Row \(index) of the batch insert has no value for '\(attribute.name)', which is mandatory.", key: attribute.name)
-            }
-        }
-        func append(_ dictionary: [String: Any]) throws {
-            let index = rows.count
-            var values = entity.defaultValues
-            for (key, value) in dictionary {
-                guard let slot = entity.slotByName[key] else {
-                    throw CoreDataError(.coreData, """
-                        Row \(index) of the batch insert has the key '\(key)', which the entity \(entity.name) \
-                        does not have.
-                        """, key: key)
-                }
-                let attribute = entity.storedAttributes[slot]
-                guard let stored = attribute.storedValue(value) else {
-                    throw CoreDataError(.managedObjectValidation, """
-                        Row \(index) of the batch insert has \(value) (\(type(of: value))) for '\(key)', which \
-                        is of type \(attribute.attributeType).
-                        """, key: key)
-                }
-                guard !stored.isNaN else {
-                    throw CoreDataError(.managedObjectValidation, """
-                        Row \(index) of the batch insert has NaN (not a number) for '\(key)', which no store \
-                        keeps (SQLite would read it back as nil or 0). Leave the key out, or set nil, for a \
-                        missing value.
-                        """, key: key)
-                }
-                values[slot] = stored
-            }
-            try checkMandatory(values, row: index)
-            rows.append(values)
-        }
-        switch request.source {
-        case .rows(let dictionaries):
-            rows.reserveCapacity(dictionaries.count)
-            for dictionary in dictionaries { try append(dictionary) }
-        case .dictionaries(let handler):
-            while true {
-                let dictionary = NSMutableDictionary()
-                if handler(dictionary) { break }
-                var converted: [String: Any] = [:]
-                for (key, value) in dictionary { if let key = key as? String { converted[key] = value } }
-                try append(converted)
-            }
-        case .objects(let handler):
-            while true {
-                let scratch = entity.managedObjectClass.init(entity: entity, insertInto: nil)
-                if handler(scratch) { break }
-                try checkMandatory(scratch.values, row: rows.count)
-                rows.append(scratch.values)
-            }
-        }
-        return rows
     }
 }

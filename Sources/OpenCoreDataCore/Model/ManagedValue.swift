@@ -108,6 +108,12 @@ public enum ManagedValue: Sendable, Hashable, CustomStringConvertible {
         self.init(convertingOther: value, to: type)
     }
 
+    /// `init(converting:to:)` for a value known not to be an optional's nil: a value of the
+    /// attribute's own type is converted without wrapping it in an `Optional` first.
+    package static func converting(_ value: Any, to type: AttributeType) -> ManagedValue? {
+        direct(value, type) ?? ManagedValue(converting: .some(value), to: type)
+    }
+
     private static func direct(_ value: Any, _ type: AttributeType) -> ManagedValue? {
         switch type {
         case .string: (value as? String).map { .string($0) }

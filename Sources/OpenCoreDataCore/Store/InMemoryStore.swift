@@ -167,7 +167,7 @@ package final class InMemoryStore: StoreEngine {
         }
     }
 
-    package func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64] {
+    package func batchInsert(entity: EntityDescription, rows: StoredRows, author: HistoryAuthor) throws -> [Int64] {
         defer { notifyChange() }
         // Rows match as the SQL stores' unique index matches them: rows of the entity that declares
         // the constraint and its sub-entities, never on a nil value.
@@ -186,7 +186,8 @@ package final class InMemoryStore: StoreEngine {
             }
             var keys: [Int64] = []
             var kinds: [PersistentHistoryChange.ChangeType] = []   // an upserted row is an update in history
-            for values in rows {
+            for row in rows {
+                let values = Array(row)
                 let constraintKey = entity.values(named: unique, in: values)
                 let matchable = !unique.isEmpty && !constraintKey.contains(where: \.isNull)
                 if matchable, let existing = byKey[constraintKey], let row = table.rows[existing] {

@@ -65,7 +65,7 @@ package protocol StoreWriting: AnyObject, Sendable {
     func save(_ request: StoreSaveRequest, resolving resolve: StoreConflictResolver?, beforeCommit: (() throws -> Bool)?) throws -> StoreSaveOutcome
     /// Batch insert in one transaction, allocating keys in bulk; rows colliding with the
     /// entity's first uniqueness constraint update the existing row (upsert). Returns the keys.
-    func batchInsert(entity: EntityDescription, rows: [[ManagedValue]], author: HistoryAuthor) throws -> [Int64]
+    func batchInsert(entity: EntityDescription, rows: StoredRows, author: HistoryAuthor) throws -> [Int64]
     /// Sets slots of every row the request selects (bumping `Z_OPT`); returns how many, and their
     /// keys when asked (reading them back costs time).
     func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,

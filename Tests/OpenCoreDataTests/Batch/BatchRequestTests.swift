@@ -174,4 +174,45 @@ import TestSupport
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Truck")) == 1)
         }
     }
+
+    /// Keys are matched to attributes by name whatever their order, for a narrow entity (names
+    /// compared in turn: equal lengths, shared prefixes, a name that is a prefix of another) and a
+    /// wide one (names hashed); a key no attribute has is refused on both.
+    @Test(arguments: StoreKind.allCases, [3, 40])
+    func everyKeyFindsItsAttributeWhateverTheOrder(kind: StoreKind, width: Int) throws {
+        let names = ["ab", "ba", "a", "abc", "ab2", "b"] + (0..<width).map { "wide\($0)" }
+        let attributes = names.map { AttributeDescription(name: $0, type: .integer64, isOptional: true) }
+        let model = ManagedObjectModel(entities: [EntityDescription(name: "Keys", managedObjectClass: ManagedObject.self, properties: attributes)])
+        let stack = try TestStack(kind, model: model)
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            // Row r gives attribute i the value r * 1000 + i, each row with its keys in another order
+            // and some keys left out.
+            let rows: [[String: Any]] = (0..<20).map { row in
+                var dictionary: [String: Any] = [:]
+                for (index, name) in names.enumerated().shuffled() where (index + row) % 3 != 0 {
+                    dictionary[name] = Int64(row * 1000 + index)
+                }
+                return dictionary
+            }
+            _ = try context.execute(BatchInsertRequest(entityName: "Keys", objects: rows))
+            let stored = try context.fetch(FetchRequest<ManagedObject>(entityName: "Keys"))
+            #expect(stored.count == rows.count)
+            var byRow: [Int64: ManagedObject] = [:]
+            for object in stored {
+                let present = names.indices.first { object.value(forKey: names[$0]) != nil }
+                if let present, let value = object.value(forKey: names[present]) as? Int64 { byRow[value / 1000] = object }
+            }
+            for (row, dictionary) in rows.enumerated() {
+                let object = try #require(byRow[Int64(row)])
+                for name in names {
+                    #expect(object.value(forKey: name) as? Int64 == dictionary[name] as? Int64, "row \(row), \(name)")
+                }
+            }
+            let unknown = #expect(throws: CoreDataError.self) {
+                try context.execute(BatchInsertRequest(entityName: "Keys", objects: [["ab": Int64(1), "abd": Int64(2)]]))
+            }
+            #expect(unknown?.key == "abd")
+        }
+    }
 }
