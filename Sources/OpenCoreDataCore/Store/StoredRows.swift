@@ -14,12 +14,6 @@ package struct StoredRows: RandomAccessCollection, Sendable {
         values.reserveCapacity(width * capacity)
     }
 
-    /// Rows given as one array each (every one `width` values long).
-    package init(width: Int, rows: [[ManagedValue]]) {
-        self.init(width: width, capacity: rows.count)
-        for row in rows { append(row) }
-    }
-
     /// The values of row `position`.
     package subscript(position: Int) -> ArraySlice<ManagedValue> {
         values[position * width ..< (position + 1) * width]
