@@ -7,15 +7,13 @@ extension SQLiteStore {
         let mapping = try layout.mapping(for: entity)
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]
         // Rows colliding with the first uniqueness constraint update the row they collide with.
-        let conflictColumns = entity.upsertConstraint?.properties.compactMap { key in entity.slotByName[key].map { mapping.columns[$0] } } ?? []
+        let conflictSlots = entity.upsertConstraint?.properties.compactMap { entity.slotByName[$0] } ?? []
         var sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.columns)
-        if !conflictColumns.isEmpty {
-            let updates = mapping.columns.map { SQLFragment("\(identifier: $0) = excluded.\(identifier: $0)") } + ["Z_OPT = Z_OPT + 1"]
-            // An upserted row keeps its key: read the keys back.
-            sql += """
-                 ON CONFLICT (\(SQLFragment.identifiers(conflictColumns))) DO UPDATE SET \(SQLFragment.joined(updates, separator: ", ")) \
-                RETURNING Z_PK
-                """
+        if !conflictSlots.isEmpty {
+            // Not `DO UPDATE … RETURNING`: SQLite collects a RETURNING statement's rows in a
+            // temporary table of its own, opened and dropped at every row (three times the work
+            // of the insert). A row that collides is inserted as nothing, and updated by key.
+            sql += " ON CONFLICT (\(SQLFragment.identifiers(conflictSlots.map { mapping.columns[$0] }))) DO NOTHING"
         }
         return try writeTransaction { db in
             var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
@@ -23,23 +21,58 @@ extension SQLiteStore {
             let entityNumber = Int64(mapping.entityNumbers[0])
             var keys: [Int64] = []
             keys.reserveCapacity(rows.count)
+            var upserted = 0
             for values in rows {
                 insert.bind(next, at: 1)
                 insert.bind(entityNumber, at: 2)
                 try insert.bind(values, from: 3)
-                if try insert.step() { keys.append(insert.int64(at: 0)) } else { keys.append(next) }
-                insert.reset()
+                try insert.run()
+                if !conflictSlots.isEmpty && db.changes == 0 {
+                    keys.append(try updateCollidingRow(db, mapping: mapping, conflictSlots: conflictSlots, values: values))
+                    upserted += 1
+                } else {
+                    keys.append(next)
+                }
                 next += 1
             }
             if tracksHistory {
                 // An upserted row is an update in history (its key was not the one reserved).
                 let reserved = next - Int64(rows.count)
                 try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
-                    StoreHistoryChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
+                    StoreHistoryChange(type: upserted > 0 && key != reserved + Int64(offset) ? .update : .insert, entity: entity, primaryKey: key)
                 })
             }
             return keys
         }
+    }
+
+    /// Updates the row a batch insert's row collided with on `conflictSlots` with the row's values
+    /// (as `ON CONFLICT … DO UPDATE` would: every column, `Z_OPT` bumped, its key and entity kept);
+    /// returns its key.
+    private func updateCollidingRow(_ db: SQLiteConnection, mapping: RelationalLayout.EntityMapping, conflictSlots: [Int],
+                                    values: ArraySlice<ManagedValue>) throws -> Int64 {
+        // The colliding values are never nil (nil never collides), so `=` finds what the unique
+        // index found, under the same (binary) collation.
+        let conditions = conflictSlots.map { SQLFragment("\(identifier: mapping.columns[$0]) = \(parameters: 1)") }
+        let find: SQLFragment = "SELECT Z_PK FROM \(identifier: mapping.table) WHERE \(SQLFragment.joined(conditions, separator: " AND "))"
+        let select = try db.cachedStatement(find.rendered(for: .sqlite).sql)
+        for (offset, slot) in conflictSlots.enumerated() { try select.bind(values[values.startIndex + slot], at: Int32(offset + 1)) }
+        guard try select.step() else {
+            select.reset()
+            throw CoreDataError(.persistentStoreSave, """
+                A row of the batch insert into \(mapping.table) collided with the uniqueness constraint of \
+                \(conflictSlots.map { mapping.columns[$0] }.joined(separator: ", ")) but no row has those values; nothing was written.
+                """)
+        }
+        let key = select.int64(at: 0)
+        select.reset()
+        let sets = ["Z_OPT = Z_OPT + 1"] + mapping.columns.map { SQLFragment("\(identifier: $0) = \(parameters: 1)") }
+        let change: SQLFragment = "UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", ")) WHERE Z_PK = \(parameters: 1)"
+        let update = try db.cachedStatement(change.rendered(for: .sqlite).sql)
+        try update.bind(values)
+        update.bind(key, at: Int32(values.count + 1))
+        try update.run()
+        return key
     }
 
     package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,

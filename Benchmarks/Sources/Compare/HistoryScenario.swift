@@ -39,26 +39,7 @@ enum HistoryScenario {
         var ours: [Double] = [], raw: [Double] = []
         for _ in 0..<3 {
             let container = try container(scratchFile("quakes.sqlite"))
-            let context = container.newBackgroundContext()
-            let entity = container.managedObjectModel.entitiesByName["BenchQuake"]!
-            ours.append(try context.performAndWait { () throws in
-                try measure {
-                    var index = 0
-                    let request = BatchInsertRequest(entity: entity, managedObjectHandler: { object in
-                        guard index < n, let quake = object as? BenchQuake else { return true }
-                        quake.code = "q\(index)"
-                        quake.magnitude = Double(index % 70) / 10
-                        quake.place = "place \(index % 1000)"
-                        quake.time = Date(timeIntervalSinceReferenceDate: Double(index))
-                        quake.latitude = Double(index % 180) - 90
-                        quake.longitude = Double(index % 360) - 180
-                        quake.depth = Double(index % 50)
-                        index += 1
-                        return false
-                    })
-                    _ = try context.execute(request)
-                }
-            })
+            ours.append(try measure { try importQuakes(n: n, into: container) })
             raw.append(rawImport(n: n, path: scratchFile("raw-quakes.sqlite").path))
         }
         let oursMS = median(ours), rawMS = median(raw)
@@ -66,7 +47,32 @@ enum HistoryScenario {
                       extra: ["ours_rows_per_s": Double(n) / oursMS * 1000, "raw_rows_per_s": Double(n) / rawMS * 1000])
     }
 
-    private static func rawImport(n: Int, path: String) -> Double {
+    /// The import itself: one batch insert request whose handler fills each quake.
+    static func importQuakes(n: Int, into container: PersistentContainer) throws {
+        let context = container.newBackgroundContext()
+        let entity = container.managedObjectModel.entitiesByName["BenchQuake"]!
+        try context.performAndWait { () throws in
+            var index = 0
+            let request = BatchInsertRequest(entity: entity, managedObjectHandler: { object in
+                guard index < n, let quake = object as? BenchQuake else { return true }
+                quake.code = "q\(index)"
+                quake.magnitude = Double(index % 70) / 10
+                quake.place = "place \(index % 1000)"
+                quake.time = Date(timeIntervalSinceReferenceDate: Double(index))
+                quake.latitude = Double(index % 180) - 90
+                quake.longitude = Double(index % 360) - 180
+                quake.depth = Double(index % 50)
+                index += 1
+                return false
+            })
+            _ = try context.execute(request)
+        }
+    }
+
+    /// A container for the quakes with history tracking, for the profile's `quake-import`.
+    static func profileContainer(_ url: URL) throws -> PersistentContainer { try container(url) }
+
+    static func rawImport(n: Int, path: String) -> Double {
         var db: OpaquePointer?
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         defer { sqlite3_close_v2(db) }

@@ -3,7 +3,7 @@ import OpenCoreData
 
 /// One of our scenarios alone, once, for a profiler (`valgrind --tool=callgrind`, which counts
 /// instructions repeatably on a noisy machine):
-/// `Compare --profile insert|fetch|update|delete|iterate|batch-insert|batch-delete|lookup|fetch-one [N]`
+/// `Compare --profile insert|fetch|update|delete|iterate|batch-insert|batch-delete|lookup|fetch-one|quake-import [N]`
 /// (`iterate`: batches of 500, as the memory scenario reads; `batch-insert`: one
 /// `BatchInsertRequest` of N dictionaries, beside `raw-insert`; `batch-delete`: one
 /// `BatchDeleteRequest` of every row; `lookup`: every object by its ID; `fetch-one`: a fetch
@@ -13,7 +13,17 @@ import OpenCoreData
 /// the previous scenario, to get one step's instructions.
 enum ProfileScenario {
     static func run(_ name: String, n: Int) throws {
+        if name == "raw-quake-import" { _ = HistoryScenario.rawImport(n: n, path: scratchFile("profile-raw-quakes.sqlite").path); return }
         if name.hasPrefix("raw-") || name.hasPrefix("grdb-") { return try runPeer(name, n: n) }
+        if name == "quake-import" {
+            // The Earthquakes import: a batch insert through a managed-object handler, into a
+            // store with history tracking and a unique `code`.
+            let container = try HistoryScenario.profileContainer(scratchFile("profile-quakes.sqlite"))
+            markPhase("quake-import")
+            try HistoryScenario.importQuakes(n: n, into: container)
+            markPhase("end")
+            return
+        }
         let url = scratchFile("profile.sqlite")
         let container = PersistentContainer(name: "Profile", managedObjectModel: ManagedObjectModel(Note.self))
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
@@ -105,7 +115,7 @@ enum ProfileScenario {
                 try context.save()
                 markPhase("end")
             default:
-                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-insert, batch-delete, lookup or fetch-one.")
+                throw CoreDataError(.coreData, "Unknown scenario '\(name)': use insert, fetch, update, delete, iterate, batch-insert, batch-delete, lookup, fetch-one or quake-import.")
             }
         }
     }

@@ -215,4 +215,34 @@ import TestSupport
             #expect(unknown?.key == "abd")
         }
     }
+
+    /// A row that collides with the unique constraint — with a stored row or one inserted earlier
+    /// in the same request — updates that row: its ID comes back, its values are the row's, and
+    /// history records an update of it; the other rows are inserts.
+    @Test(arguments: StoreKind.allCases)
+    func collidingRowsUpdateTheirRowAndAreUpdatesInHistory(kind: StoreKind) throws {
+        let stack = try TestStack(kind, options: [NSPersistentHistoryTrackingKey: true])
+        let context = stack.container.newBackgroundContext()
+        try context.performAndWait { () throws in
+            let first = BatchInsertRequest(entityName: "Sample", objects: [["code": "q1", "title": "one"], ["code": "q2", "title": "two"]])
+            first.resultType = .objectIDs
+            let before = try #require(try context.execute(first).result as? [ManagedObjectID])
+            let token = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).transactions.last?.token
+            let second = BatchInsertRequest(entityName: "Sample", objects: [
+                ["code": "q2", "title": "two again"], ["code": "q3", "title": "three"],
+                ["code": "q3", "title": "three again"], ["code": "q1", "title": "one again"],
+            ])
+            second.resultType = .objectIDs
+            let after = try #require(try context.execute(second).result as? [ManagedObjectID])
+            #expect(after.count == 4)
+            #expect(after[0] == before[1] && after[3] == before[0] && after[1] == after[2])
+            #expect(!before.contains(after[1]))
+            let request = Sample.fetchRequest()
+            request.sortDescriptors = [NSSortDescriptor(key: "code", ascending: true)]
+            #expect(try context.fetch(request).map(\.title) == ["one again", "two again", "three again"])
+            let changes = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)).transactions.flatMap { $0.changes ?? [] }
+            #expect(changes.map(\.changeType) == [.update, .insert, .update, .update])
+            #expect(changes.map(\.changedObjectID) == after)
+        }
+    }
 }
