@@ -74,7 +74,24 @@ extension SQLiteStore {
         let changeColumns = ["Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]
             + (0..<tombstoneWidth).map { "ZTOMBSTONE\($0)" }
         let change = try db.cachedStatement(RelationalLayout.insertRowStatement("ACHANGE", columns: changeColumns).rendered(for: .sqlite).sql)
-        for item in changes {
+        var index = 0
+        while index < changes.count {
+            let run = Self.insertRun(in: changes, from: index)
+            if run >= Self.shortestInsertRun {
+                // Inserts of one entity under consecutive keys (a batch insert's rows, a save's new
+                // objects): one statement writes them all.
+                let first = changes[index].primaryKey
+                let bulk = try db.cachedStatement(Self.insertRunStatement)
+                try bulk.bind([.integer(first), .integer(first + Int64(run - 1)), .integer(next - first), .integer(Int64(Self.changeEntity)),
+                               .integer(Int64(PersistentHistoryChange.ChangeType.insert.rawValue)),
+                               .integer(Int64(layout.entityNumber(of: changes[index].entity))), .integer(number)])
+                try bulk.run()
+                next += Int64(run)
+                index += run
+                continue
+            }
+            let item = changes[index]
+            index += 1
             let kept = item.tombstoneValues
             let tombstone = kept + Array(repeating: ManagedValue.null, count: tombstoneWidth - kept.count)
             let columns: ManagedValue = item.changedSlots.map { .data(HistoryTables.bitVector($0)) } ?? .null
@@ -84,6 +101,30 @@ extension SQLiteStore {
             next += 1
         }
     }
+
+    /// Below this many, a run of inserts is recorded a row at a time.
+    private static let shortestInsertRun = 8
+
+    /// How many changes from `start` are inserts of one entity under consecutive keys.
+    private static func insertRun(in changes: [StoreHistoryChange], from start: Int) -> Int {
+        let first = changes[start]
+        guard first.type == .insert, first.changedSlots == nil else { return 0 }
+        var end = start + 1
+        while end < changes.count, changes[end].type == .insert, changes[end].changedSlots == nil, changes[end].entity === first.entity,
+              changes[end].primaryKey == first.primaryKey + Int64(end - start) {
+            end += 1
+        }
+        return end - start
+    }
+
+    /// The `ACHANGE` rows of a run of inserts: keys from the first to the last parameter, each
+    /// change's own key the object's plus the third; then the change entity, the change type, the
+    /// object's entity and the transaction.
+    private static let insertRunStatement = """
+        WITH RECURSIVE inserted(key) AS (SELECT ? UNION ALL SELECT key + 1 FROM inserted WHERE key < ?) \
+        INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID) \
+        SELECT key + ?, ?, 1, ?, ?, key, ? FROM inserted
+        """
 
     package func importHistory(_ transactions: [HistoryTransactionRecord], lastNumber: Int64) throws {
         guard tracksHistory else { return }

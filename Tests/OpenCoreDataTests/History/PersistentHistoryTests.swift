@@ -224,6 +224,58 @@ import TestSupport
         #expect(recorded.count == 1)
     }
 
+    /// Many inserts of one entity are recorded as few are (the SQLite store writes a run of them
+    /// with one statement): a change per object, in key order, each naming its object, beside the
+    /// updates and deletions of the same save; every change key below the store's counter.
+    @Test(arguments: StoreKind.allCases, [3, 30])
+    func manyInsertsAreRecordedOneChangeEach(kind: StoreKind, count: Int) throws {
+        let stack = try stack(kind)
+        let context = stack.container.newBackgroundContext()
+        let (batchIDs, savedIDs, updated, deleted) = try context.performAndWait { () throws in
+            let request = BatchInsertRequest(entityName: "Entry", objects: (0..<count).map { ["code": "batch \($0)"] })
+            request.resultType = .objectIDs
+            let batchIDs = try #require(try context.execute(request).result as? [ManagedObjectID])
+            let kept = Entry(context: context), gone = Entry(context: context)
+            (kept.code, gone.code) = ("kept", "gone")
+            try context.save()
+            kept.value = 7
+            context.delete(gone)
+            let notes = (0..<count).map { index in
+                let note = Note(context: context)
+                note.id = Int32(index)
+                return note
+            }
+            let entries = (0..<count).map { index in
+                let entry = Entry(context: context)
+                entry.code = "saved \(index)"
+                return entry
+            }
+            try context.save()
+            return (batchIDs, (notes + entries).map(\.objectID), kept.objectID, gone.objectID)
+        }
+        let transactions = try history(context)
+        #expect(transactions.count == 3)
+        let batch = transactions.first?.changes ?? []
+        #expect(batch.map(\.changedObjectID) == batchIDs && batch.allSatisfy { $0.changeType == .insert })
+        let save = transactions.last?.changes ?? []
+        #expect(Set(save.filter { $0.changeType == .insert }.map(\.changedObjectID)) == Set(savedIDs))
+        #expect(save.filter { $0.changeType == .insert }.count == savedIDs.count)
+        #expect(save.filter { $0.changeType == .update }.map(\.changedObjectID) == [updated])
+        #expect(save.filter { $0.changeType == .delete }.map(\.changedObjectID) == [deleted])
+        for change in save where change.changeType == .insert {
+            #expect(change.tombstone == nil && change.updatedProperties == nil)
+        }
+        if kind == .sqlite {
+            let db = try RawSQLite(stack.storeURL)
+            let counter = try db.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 16001").first?.first as? Int64 ?? 0
+            let highest = try db.rows("SELECT MAX(Z_PK), COUNT(*), COUNT(DISTINCT Z_PK) FROM ACHANGE").first ?? []
+            #expect((highest.first as? Int64 ?? .max) <= counter)
+            #expect(highest.dropFirst().map { $0 as? Int64 } == [Int64(3 * count + 4), Int64(3 * count + 4)])
+            let columns = try db.rows("SELECT COUNT(*) FROM ACHANGE WHERE ZCHANGETYPE = 0 AND (ZCOLUMNS IS NOT NULL OR Z_OPT != 1 OR Z_ENT != 16001)")
+            #expect(columns.first?.first as? Int64 == 0)
+        }
+    }
+
     @Test func theSQLiteHistoryIsCoreDatasTables() throws {
         let stack = try stack(.sqlite)
         let context = stack.container.newBackgroundContext()
