@@ -44,6 +44,21 @@ import TestSupport
         #expect(NSPredicate(format: "größe IN %@", [41, 42]).evaluate(with: row))
     }
 
+    /// An ASCII format (read a byte at a time) reads as the same format with a character beyond
+    /// ASCII does: keywords in any case, "\r\n" between tokens and inside quotes.
+    @Test func asciiFormatsReadAsOthersDo() {
+        let row: [String: Any] = ["x2": 7, "ratio": 0.5, "name": "a\r\nb", "größe": 42]
+        for (ascii, other) in [("x2 == 7 aNd ratio BeTwEeN {0, 1}", "x2 == 7 aNd ratio BeTwEeN {0, 1} AND größe == 42"),
+                               ("ratio In {0.5} or x2 == 8", "ratio In {0.5} or größe == 8"),
+                               ("x2 == 7\r\nand name == 'a\r\nb'", "x2 == 7\r\nand name == 'a\r\nb' and größe == 42"),
+                               ("not (x2 == 8) && name contains[c] 'A'", "not (größe == 8) && name contains[c] 'A'")] {
+            #expect(NSPredicate(format: ascii).evaluate(with: row), "\(ascii)")
+            #expect(NSPredicate(format: other).evaluate(with: row), "\(other)")
+        }
+        #expect(!NSPredicate(format: "x2 == 7 AND ratio between {0.6, 1}").evaluate(with: row))
+        #expect(NSPredicate(format: "name == 'a\r\nb'").predicateFormat == NSPredicate(format: "name == \"a\r\nb\"").predicateFormat)
+    }
+
     @Test func dictionariesAreReadByKeyAndNestedKeyPaths() {
         let people: [[String: Any]] = [
             ["name": "Ann", "age": 34, "address": ["city": "Paris"], "tags": ["swift", "linux"]],
