@@ -30,8 +30,7 @@ package struct PredicateParser {
     private var argumentIndex = 0
 
     package static func parse(_ format: String, arguments: [Any]) throws(CoreDataError) -> PredicateNode {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(format: format, tokens: try lexer.tokenize(), arguments: arguments)
+        var parser = PredicateParser(format: format, scanned: try ScannedFormats.scanned(format), arguments: arguments)
         let node = try parser.parseOr()
         guard case .end = parser.current.kind else {
             throw parser.error("unexpected \(parser.describe(parser.current)) after a complete predicate", at: parser.current)
@@ -47,17 +46,11 @@ package struct PredicateParser {
         CoreDataError(.coreData, "Unable to parse the predicate format \"\(format)\": \(message) (at offset \(offset)).")
     }
 
-    private init(format: String, tokens: [PredicateToken], arguments: [Any]) {
+    private init(format: String, scanned: ScannedFormats.Scanned, arguments: [Any]) {
         self.format = format
-        self.tokens = tokens
+        self.tokens = scanned.tokens
+        self.closingParenthesis = scanned.closingParenthesis
         self.arguments = arguments
-        var open: [Int] = []
-        var closing: [Int: Int] = [:]
-        for (index, token) in tokens.enumerated() {
-            if case .symbol("(") = token.kind { open.append(index) }
-            if case .symbol(")") = token.kind, let start = open.popLast() { closing[start] = index }
-        }
-        closingParenthesis = closing
     }
 
     /// Enters one level of nesting; callers leave it with `depth -= 1`.

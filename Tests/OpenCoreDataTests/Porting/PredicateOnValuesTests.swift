@@ -59,6 +59,25 @@ import TestSupport
         #expect(NSPredicate(format: "name == 'a\r\nb'").predicateFormat == NSPredicate(format: "name == \"a\r\nb\"").predicateFormat)
     }
 
+    /// A format read before (its tokens are kept) takes each predicate's own arguments; more
+    /// formats than are kept read as well; a format that cannot be read is refused every time,
+    /// naming where.
+    @Test func aFormatReadBeforeTakesNewArguments() throws {
+        for value in 0..<600 {
+            #expect(NSPredicate(format: "SELF == %d", value).evaluate(with: value))
+            #expect(!NSPredicate(format: "SELF == %d", value).evaluate(with: value + 1))
+            #expect(NSPredicate(format: "SELF == \(value) OR SELF == %d", -1).evaluate(with: value))
+        }
+        #expect(NSPredicate(format: "name == %@ AND size > %d", "a", 3).evaluate(with: ["name": "a", "size": 4]))
+        #expect(!NSPredicate(format: "name == %@ AND size > %d", "b", 3).evaluate(with: ["name": "a", "size": 4]))
+        for _ in 0..<2 {
+            let broken = #expect(throws: CoreDataError.self) { try NSPredicate(format: "name == 'open").validate() }
+            #expect(broken?.message.contains("never closed") == true)
+        }
+        let long = (0..<200).map { "SELF == \($0)" }.joined(separator: " OR ")
+        #expect(NSPredicate(format: long).evaluate(with: 199) && !NSPredicate(format: long).evaluate(with: 200))
+    }
+
     @Test func dictionariesAreReadByKeyAndNestedKeyPaths() {
         let people: [[String: Any]] = [
             ["name": "Ann", "age": 34, "address": ["city": "Paris"], "tags": ["swift", "linux"]],
