@@ -78,7 +78,7 @@ package final class RelationalLayout: @unchecked Sendable {
         /// Whether slot n reads table column n (no reordering needed).
         package let columnsInSlotOrder: Bool
         /// `Z_PK, Z_ENT, Z_OPT` and `tableColumns`, as a fetch selects them (made once: building
-        /// it cost 4,000 instructions per fetch).
+        /// it cost 4,000 instructions per fetch, and writing each name at every fetch more).
         package let rowColumns: SQLFragment
 
         package init(table: String, columns: [String], types: [AttributeType], tableIndexes: [Int],
@@ -96,7 +96,8 @@ package final class RelationalLayout: @unchecked Sendable {
             self.insertColumns = columns + entityColumns.keys.sorted().compactMap { entityColumns[$0]?.name }
             self.hasToOnes = types.contains(.objectID)
             self.columnsInSlotOrder = tableIndexes == Array(tableIndexes.indices)
-            self.rowColumns = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + tableColumns)
+            let rowColumns = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + tableColumns)
+            self.rowColumns = rowColumns.prerendered ?? rowColumns
         }
     }
 

@@ -123,6 +123,20 @@ package struct SQLFragment: Sendable, ExpressibleByStringInterpolation, CustomSt
         return result
     }
 
+    /// The fragment as one piece of SQL text, for a fragment of names and code's text that is
+    /// composed into many statements (a table's column list): names are written the same way in
+    /// every dialect, so rendering them once saves writing (and checking) each name every time.
+    /// Nil for a fragment with values or placeholders, whose text depends on the dialect.
+    package var prerendered: SQLFragment? {
+        for segment in segments {
+            switch segment {
+            case .sql, .identifier, .quotedIdentifier: continue
+            case .bind, .list, .parameters: return nil
+            }
+        }
+        return SQLFragment(sql: rendered(for: .sqlite).sql)
+    }
+
     /// Numbers this code knows (entity numbers from the layout), comma-separated, as SQL.
     package static func numbers(_ values: [Int]) -> SQLFragment {
         SQLFragment(sql: values.map(String.init).joined(separator: ", "))

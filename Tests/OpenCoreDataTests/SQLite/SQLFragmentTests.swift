@@ -76,4 +76,23 @@ import TestSupport
         #expect(SQLFragment.joined([SQLFragment](), separator: ", ").isEmpty)
         #expect(("x" + "y" as SQLFragment).segments == [.sql("xy")])
     }
+
+    /// A fragment of names rendered once reads as the fragment itself does in both dialects,
+    /// names that need quotes included, composed before values numbered after it; a fragment
+    /// with values has no dialect-free text.
+    @Test func namesRenderedOnceReadAsTheFragment() throws {
+        let names = SQLFragment.identifiers(["Z_PK", "ZNAME", "weird \"name\"", "1st", "größe"])
+        let once = try #require(names.prerendered)
+        #expect(once.segments.count == 1)
+        for dialect in [SQLDialect.sqlite, .postgreSQL] {
+            let direct: SQLFragment = "SELECT \(names) FROM T WHERE ZNAME = \(bind: .string("a"))"
+            let composed: SQLFragment = "SELECT \(once) FROM T WHERE ZNAME = \(bind: .string("a"))"
+            #expect(composed.rendered(for: dialect).sql == direct.rendered(for: dialect).sql)
+            #expect(composed.rendered(for: dialect).arguments == [.string("a")])
+        }
+        #expect(once.rendered(for: .sqlite).sql == #"Z_PK, ZNAME, "weird ""name""", "1st", "größe""#)
+        #expect(SQLFragment("x = \(bind: .integer(1))").prerendered == nil)
+        #expect(SQLFragment("x IN (\(list: []))").prerendered == nil)
+        #expect(SQLFragment("VALUES (\(parameters: 2))").prerendered == nil)
+    }
 }
