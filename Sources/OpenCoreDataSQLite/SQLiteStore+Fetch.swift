@@ -10,9 +10,10 @@ extension SQLiteStore {
     }
 
     /// The rows a rendered query selects (`FetchQuery.rowColumns`: key, entity, version, then
-    /// the table's columns), as `request` asks for them.
+    /// the table's columns), as `request` asks for them; with `firstOnly`, the first row alone
+    /// (a query by key: SQLite is not asked for a next row that cannot exist).
     private func rows(_ query: (sql: String, arguments: [ManagedValue]), of request: StoreFetchRequest,
-                      mapping: RelationalLayout.EntityMapping, layout: RelationalLayout) throws -> [StoreRow] {
+                      mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, firstOnly: Bool = false) throws -> [StoreRow] {
         let mixed = mapping.hasSubentities && request.includesSubentities
         let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         return try readers.read { db in
@@ -34,6 +35,7 @@ extension SQLiteStore {
                 }
                 rows.append(StoreRow(entity: entity, primaryKey: statement.int64(at: 0),
                                      snapshot: RowSnapshot(values: values, version: statement.int64(at: 2))))
+                if firstOnly { break }
             }
             return rows
         }
@@ -72,7 +74,8 @@ extension SQLiteStore {
         let request = StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))
         let layout = try currentLayout()
         guard let sql = try layout.rowByKeyQuery(request.entity, dialect: .sqlite) else { return try fetch(request).first }
-        return try rows((sql, [.integer(primaryKey)]), of: request, mapping: try layout.mapping(for: request.entity), layout: layout).first
+        return try rows((sql, [.integer(primaryKey)]), of: request, mapping: try layout.mapping(for: request.entity), layout: layout,
+                        firstOnly: true).first
     }
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
