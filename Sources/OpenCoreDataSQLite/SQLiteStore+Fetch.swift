@@ -6,28 +6,30 @@ extension SQLiteStore {
         let layout = try currentLayout()
         let mapping = try layout.mapping(for: request.entity)
         let query = try FetchQuery(request, mapping: mapping, layout: layout, dialect: .sqlite).select(FetchQuery.rowColumns(mapping))
-        return try rows(query.rendered(for: .sqlite), of: request, mapping: mapping, layout: layout)
+        return try rows(query.rendered(for: .sqlite), of: request.entity, includingSubentities: request.includesSubentities, mapping: mapping,
+                        layout: layout)
     }
 
-    /// The rows a rendered query selects (`FetchQuery.rowColumns`: key, entity, version, then
-    /// the table's columns), as `request` asks for them; with `firstOnly`, the first row alone
-    /// (a query by key: SQLite is not asked for a next row that cannot exist).
-    private func rows(_ query: (sql: String, arguments: [ManagedValue]), of request: StoreFetchRequest,
+    /// The rows of `requested` (and its sub-entities when included) a rendered query selects
+    /// (`FetchQuery.rowColumns`: key, entity, version, then the table's columns); with
+    /// `firstOnly`, the first row alone (a query by key: SQLite is not asked for a next row that
+    /// cannot exist).
+    private func rows(_ query: (sql: String, arguments: [ManagedValue]), of requested: EntityDescription, includingSubentities: Bool,
                       mapping: RelationalLayout.EntityMapping, layout: RelationalLayout, firstOnly: Bool = false) throws -> [StoreRow] {
-        let mixed = mapping.hasSubentities && request.includesSubentities
-        let allowed = request.includesSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
+        let mixed = mapping.hasSubentities && includingSubentities
+        let allowed = includingSubentities ? mapping.entityNumbers : Array(mapping.entityNumbers.prefix(1))
         return try readers.read { db in
             let statement = try db.cachedStatement(query.sql)
             defer { statement.reset() }
             try statement.bind(query.arguments)
             var rows: [StoreRow] = []
             while try statement.step() {
-                var entity = request.entity
+                var entity = requested
                 var values: [ManagedValue]
-                if mapping.hasSubentities || request.entity.superentity != nil {
+                if mapping.hasSubentities || requested.superentity != nil {
                     try Self.checkRowEntity(statement.int64(at: 1), allowed: allowed, key: statement.int64(at: 0), table: mapping.table)
                 }
-                if mixed, case let own = rowEntity(statement.int64(at: 1), requested: request.entity, layout: layout), own !== entity {
+                if mixed, case let own = rowEntity(statement.int64(at: 1), requested: requested, layout: layout), own !== entity {
                     entity = own
                     values = readValues(statement, from: 3, mapping: try layout.mapping(for: own), layout: layout)
                 } else {
@@ -71,11 +73,13 @@ extension SQLiteStore {
 
     package func row(entity: EntityDescription, primaryKey: Int64) throws -> StoreRow? {
         // From the root, so that the row's own entity (a sub-entity) comes back.
-        let request = StoreFetchRequest(entity: entity.rootEntity, predicate: .primaryKeyIn([primaryKey]))
+        let root = entity.rootEntity
         let layout = try currentLayout()
-        guard let sql = try layout.rowByKeyQuery(request.entity, dialect: .sqlite) else { return try fetch(request).first }
-        return try rows((sql, [.integer(primaryKey)]), of: request, mapping: try layout.mapping(for: request.entity), layout: layout,
-                        firstOnly: true).first
+        guard let sql = try layout.rowByKeyQuery(root, dialect: .sqlite) else {
+            return try fetch(StoreFetchRequest(entity: root, predicate: .primaryKeyIn([primaryKey]))).first
+        }
+        return try rows((sql, [.integer(primaryKey)]), of: root, includingSubentities: true, mapping: try layout.mapping(for: root),
+                        layout: layout, firstOnly: true).first
     }
 
     package func fetchRelated(_ relationship: RelationshipDescription, of primaryKeys: [Int64]) throws -> [(source: Int64, member: ManagedObjectID)] {
