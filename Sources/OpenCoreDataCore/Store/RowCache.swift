@@ -97,6 +97,15 @@ package final class RowCache: Sendable {
     }
 
     private func enter(_ rows: [(ManagedObjectID, RowSnapshot)], at time: TimeInterval, into state: inout State) {
+        var rows = rows[...]
+        if rows.count > capacity {
+            // More rows than the cache holds (a save of 200,000 objects): entered one by one, they
+            // would all be stored and then the older half of everything dropped — every entry
+            // held now among them. The same outcome without the work: the table starts again
+            // with the newest `capacity` rows (the last ones; a list holds a row once).
+            state.rows.removeAll()
+            rows = rows.suffix(capacity)
+        }
         state.rows.reserveCapacity(min(state.rows.count + rows.count, capacity + rows.count))
         for (id, row) in rows {
             // Never replace a row with an older version of itself.

@@ -27,6 +27,23 @@ import TestSupport
         #expect(cache.snapshot(for: many.last!) != nil)
     }
 
+    /// One list of more rows than the cache holds (a large save or load) leaves the newest rows
+    /// and nothing older: no row it held before answers with its old version.
+    @Test func moreRowsThanTheCacheHoldsLeaveTheNewestAndNothingOlder() {
+        let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
+        let cache = RowCache(capacity: 100)
+        let ids = (0..<250).map { ManagedObjectID.permanent(entity, store: "S", primaryKey: Int64($0)) }
+        cache.store(ids.prefix(60).map { ($0, RowSnapshot(values: [.string("old")], version: 1)) })
+        #expect(cache.snapshot(for: ids[0]) == RowSnapshot(values: [.string("old")], version: 1))
+        cache.store(ids.map { ($0, RowSnapshot(values: [.string("new")], version: 2)) })
+        #expect(cache.count == 100)
+        #expect(cache.tableCapacity <= 256)
+        for (index, id) in ids.enumerated() {
+            let expected = index >= 150 ? RowSnapshot(values: [.string("new")], version: 2) : nil
+            #expect(cache.snapshot(for: id) == expected, "row \(index)")
+        }
+    }
+
     @Test func theRowCacheKeepsTheNewestVersionOfARow() {
         let entity = ManagedObjectModel(Note.self).entitiesByName["Note"]!
         let cache = RowCache(capacity: 100)
