@@ -8,12 +8,13 @@ extension SQLiteStore {
         let rootNumber = try layout.mapping(for: entity.rootEntity).entityNumbers[0]
         // Rows colliding with the first uniqueness constraint update the row they collide with.
         let conflictSlots = entity.upsertConstraint?.properties.compactMap { entity.slotByName[$0] } ?? []
+        let colliding = conflictSlots.isEmpty ? nil : CollidingRowUpdate(mapping: mapping, conflictSlots: conflictSlots)
         var sql = RelationalLayout.insertStatement(mapping.table, columns: mapping.columns)
-        if !conflictSlots.isEmpty {
+        if let colliding {
             // Not `DO UPDATE … RETURNING`: SQLite collects a RETURNING statement's rows in a
             // temporary table of its own, opened and dropped at every row (three times the work
             // of the insert). A row that collides is inserted as nothing, and updated by key.
-            sql += " ON CONFLICT (\(SQLFragment.identifiers(conflictSlots.map { mapping.columns[$0] }))) DO NOTHING"
+            sql += " ON CONFLICT (\(SQLFragment.identifiers(colliding.conflictColumns))) DO NOTHING"
         }
         return try writeTransaction { db in
             var next = try reserveKeys(db, root: entity.rootEntity, entityNumber: rootNumber, count: rows.count)
@@ -21,15 +22,13 @@ extension SQLiteStore {
             let entityNumber = Int64(mapping.entityNumbers[0])
             var keys: [Int64] = []
             keys.reserveCapacity(rows.count)
-            var upserted = 0
             for values in rows {
                 insert.bind(next, at: 1)
                 insert.bind(entityNumber, at: 2)
                 try insert.bind(values, from: 3)
                 try insert.run()
-                if !conflictSlots.isEmpty && db.changes == 0 {
-                    keys.append(try updateCollidingRow(db, mapping: mapping, conflictSlots: conflictSlots, values: values))
-                    upserted += 1
+                if let colliding, db.changes == 0 {
+                    keys.append(try colliding.update(values, in: db))
                 } else {
                     keys.append(next)
                 }
@@ -39,40 +38,11 @@ extension SQLiteStore {
                 // An upserted row is an update in history (its key was not the one reserved).
                 let reserved = next - Int64(rows.count)
                 try recordHistory(db, layout: layout, author: author, changes: keys.enumerated().map { offset, key in
-                    StoreHistoryChange(type: upserted > 0 && key != reserved + Int64(offset) ? .update : .insert, entity: entity, primaryKey: key)
+                    StoreHistoryChange(type: key == reserved + Int64(offset) ? .insert : .update, entity: entity, primaryKey: key)
                 })
             }
             return keys
         }
-    }
-
-    /// Updates the row a batch insert's row collided with on `conflictSlots` with the row's values
-    /// (as `ON CONFLICT … DO UPDATE` would: every column, `Z_OPT` bumped, its key and entity kept);
-    /// returns its key.
-    private func updateCollidingRow(_ db: SQLiteConnection, mapping: RelationalLayout.EntityMapping, conflictSlots: [Int],
-                                    values: ArraySlice<ManagedValue>) throws -> Int64 {
-        // The colliding values are never nil (nil never collides), so `=` finds what the unique
-        // index found, under the same (binary) collation.
-        let conditions = conflictSlots.map { SQLFragment("\(identifier: mapping.columns[$0]) = \(parameters: 1)") }
-        let find: SQLFragment = "SELECT Z_PK FROM \(identifier: mapping.table) WHERE \(SQLFragment.joined(conditions, separator: " AND "))"
-        let select = try db.cachedStatement(find.rendered(for: .sqlite).sql)
-        for (offset, slot) in conflictSlots.enumerated() { try select.bind(values[values.startIndex + slot], at: Int32(offset + 1)) }
-        guard try select.step() else {
-            select.reset()
-            throw CoreDataError(.persistentStoreSave, """
-                A row of the batch insert into \(mapping.table) collided with the uniqueness constraint of \
-                \(conflictSlots.map { mapping.columns[$0] }.joined(separator: ", ")) but no row has those values; nothing was written.
-                """)
-        }
-        let key = select.int64(at: 0)
-        select.reset()
-        let sets = ["Z_OPT = Z_OPT + 1"] + mapping.columns.map { SQLFragment("\(identifier: $0) = \(parameters: 1)") }
-        let change: SQLFragment = "UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", ")) WHERE Z_PK = \(parameters: 1)"
-        let update = try db.cachedStatement(change.rendered(for: .sqlite).sql)
-        try update.bind(values)
-        update.bind(key, at: Int32(values.count + 1))
-        try update.run()
-        return key
     }
 
     package func batchUpdate(_ request: StoreFetchRequest, values: [(slot: Int, value: ManagedValue)], returningKeys: Bool,
@@ -156,5 +126,51 @@ extension SQLiteStore {
             try recordHistory(db, layout: layout, author: author, changes: rows.history)
             return BatchOutcome(count: keys.count, keys: keys)
         }
+    }
+}
+
+/// How a batch insert's row that collided with the uniqueness constraint on `conflictSlots`
+/// updates the row it collided with, as `ON CONFLICT … DO UPDATE` would: every column, `Z_OPT`
+/// bumped, its key and entity kept. Both statements are written once per request.
+private struct CollidingRowUpdate {
+    let conflictSlots: [Int]
+    let table: String
+    let conflictColumns: [String]
+    /// `SELECT Z_PK … WHERE <each constraint column> = ?`: the colliding values are never nil (nil
+    /// never collides), so `=` finds what the unique index found, under the same (binary) collation.
+    let find: String
+    /// `UPDATE … SET Z_OPT = Z_OPT + 1, <every column> = ? WHERE Z_PK = ?`.
+    let update: String
+
+    init(mapping: RelationalLayout.EntityMapping, conflictSlots: [Int]) {
+        self.conflictSlots = conflictSlots
+        table = mapping.table
+        conflictColumns = conflictSlots.map { mapping.columns[$0] }
+        let conditions = conflictColumns.map { SQLFragment("\(identifier: $0) = \(parameters: 1)") }
+        find = SQLFragment("SELECT Z_PK FROM \(identifier: mapping.table) WHERE \(SQLFragment.joined(conditions, separator: " AND "))")
+            .rendered(for: .sqlite).sql
+        let sets = ["Z_OPT = Z_OPT + 1"] + mapping.columns.map { SQLFragment("\(identifier: $0) = \(parameters: 1)") }
+        update = SQLFragment("UPDATE \(identifier: mapping.table) SET \(SQLFragment.joined(sets, separator: ", ")) WHERE Z_PK = \(parameters: 1)")
+            .rendered(for: .sqlite).sql
+    }
+
+    /// Updates the row `values` collided with; returns its key.
+    func update(_ values: ArraySlice<ManagedValue>, in db: SQLiteConnection) throws -> Int64 {
+        let select = try db.cachedStatement(find)
+        for (offset, slot) in conflictSlots.enumerated() { try select.bind(values[values.startIndex + slot], at: Int32(offset + 1)) }
+        let found = try select.step()
+        let key = found ? select.int64(at: 0) : 0
+        select.reset()
+        guard found else {
+            throw CoreDataError(.persistentStoreSave, """
+                A row of the batch insert into \(table) collided with the uniqueness constraint of \
+                \(conflictColumns.joined(separator: ", ")) but no row has those values; nothing was written.
+                """)
+        }
+        let statement = try db.cachedStatement(update)
+        try statement.bind(values)
+        statement.bind(key, at: Int32(values.count + 1))
+        try statement.run()
+        return key
     }
 }
