@@ -18,15 +18,19 @@ extension RelationalMigrator {
                 let columns = [own, other] + [order, inverseOrder].compactMap { $0 }
                 var insert = try sessions.inserter(into: table, columns: columns, orIgnore: true)
                 for kind in mapping.destination.entities where kind.isKindOf(entity: entity) {
-                    for row in rows[ObjectIdentifier(kind)] ?? [] {
-                        guard let owner = keys[row.table]?[row.key] else { continue }
-                        for (index, member) in try members(of: relationship, in: kind, owner: row).enumerated() {
-                            var values: [ManagedValue] = [.integer(owner.key), .integer(member.key)]
-                            if order != nil { values.append(.integer(RelationalLayout.orderValue(index))) }
-                            if inverseOrder != nil {
-                                values.append(try position(of: row, in: relationship.inverseRelationship, owner: member).map { .integer(RelationalLayout.orderValue($0)) } ?? .null)
+                    for (oldTable, oldKeys) in oldRows(of: kind) {
+                        for oldKey in oldKeys {
+                            let row = (table: oldTable, key: oldKey)
+                            guard let owner = keys[oldTable]?[oldKey] else { continue }
+                            for (index, member) in try members(of: relationship, in: kind, owner: row).enumerated() {
+                                var values: [ManagedValue] = [.integer(owner.key), .integer(member.key)]
+                                if order != nil { values.append(.integer(RelationalLayout.orderValue(index))) }
+                                if inverseOrder != nil {
+                                    values.append(try position(of: row, in: relationship.inverseRelationship, owner: member)
+                                        .map { .integer(RelationalLayout.orderValue($0)) } ?? .null)
+                                }
+                                try insert.insert(values)
                             }
-                            try insert.insert(values)
                         }
                     }
                 }
@@ -95,7 +99,7 @@ extension RelationalMigrator {
                   owner: (key: Int64, entity: EntityDescription)?) throws -> Int? {
         guard let inverse, let owner, let moved = keys[member.table]?[member.key] else { return nil }
         if let known = positions[ObjectIdentifier(inverse)]?[owner.key] { return known[moved.key] }
-        guard let ownerRow = origins[ObjectIdentifier(owner.entity)]?[owner.key] else { return nil }
+        guard let ownerRow = origin(of: owner.entity, newKey: owner.key) else { return nil }
         var byKey: [Int64: Int] = [:]
         for (index, member) in try members(of: inverse, in: owner.entity, owner: ownerRow).enumerated() { byKey[member.key] = index }
         positions[ObjectIdentifier(inverse), default: [:]][owner.key] = byKey

@@ -8,23 +8,23 @@ extension RelationalMigrator {
     /// work out — are copied by the database itself (`INSERT … SELECT` from the old tables).
     /// Returns them; `copyRows` does the others row by row.
     func copyStraight() throws -> Set<ObjectIdentifier> {
-        var done = 0
         var copied = Set<ObjectIdentifier>()
         for entity in mapping.destination.entities where !entity.isAbstract {
-            guard let sourceEntity = mapping.source(of: entity), let entityRows = rows[ObjectIdentifier(entity)], !entityRows.isEmpty,
+            // (One old table holds the rows of an entity a straight copy takes: its source's.)
+            guard let sourceEntity = mapping.source(of: entity), case let tables = oldRows(of: entity), tables.count == 1,
                   let plan = try straightCopy(of: entity, from: sourceEntity) else { continue }
-            let rowCount = entityRows.count
+            let entityRows = tables[0].keys, rowCount = entityRows.count
             // In ranges of keys (read in key order) of at most `straightCopyRows` rows: one
             // statement stays well inside a server's statement timeout, whatever the table's size.
             for start in stride(from: 0, to: rowCount, by: Self.straightCopyRows) {
                 let end = start + Self.straightCopyRows
-                let low = start == 0 ? Int64.min : entityRows[start].key
-                let high = end >= rowCount ? Int64.max : entityRows[end].key - 1
+                let low = start == 0 ? Int64.min : entityRows[start]
+                let high = end >= rowCount ? Int64.max : entityRows[end] - 1
                 _ = try target.run(plan + " AND Z_PK BETWEEN \(bind: .integer(low)) AND \(bind: .integer(high))")
             }
             copied.insert(ObjectIdentifier(entity))
-            done += rowCount
-            progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
+            completedRows += rowCount
+            progress?(MigrationProgress(entityName: entity.name, completedRows: completedRows, totalRows: totalRows))
         }
         return copied
     }

@@ -17,17 +17,17 @@ package final class RelationalMigrator<Sessions: MigrationSessions> {
     let sourceLayout: RelationalLayout
     let targetLayout: RelationalLayout
 
-    /// Per source table, per old key: the row's new key and entity.
-    var keys: [String: [Int64: (key: Int64, entity: EntityDescription)]] = [:]
-    /// Per destination entity, the rows that become its objects (source table, old key).
-    var rows: [ObjectIdentifier: [(table: String, key: Int64)]] = [:]
-    /// Rows the migration copies in all (for progress reports).
+    /// Per source table: each copied row's new key and entity.
+    var keys: [String: MigratedKeys] = [:]
+    /// Rows the migration copies in all, and those copied so far (for progress reports).
     var totalRows = 0
+    var completedRows = 0
     /// Old tables whose rows keep their keys (they alone feed their new table).
     var keptSourceTables: Set<String> = []
     /// New tables fed by one old table (their rows keep their keys), with that old table.
     var soleFeeders: [String: String] = [:]
-    /// Per destination entity, the old row of each new key.
+    /// Per destination entity, the old row of each new key (made when first asked: only
+    /// ordered relationships need it).
     var origins: [ObjectIdentifier: [Int64: (table: String, key: Int64)]] = [:]
     /// Per new ordered relationship and owner's new key: each member's position, by new key.
     var positions: [ObjectIdentifier: [Int64: [Int64: Int]]] = [:]
@@ -76,35 +76,70 @@ package final class RelationalMigrator<Sessions: MigrationSessions> {
         for (targetTable, sources) in feeders where sources.count == 1 { soleFeeders[targetTable] = sources.first }
         var next: [String: Int64] = [:]
         for table in sourceLayout.tables {
-            var tableKeys: [Int64: (key: Int64, entity: EntityDescription)] = [:]
+            var tableKeys = MigratedKeys()
+            // Per old entity number: the destination's index in `tableKeys` and its new table when
+            // its keys are numbered anew (nil: kept); absent from the dictionary when not copied.
+            var destinations: [Int64: (index: Int, renumberedInto: String?)?] = [:]
+            var last: (number: Int64, destination: (index: Int, renumberedInto: String?)?)?
             try source.forEachRow("SELECT Z_PK, Z_ENT FROM \(identifier: table.name) ORDER BY Z_PK") { row in
-                let key = row.key(0)
-                guard let entity = sourceLayout.entitiesByNumber[Int(row.key(1))], let destination = mapping.destination(of: entity),
-                      !destination.isAbstract else { return }
-                let targetTable = try targetLayout.mapping(for: destination).table
-                let newKey: Int64
-                if feeders[targetTable]?.count == 1 {
-                    newKey = key
-                    keptSourceTables.insert(table.name)
+                let key = row.key(0), number = row.key(1)
+                let destination: (index: Int, renumberedInto: String?)?
+                if let last, last.number == number {
+                    destination = last.destination
+                } else if let known = destinations[number] {
+                    destination = known
                 } else {
+                    if let entity = sourceLayout.entitiesByNumber[Int(number)], let target = mapping.destination(of: entity), !target.isAbstract {
+                        let targetTable = try targetLayout.mapping(for: target).table
+                        let kept = feeders[targetTable]?.count == 1
+                        if kept { keptSourceTables.insert(table.name) }
+                        destination = (tableKeys.index(of: target), kept ? nil : targetTable)
+                    } else {
+                        destination = nil
+                    }
+                    destinations[number] = .some(destination)
+                }
+                last = (number, destination)
+                guard let destination else { return }
+                var newKey = key
+                if let targetTable = destination.renumberedInto {
                     newKey = (next[targetTable] ?? 0) + 1
                     next[targetTable] = newKey
                 }
-                tableKeys[key] = (newKey, destination)
-                rows[ObjectIdentifier(destination), default: []].append((table.name, key))
-                origins[ObjectIdentifier(destination), default: [:]][newKey] = (table.name, key)
+                tableKeys.append(oldKey: key, newKey: newKey, entity: destination.index)
                 totalRows += 1
             }
             keys[table.name] = tableKeys
         }
     }
 
+    /// The old rows that become objects of `entity`: per old table (in the layout's order), their
+    /// keys, ascending.
+    func oldRows(of entity: EntityDescription) -> [(table: String, keys: [Int64])] {
+        sourceLayout.tables.compactMap { table in
+            guard let found = keys[table.name]?.oldKeys(of: entity), !found.isEmpty else { return nil }
+            return (table.name, found)
+        }
+    }
+
+    /// The old row that becomes the object of `entity` with the new key `key`.
+    func origin(of entity: EntityDescription, newKey key: Int64) -> (table: String, key: Int64)? {
+        let id = ObjectIdentifier(entity)
+        if origins[id] == nil {
+            var made: [Int64: (table: String, key: Int64)] = [:]
+            for table in sourceLayout.tables {
+                keys[table.name]?.forEachRow(of: entity) { newKey, oldKey in made[newKey] = (table.name, oldKey) }
+            }
+            origins[id] = made
+        }
+        return origins[id]?[key]
+    }
+
     /// The rows of entities that no straight copy took, a page of old rows at a time.
     func copyRows(skipping copied: Set<ObjectIdentifier>) throws {
-        var done = copied.reduce(0) { $0 + (rows[$1]?.count ?? 0) }
         for table in sourceLayout.tables {
-            let tableKeys = keys[table.name] ?? [:]
-            guard tableKeys.values.contains(where: { !copied.contains(ObjectIdentifier($0.entity)) }) else { continue }
+            let tableKeys = keys[table.name] ?? MigratedKeys()
+            guard tableKeys.entities.contains(where: { !copied.contains(ObjectIdentifier($0)) }) else { continue }
             let columns = SQLFragment.identifiers(["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name))
             var inserts: [ObjectIdentifier: (inserter: Sessions.Inserter, writer: MigrationRowWriter)] = [:]
             var after = Int64.min, more = true
@@ -131,9 +166,9 @@ package final class RelationalMigrator<Sessions: MigrationSessions> {
                     guard let writer = inserts[id]?.writer else { return }
                     let values = try rowValues(row, key: newKey, of: entity, from: sourceEntity, table: table.name, writer: writer)
                     try inserts[id]?.inserter.insert(values)       // (in place: the inserter's queued rows are not copied)
-                    done += 1
-                    if done % 1000 == 0 || done == totalRows {
-                        progress?(MigrationProgress(entityName: entity.name, completedRows: done, totalRows: totalRows))
+                    completedRows += 1
+                    if completedRows % 1000 == 0 || completedRows == totalRows {
+                        progress?(MigrationProgress(entityName: entity.name, completedRows: completedRows, totalRows: totalRows))
                     }
                 }
                 more = read == Self.pageSize

@@ -45,9 +45,10 @@ package struct SQLiteStoreRewrite {
         let created = try SQLiteStore(url: temporary, tracksHistory: tracksHistory || hadHistory)
         try created.load(model: destination)
         created.close()
-        // Out of WAL mode while nobody else has it open (leaving WAL needs sole access), so that
-        // its writer can go without a journal while `live` has it attached.
-        try SQLiteConnection(path: temporary.path, readOnly: false).execute("PRAGMA journal_mode = DELETE")
+        // The scratch file fills without its indexes, which are made once, in the live file, after
+        // the rows are there (a sort each): kept, each would be updated row by row as it fills and
+        // then built again in the live file. (Nothing reads the scratch file by them.)
+        let indexes = try Self.withoutIndexes(temporary)
 
         // Attached before the transaction (ATTACH cannot run inside one), and its schema read
         // now, outside it: inside the transaction `live` must not touch the scratch file until
@@ -80,7 +81,7 @@ package struct SQLiteStoreRewrite {
                     """)
             }
             try fill(temporary, hasHistory)
-            try replaceContent(of: live)
+            try replaceContent(of: live, indexes: indexes)
             try live.execute("COMMIT")
         } catch {
             try? live.execute("ROLLBACK")
@@ -95,7 +96,19 @@ package struct SQLiteStoreRewrite {
     /// with their rows. Everything else in the file is the app's and stays as it is: its own
     /// tables (full-text indexes included), views, and their indexes and triggers; its indexes
     /// and triggers on Core Data's tables are made again on the new tables.
-    private func replaceContent(of live: SQLiteConnection) throws {
+    /// Takes the scratch file out of WAL mode (leaving WAL needs sole access, which it has now), so
+    /// that its writer can go without a journal while `live` has it attached, and drops its
+    /// indexes; returns them.
+    private static func withoutIndexes(_ scratch: URL) throws -> [SchemaEntry] {
+        let connection = try SQLiteConnection(path: scratch.path, readOnly: false)
+        try connection.execute("PRAGMA journal_mode = DELETE")
+        let indexes = try SchemaEntry.all(in: "main", of: connection).filter { $0.type == "index" && $0.sql != nil }
+        for index in indexes { try connection.execute("DROP INDEX main.\(SQLiteConnection.quoted(index.name))") }
+        return indexes
+    }
+
+    /// `indexes` are the scratch file's, left out of it while it filled.
+    private func replaceContent(of live: SQLiteConnection, indexes: [SchemaEntry]) throws {
         let old = try SchemaEntry.all(in: "main", of: live)
         let ownTables = try coreDataTables(in: live)
         let dropped = Set(old.filter { $0.type == "table" && ownTables.contains($0.name.uppercased()) }.map { $0.name.uppercased() })
@@ -109,7 +122,7 @@ package struct SQLiteStoreRewrite {
             try live.execute("DROP TABLE main.\(SQLiteConnection.quoted(entry.name))")
         }
 
-        let new = try SchemaEntry.all(in: "migrated", of: live).filter { $0.sql != nil }
+        let new = try SchemaEntry.all(in: "migrated", of: live).filter { $0.sql != nil } + indexes
         let kept = Set(old.filter { !dropped.contains($0.name.uppercased()) && !dropped.contains($0.table.uppercased()) }.map { $0.name.uppercased() })
         if let clash = new.first(where: { kept.contains($0.name.uppercased()) }) {
             throw CoreDataError(.migration, """
@@ -125,7 +138,18 @@ package struct SQLiteStoreRewrite {
             let name = SQLiteConnection.quoted(table.name)
             try live.execute("INSERT INTO main.\(name) SELECT * FROM migrated.\(name)")
         }
-        for entry in new where entry.type != "table" { try live.execute(entry.sql ?? "") }
+        for entry in new where entry.type != "table" {
+            do {
+                try live.execute(entry.sql ?? "")
+            } catch let error as CoreDataError where entry.type == "index" && error.code == .managedObjectConstraintMerge {
+                throw CoreDataError(.migration, """
+                    Cannot migrate \(url.lastPathComponent): rows of the old store share values that the new model \
+                    version's uniqueness constraint on \(entry.table) (\(entry.name)) allows once; nothing was changed. \
+                    Remove the duplicates with the old model version (or leave the constraint out), then open the \
+                    store again.
+                    """)
+            }
+        }
         let made = Set(new.filter { $0.type == "table" }.map { $0.name.uppercased() })
         for entry in carried {
             guard made.contains(entry.table.uppercased()) else {

@@ -231,6 +231,60 @@ import TestSupport
         }
     }
 
+    /// Notes with a code; in the second version the code is unique.
+    static func codeModel(unique: Bool) -> ManagedObjectModel {
+        let entity = EntityDescription(name: "Note", properties: [AttributeDescription(name: "code", type: .string)])
+        if unique { entity.uniquenessConstraints = [["code"]] }
+        return ManagedObjectModel(entities: [entity])
+    }
+
+    /// A store of the first version holding notes with these codes.
+    static func notesWithCodes(_ codes: [String], at url: URL) throws {
+        let first = try PersistentContainer.loaded(at: url, model: codeModel(unique: false))
+        try first.viewContext.performAndWait {
+            for code in codes {
+                ManagedObject(entity: first.managedObjectModel.entitiesByName["Note"]!, insertInto: first.viewContext).setValue(code, forKey: "code")
+            }
+            try first.viewContext.save()
+        }
+        try first.persistentStoreCoordinator.remove(first.persistentStoreCoordinator.persistentStores[0])
+    }
+
+    @Test func aNewUniquenessConstraintIsMadeOnTheMigratedRows() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Notes.sqlite")
+        try Self.notesWithCodes(["a", "b", "c"], at: url)
+        let unique = Self.codeModel(unique: true)
+        let container = try PersistentContainer.loaded(at: url, model: unique)
+        #expect(try RawSQLite(url).rows("SELECT ZCODE FROM ZNOTE ORDER BY Z_PK").map { $0[0] as? String } == ["a", "b", "c"])
+        let indexes = try RawSQLite(url).rows("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ZNOTE'").compactMap { $0[0] as? String }
+        #expect(indexes.contains { $0.contains("UNIQUE") && $0.contains("ZCODE") }, "the constraint's index is in the store: \(indexes)")
+        // The constraint holds from now on: a second "a" replaces the first (the default policy
+        // reports it instead).
+        let context = container.viewContext
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        try context.performAndWait {
+            ManagedObject(entity: unique.entitiesByName["Note"]!, insertInto: context).setValue("a", forKey: "code")
+            try context.save()
+        }
+        #expect(try RawSQLite(url).rows("SELECT COUNT(*) FROM ZNOTE WHERE ZCODE = 'a'")[0][0] as? Int64 == 1)
+    }
+
+    @Test func aNewUniquenessConstraintTheRowsBreakFailsAndLeavesTheStoreAsItWas() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Notes.sqlite")
+        try Self.notesWithCodes(["a", "b", "a"], at: url)
+        let unique = Self.codeModel(unique: true)
+        let before = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data]
+
+        let error = try #require(throws: CoreDataError.self) { try PersistentContainer.loaded(at: url, model: unique) }
+        #expect(error.code == .migration)
+        #expect(error.message.contains("uniqueness constraint") && error.message.contains("ZNOTE"), "\(error.message)")
+        #expect(try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)["NSStoreModelVersionHashes"] as? [String: Data] == before)
+        #expect(try RawSQLite(url).rows("SELECT ZCODE FROM ZNOTE ORDER BY Z_PK").map { $0[0] as? String } == ["a", "b", "a"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") }.isEmpty)
+    }
+
     @Test func progressIsReportedUpToEveryRow() throws {
         let directory = TemporaryDirectory()
         let reports = Locked<[MigrationProgress]>([])
