@@ -13,6 +13,12 @@ final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
     private var statements: [String: SQLiteStatement] = [:]
+    /// The statements used last, newest first, found by comparing their text before the cache is
+    /// asked: hashing a statement's text for the dictionary cost ~1,800 instructions a lookup (a
+    /// fault's row read by key), while the same text is most often the very string used before
+    /// (a layout's query, equal at once) or differs early.
+    private var recent: [(sql: String, statement: SQLiteStatement)] = []
+    private static let recentLimit = 4
     /// How many prepared statements a connection keeps.
     static let statementCacheLimit = 256
 
@@ -55,17 +61,33 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// A prepared statement from the cache (prepared on first use), reset and ready to bind.
     func cachedStatement(_ sql: String) throws -> SQLiteStatement {
-        if let statement = statements[sql] {
-            // Left mid-way by a caller that stopped on an error: ready it for a new run.
-            if sqlite3_stmt_busy(statement.handle) != 0 { sqlite3_reset(statement.handle) }
-            return statement
+        if let index = recent.firstIndex(where: { $0.sql == sql }) {
+            let statement = recent[index].statement
+            if index > 0 { recent.insert(recent.remove(at: index), at: 0) }
+            return Self.ready(statement)
         }
-        let statement = try prepare(sql)
-        // Bounded: fetch shapes are few in an app, but a server taking predicates from its users
-        // could make new ones forever. Past the limit the cache starts again; a statement still
-        // in use is freed when its user lets it go.
-        if statements.count >= Self.statementCacheLimit { statements.removeAll() }
-        statements[sql] = statement
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            statement = Self.ready(cached)
+        } else {
+            statement = try prepare(sql)
+            // Bounded: fetch shapes are few in an app, but a server taking predicates from its users
+            // could make new ones forever. Past the limit the cache starts again; a statement still
+            // in use is freed when its user lets it go.
+            if statements.count >= Self.statementCacheLimit {
+                statements.removeAll()
+                recent.removeAll()
+            }
+            statements[sql] = statement
+        }
+        if recent.count >= Self.recentLimit { recent.removeLast() }
+        recent.insert((sql, statement), at: 0)
+        return statement
+    }
+
+    /// A cached statement left mid-way by a caller that stopped on an error, reset for a new run.
+    private static func ready(_ statement: SQLiteStatement) -> SQLiteStatement {
+        if sqlite3_stmt_busy(statement.handle) != 0 { sqlite3_reset(statement.handle) }
         return statement
     }
 
