@@ -91,11 +91,6 @@ package struct SQLiteStoreRewrite {
         return true
     }
 
-    /// Inside the live file's transaction: drops Core Data's tables of the old version and makes
-    /// the scratch file's tables and indexes (the schema SQLite recorded for it, run as it is)
-    /// with their rows. Everything else in the file is the app's and stays as it is: its own
-    /// tables (full-text indexes included), views, and their indexes and triggers; its indexes
-    /// and triggers on Core Data's tables are made again on the new tables.
     /// Takes the scratch file out of WAL mode (leaving WAL needs sole access, which it has now), so
     /// that its writer can go without a journal while `live` has it attached, and drops its
     /// indexes; returns them.
@@ -107,7 +102,12 @@ package struct SQLiteStoreRewrite {
         return indexes
     }
 
-    /// `indexes` are the scratch file's, left out of it while it filled.
+    /// Inside the live file's transaction: drops Core Data's tables of the old version and makes
+    /// the scratch file's tables (the schema SQLite recorded for it, run as it is) with their rows,
+    /// then their indexes — the scratch file's `indexes`, left out of it while it filled — and
+    /// triggers. Everything else in the file is the app's and stays as it is: its own tables
+    /// (full-text indexes included), views, and their indexes and triggers; its indexes and
+    /// triggers on Core Data's tables are made again on the new tables.
     private func replaceContent(of live: SQLiteConnection, indexes: [SchemaEntry]) throws {
         let old = try SchemaEntry.all(in: "main", of: live)
         let ownTables = try coreDataTables(in: live)
