@@ -8,9 +8,9 @@ import OpenCoreDataCore
 /// these arrays costs a few dozen.
 struct MigratedKeys {
     /// The old rows' keys, ascending.
-    private(set) var oldKeys: [Int64] = []
+    private var oldKeys: [Int64] = []
     /// Each row's new key.
-    private(set) var newKeys: [Int64] = []
+    private var newKeys: [Int64] = []
     /// Each row's destination entity, as an index into `entities`.
     private var destinations: [UInt32] = []
     /// The destination entities of the table's rows, in the order first met.
