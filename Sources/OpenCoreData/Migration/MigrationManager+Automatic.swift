@@ -4,13 +4,13 @@ import OpenCoreDataSQLite
 
 extension MigrationManager {
     /// Before a store is opened with `model`: while the store is at another version and a mapping
-    /// model under ``MappingModelsOption`` starts at the store's version and runs app code,
-    /// migrates the store through it, object by object, in place (``SQLiteStoreRewrite``: under
-    /// the store's write lock, replaced in one transaction, unchanged if anything fails). Mappings
-    /// without app code are left to the lightweight migration, which follows them in SQL.
+    /// model under ``MappingModelsOption`` starts at the store's version and runs app code or
+    /// filters its source objects, migrates the store through it, object by object, in place (``SQLiteStoreRewrite``: under
+    /// the store's write lock, replaced in one transaction, unchanged if anything fails). Other
+    /// mappings are left to the lightweight migration, which follows them in SQL.
     static func migrateWithAppCodeIfNeeded(storeAt url: URL, to model: ManagedObjectModel, options: [String: any Sendable]) throws {
         let mappings = options[MappingModelsOption] as? [MappingModel] ?? []
-        guard mappings.contains(where: \.needsAppCode) else { return }
+        guard mappings.contains(where: \.needsMigrationManager) else { return }
         for _ in mappings {
             guard FileManager.default.fileExists(atPath: url.path),
                   let stored = (try? SQLiteStore.metadata(at: url))?["NSStoreModelVersionHashes"] as? [String: Data] else { return }
@@ -18,7 +18,7 @@ extension MigrationManager {
             // A store already at the version it is opened with is never migrated further.
             guard stored != model.entityVersionHashesByName else { return }
             var next: MappingModel?
-            for mapping in mappings where mapping.needsAppCode {
+            for mapping in mappings where mapping.needsMigrationManager {
                 try mapping.sourceModel.freeze()
                 try mapping.destinationModel.freeze()
                 if mapping.sourceModel.entityVersionHashesByName == stored {

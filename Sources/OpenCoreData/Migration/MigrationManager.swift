@@ -168,10 +168,7 @@ public final class MigrationManager {
         let mappings = entityMappings(of: mapping)
         var sources: [String: [ManagedObject]] = [:]
         for entityMapping in mappings {
-            guard let entity = sourceEntity(for: entityMapping) else { continue }
-            let request = FetchRequest<ManagedObject>(entity: entity)
-            request.includesSubentities = false
-            sources[entityMapping.name] = try sourceContext.fetch(request)
+            sources[entityMapping.name] = try sourceObjects(of: entityMapping)
         }
         let total = Float(max(1, sources.values.reduce(0) { $0 + $1.count } * 2 + mappings.count))
         var done: Float = 0
@@ -219,6 +216,32 @@ public final class MigrationManager {
                                 affectedObjectIDs: error.affectedObjectIDs)
         }
         migrationProgress = 1
+    }
+
+    /// The source objects an entity mapping migrates: those its source expression selects (the
+    /// filter predicate Xcode's mapping editor writes into it), else every object of its source
+    /// entity, sub-entities aside.
+    private func sourceObjects(of mapping: MappingModel.EntityMapping) throws -> [ManagedObject] {
+        guard let selection = try mapping.sourceSelection() else {
+            guard let entity = sourceEntity(for: mapping) else { return [] }
+            let request = FetchRequest<ManagedObject>(entity: entity)
+            request.includesSubentities = false
+            return try sourceContext.fetch(request)
+        }
+        guard let entity = sourceModel.entitiesByName[selection.entityName] else {
+            throw CoreDataError(.migration, """
+                The entity mapping \(mapping.name) selects objects of \(selection.entityName), which the source model \
+                has no entity of. Name one of its entities in the mapping's source expression.
+                """)
+        }
+        let request = FetchRequest<ManagedObject>(entity: entity)
+        request.includesSubentities = selection.includesSubentities
+        request.predicate = FetchPredicate(format: selection.predicateFormat, argumentArray: nil)
+        do {
+            return try sourceContext.fetch(request)
+        } catch let error as CoreDataError {
+            throw CoreDataError(error.code, "The filter predicate of the entity mapping \(mapping.name) (\(selection.predicateFormat)) cannot select its source objects: \(error.message)")
+        }
     }
 
     /// The mapping's entity mappings, and for destination entities it lists none for, an

@@ -44,6 +44,14 @@ package struct InferredMapping {
                         MigrationManager.migrateStore.
                         """)
                 }
+                if mapping.filtersSources {
+                    throw CoreDataError(.migrationMissingMappingModel, """
+                        The migration step \(mappingModel.name) maps \(mapping.destinationEntityName) from the source \
+                        objects \(mapping.sourceExpression ?? "") selects, which a migration in SQL does not filter \
+                        by. Migrate the store with MigrationManager.migrateStore (a SQLite store loaded with \
+                        NSMigratePersistentStoresAutomaticallyOption does so itself).
+                        """)
+                }
             }
         }
         for entity in destination.entities {

@@ -64,7 +64,7 @@ extension MappingModel {
     }
 
     /// `NSMappingModel`'s `NSEntityMappings`, in order: each `NSEntityMapping`'s name, entities,
-    /// policy and the value expressions of its `NSAttributeMappings` and `NSRelationshipMappings`
+    /// policy, source expression and the value expressions of its `NSAttributeMappings` and `NSRelationshipMappings`
     /// (archived `NSExpression`s, kept in predicate format). A mapping that removes an entity
     /// (no destination) makes nothing and is left out, as in the XML form.
     private static func compiledEntityMappings(_ data: Data, named place: String) throws -> [CompiledEntityMapping] {
@@ -88,6 +88,9 @@ extension MappingModel {
             let policy = name("NSEntityMigrationPolicyClassName").flatMap { $0 == "NSEntityMigrationPolicy" ? nil : $0 }
             var mapping = EntityMapping(name: name("NSMappingName"), sourceEntityName: source, destinationEntityName: destination,
                                         migrationPolicyClassName: policy)
+            if entity["NSSourceExpression"]?.uid.map({ $0 != 0 }) == true {
+                mapping.sourceExpression = archive.expressionText(entity["NSSourceExpression"])
+            }
             for property in archive.members(entity["NSAttributeMappings"]) + archive.members(entity["NSRelationshipMappings"]) {
                 guard let propertyMapping = archive.object(property),
                       let destinationName = archive.string(propertyMapping["NSDestinationPropertyName"]),

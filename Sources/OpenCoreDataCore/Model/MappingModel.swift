@@ -12,8 +12,9 @@ import FoundationXML
 /// source object (`$source.continent.numericISO3166Code`) or constants is followed in SQL, row by
 /// row, keeping keys. One that runs app code — a custom entity migration policy
 /// (`EntityMigrationPolicy`, Core Data's `NSEntityMigrationPolicy`) or a `FUNCTION(…)`
-/// expression — is followed object by object by a `MigrationManager`, as Core Data's
-/// `NSMigrationManager` does.
+/// expression — or that migrates only the source objects a filter predicate selects
+/// (``EntityMapping/sourceExpression``) is followed object by object by a `MigrationManager`, as
+/// Core Data's `NSMigrationManager` does.
 // @unchecked Sendable: immutable after init (the models it holds are frozen on first use).
 public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
     /// How the objects of one destination entity are made.
@@ -31,21 +32,43 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
         /// Value expressions of destination properties, in predicate format (`$source.date`,
         /// `YES`); properties not listed are inferred (same name or renaming identifier).
         public var valueExpressions: [String: String]
+        /// Which source objects the mapping migrates, in expression format: Xcode's fetch of the
+        /// source entity narrowed by the mapping's filter predicate,
+        /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note",
+        /// "archived == NO"), $manager.sourceContext, NO)`. `nil` migrates every object of
+        /// `sourceEntityName` (sub-entities aside). Mirrors `NSEntityMapping.sourceExpression`.
+        public var sourceExpression: String?
 
         /// A mapping from `sourceEntityName` (nil: the destination entity starts empty) to
         /// `destinationEntityName`; `name` defaults to Xcode's `<Source>To<Destination>`.
         public init(name: String? = nil, sourceEntityName: String?, destinationEntityName: String, migrationPolicyClassName: String? = nil,
-                    valueExpressions: [String: String] = [:]) {
+                    valueExpressions: [String: String] = [:], sourceExpression: String? = nil) {
             self.name = name ?? sourceEntityName.map { "\($0)To\(destinationEntityName)" } ?? destinationEntityName
             self.sourceEntityName = sourceEntityName
             self.destinationEntityName = destinationEntityName
             self.migrationPolicyClassName = migrationPolicyClassName
             self.valueExpressions = valueExpressions
+            self.sourceExpression = sourceExpression
         }
 
-        /// Whether following this mapping runs app code: a policy, or a `FUNCTION(…)` value.
-        package var needsAppCode: Bool {
-            migrationPolicyClassName != nil || valueExpressions.values.contains { $0.contains("FUNCTION(") }
+        /// The objects ``sourceExpression`` selects; `nil` without one. Throws 134110 for an
+        /// expression other than Xcode's fetch.
+        package func sourceSelection() throws(CoreDataError) -> MappingSourceExpression? {
+            try sourceExpression.map { text throws(CoreDataError) in try MappingSourceExpression(text, mapping: name) }
+        }
+
+        /// Whether following this mapping takes a migration manager, object by object: it runs app
+        /// code (a policy, a `FUNCTION(…)` value) or selects its source objects by an expression
+        /// other than "all of the entity" (a filter predicate), which a migration in SQL does not
+        /// apply.
+        package var needsMigrationManager: Bool {
+            migrationPolicyClassName != nil || valueExpressions.values.contains { $0.contains("FUNCTION(") } || filtersSources
+        }
+
+        /// Whether ``sourceExpression`` selects other objects than every one of the source entity
+        /// (an expression that cannot be read counts: the migration manager says why).
+        package var filtersSources: Bool {
+            sourceExpression != nil && (try? sourceSelection())?.selectsAll != true
         }
     }
 
@@ -68,9 +91,9 @@ public final class MappingModel: @unchecked Sendable, CustomStringConvertible {
         self.entityMappings = entityMappings
     }
 
-    /// Whether following the mapping runs app code (a policy or a `FUNCTION(…)` value), so that
-    /// it is followed object by object rather than in SQL.
-    package var needsAppCode: Bool { entityMappings.contains { $0.needsAppCode } }
+    /// Whether following the mapping takes a migration manager (app code, or a filter on the
+    /// source objects), so that it is followed object by object rather than in SQL.
+    package var needsMigrationManager: Bool { entityMappings.contains { $0.needsMigrationManager } }
 
     /// Reads `url` (an `.xcmappingmodel` folder or its `xcmapping.xml`); its source and
     /// destination versions are loaded from `models` (the `.xcdatamodeld` they belong to), by
@@ -163,8 +186,9 @@ private final class MappingXMLReader: NSObject, XMLParserDelegate {
         for (id, object) in objects where object.type == "XDDEVENTITYMAPPING" {
             guard let destination = object.attributes["destinationname"], !destination.isEmpty else { continue }
             let policy = object.attributes["migrationpolicyclassname"].flatMap { $0.isEmpty || $0 == "NSEntityMigrationPolicy" ? nil : $0 }
-            mappings[id] = .init(sourceEntityName: object.attributes["sourcename"].flatMap { $0.isEmpty ? nil : $0 },
-                                 destinationEntityName: destination, migrationPolicyClassName: policy)
+            let source = object.attributes["sourcename"].flatMap { $0.isEmpty ? nil : $0 }
+            mappings[id] = .init(sourceEntityName: source, destinationEntityName: destination, migrationPolicyClassName: policy,
+                                 sourceExpression: source.flatMap { Self.sourceExpression(of: object, source: $0) })
             order[id] = object.attributes["mappingnumber"].flatMap { Int($0) } ?? Int.max
         }
         for object in objects.values where object.type == "XDDEVATTRIBUTEMAPPING" || object.type == "XDDEVRELATIONSHIPMAPPING" {
@@ -187,6 +211,21 @@ private final class MappingXMLReader: NSObject, XMLParserDelegate {
         }
         // Xcode's order (the mapping number), then by name for mappings that have none.
         return mappings.sorted { (order[$0.key, default: .max], $0.value.name) < (order[$1.key, default: .max], $1.value.name) }.map(\.value)
+    }
+
+    /// An entity mapping's source expression: one written in Xcode (`sourceexpressiondata`, an
+    /// archived expression, unless the expression is generated), else Xcode's fetch of `source`
+    /// narrowed by the filter predicate (`sourcefilterpredicatestring`); `nil` without either.
+    /// (These two attribute names come from a public reimplementation of Xcode's mapping
+    /// compiler; no fixture written by Xcode here has a filter predicate to confirm them.)
+    private static func sourceExpression(of object: Object, source: String) -> String? {
+        if object.attributes["autogenerateexpression"].map({ ["1", "YES", "true"].contains($0) }) != true,
+           let encoded = object.attributes["sourceexpressiondata"],
+           let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters), let archive = try? KeyedArchive(data) {
+            return archive.expressionText(.uid(archive.root))
+        }
+        guard let filter = object.attributes["sourcefilterpredicatestring"], !filter.isEmpty else { return nil }
+        return MappingSourceExpression.fetch(source, filter: filter)
     }
 
     private static func isName(_ text: String) -> Bool {

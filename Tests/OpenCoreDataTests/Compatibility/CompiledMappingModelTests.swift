@@ -33,6 +33,19 @@ import TestSupport
             }
         }
         #expect(compiled.entityMappings.count == 5)
+        // Each mapping's source expression is Xcode's fetch of its whole source entity (the mapping
+        // editor's empty filter predicate); an added entity (Maker) has none.
+        #expect(compiled.entityMappings.filter { $0.sourceEntityName == nil }.map(\.name) == ["Maker"])
+        for mapping in compiled.entityMappings {
+            guard let entity = mapping.sourceEntityName else {
+                #expect(mapping.sourceExpression == nil)
+                continue
+            }
+            #expect(mapping.sourceExpression == """
+                FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "\(entity)", "TRUEPREDICATE"), \
+                $manager.sourceContext, NO)
+                """)
+        }
         let car = try #require(compiled.entityMappings.first { $0.name == "CarToCar" })
         #expect(car.migrationPolicyClassName == "REPLACE_AT_RUNTIME.V2to3MakerPolicy")
         #expect(car.valueExpressions["owner"] == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#)

@@ -113,7 +113,6 @@ import TestSupport
         }
     }
 
-    /// Whether the migration of the store at `url` left its scratch schema behind.
     /// A schema of `directory` holding notes with `titles`, written with the first model version.
     private static func notes(_ titles: [String], in directory: TemporaryDirectory, history: Bool = false) throws -> (url: URL, container: PersistentContainer) {
         let url = try directory.postgreSQLSchema()
@@ -122,6 +121,7 @@ import TestSupport
         return (url, container)
     }
 
+    /// Whether the migration of the store at `url` left its scratch schema behind.
     private static func scratchSchemaIsLeft(by url: URL) throws -> Bool {
         let store = try PostgreSQLStoreURL(url)
         let session = try PostgreSQLSession.connect(store)
@@ -374,5 +374,28 @@ import TestSupport
             #expect(try result.get() == ["a", "b", "c"])
         }
         #expect(try !Self.scratchSchemaIsLeft(by: url))
+    }
+
+    /// A mapping model whose entity mapping filters its source objects (Xcode's filter predicate)
+    /// cannot be followed in SQL, where every row is copied: opening the schema with it is refused
+    /// saying so, and the schema stays at its version with every note.
+    @Test(.enabled(if: TestPostgreSQL.isConfigured, "OCD_POSTGRES_URL is not set"))
+    func aMappingThatFiltersItsSourceObjectsIsRefusedAndChangesNothing() throws {
+        let directory = TemporaryDirectory()
+        let (url, old) = try Self.notes(["a", "b"], in: directory)
+        try old.persistentStoreCoordinator.remove(old.persistentStoreCoordinator.persistentStores[0])
+        let filter = #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "title == 'a'"), $manager.sourceContext, NO)"#
+        let mapping = MappingModel(name: "V1toV2", sourceModel: Self.model(1), destinationModel: Self.model(2), entityMappings: [
+            MappingModel.EntityMapping(sourceEntityName: "Note", destinationEntityName: "Note", sourceExpression: filter),
+        ])
+        let error = try #require(throws: CoreDataError.self) {
+            try PersistentContainer.loaded(at: url, model: Self.model(2)) { description in
+                description.type = PostgreSQLStoreType
+                description.setOption([mapping], forKey: MappingModelsOption)
+            }
+        }
+        #expect(error.code == .migrationMissingMappingModel)
+        #expect(error.message.contains("does not filter"))
+        #expect(try Self.titles(try Self.open(url, model: Self.model(1))) == ["a", "b"])
     }
 }

@@ -83,6 +83,10 @@ extension KeyedArchive {
             }
             if selector == "valueForKey:" { return operand + "." + arguments.joined(separator: ".") }
             return "FUNCTION(\(operand), \"\(selector)\"" + arguments.map { ", " + $0 }.joined() + ")"
+        case ("NSFetchRequestExpression", _), (_, 50):
+            // An entity mapping's source expression (`NSFRExpression`, `NSMOCExpression`, `NSCountOnlyFlag`).
+            return "FETCH(" + expressionText(expression["NSFRExpression"]) + ", " + expressionText(expression["NSMOCExpression"]) + ", "
+                + (expression["NSCountOnlyFlag"]?.bool == true ? "YES" : "NO") + ")"
         case ("NSAggregateExpression", _), (_, 14):
             return "{" + members(expression["NSCollection"]).map { expressionText(.uid($0)) }.joined(separator: ", ") + "}"
         default:
