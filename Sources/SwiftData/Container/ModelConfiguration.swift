@@ -24,6 +24,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     public let groupContainer: GroupContainer
     /// The CloudKit database the store would sync with on Apple platforms; recorded only.
     public let cloudKitDatabase: CloudKitDatabase
+    /// The models this configuration's store holds, when a container has several stores (`nil`:
+    /// every model of the container).
+    public let schema: Schema?
 
     /// A configuration whose store is `default.store` (or `<name>.store`) in the data
     /// directory (`$XDG_DATA_HOME`, else `~/.local/share`), or in memory.
@@ -36,6 +39,7 @@ public struct ModelConfiguration: Hashable, Sendable {
         self.allowsSave = allowsSave
         self.groupContainer = groupContainer
         self.cloudKitDatabase = cloudKitDatabase
+        self.schema = schema
     }
 
     /// A configuration whose store is the file at `url` (`/dev/null`: in memory).
@@ -47,7 +51,25 @@ public struct ModelConfiguration: Hashable, Sendable {
         self.allowsSave = allowsSave
         self.groupContainer = .automatic
         self.cloudKitDatabase = cloudKitDatabase
+        self.schema = schema
     }
+
+    /// Configurations are equal when they name the same store the same way and hold the same
+    /// model classes.
+    public static func == (lhs: ModelConfiguration, rhs: ModelConfiguration) -> Bool {
+        (lhs.name, lhs.url, lhs.isStoredInMemoryOnly, lhs.allowsSave) == (rhs.name, rhs.url, rhs.isStoredInMemoryOnly, rhs.allowsSave)
+            && (lhs.groupContainer, lhs.cloudKitDatabase) == (rhs.groupContainer, rhs.cloudKitDatabase)
+            && lhs.schemaTypes == rhs.schemaTypes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+        hasher.combine(schemaTypes)
+    }
+
+    /// The identities of the schema's model classes (a `Schema` is a class without equality).
+    private var schemaTypes: [ObjectIdentifier]? { schema?.types.map { ObjectIdentifier($0) } }
 
     /// The folder of stores given no URL: the persistent container's (`$XDG_DATA_HOME`, else
     /// `~/.local/share`).

@@ -16,7 +16,7 @@ public final class ModelContainer: @unchecked Sendable {
 
     /// The models the container stores.
     public let schema: Schema
-    /// The configuration of its store.
+    /// The configurations of its stores, in the order given.
     public let configurations: [ModelConfiguration]
     /// The container underneath: its coordinator and store.
     let persistentContainer: PersistentContainer
@@ -25,50 +25,87 @@ public final class ModelContainer: @unchecked Sendable {
     @MainActor private var storedMainContext: ModelContext?
 
     /// A container for these model classes (and the classes their relationships reach), with
-    /// one configuration or the default one.
+    /// the stores its configurations describe, or the default one.
     public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
                             configurations: ModelConfiguration...) throws {
         try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
-    /// A container for a schema, with one configuration or the default one.
+    /// A container for a schema, with the stores its configurations describe, or the default one.
     public convenience init(for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
                             configurations: ModelConfiguration...) throws {
         try self.init(for: schema, migrationPlan: migrationPlan, configurations: configurations)
     }
 
-    /// A container for a schema, with one configuration or the default one. A store written
-    /// with an older version of the models is migrated: through `migrationPlan`'s stages when
-    /// it names the store's version, else by a lightweight migration. Throws when a model's
-    /// property cannot be stored, when the store cannot be opened, or when its data was written
-    /// for a version that cannot be migrated to this one.
+    /// A container for a schema, with the stores its configurations describe (the default one
+    /// when none is given). With several, each store holds the models of its configuration's
+    /// schema (every model for a configuration without one), as Core Data's model configurations
+    /// do: a new model is saved to the first store that holds its class, and a relationship
+    /// between models of two stores is refused when saved. A store written with an older version
+    /// of the models is migrated: through `migrationPlan`'s stages when it names the store's
+    /// version, else by a lightweight migration. Throws when a model's property cannot be
+    /// stored, when two configurations share a name or a store, when a configuration names a
+    /// model the schema lacks, when a store cannot be opened, or when its data was written for a
+    /// version that cannot be migrated to this one.
     public init(for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
-        guard configurations.count <= 1 else {
-            throw CoreDataError(.coreData, """
-                This version opens one store per container; give ModelContainer one ModelConfiguration \
-                (\(configurations.count) were given).
-                """)
-        }
-        let configuration = configurations.first ?? ModelConfiguration()
+        let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
         let model = try schema.makeModel()
-        let container = PersistentContainer(name: configuration.name, managedObjectModel: model)
-        let description = PersistentStoreDescription(url: configuration.url, type: try Self.storeType(for: configuration.url))
-        description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
-        description.isReadOnly = !configuration.allowsSave
-        if let migrationPlan {
-            let (manager, models) = try Self.stagedMigration(of: migrationPlan)
-            description.setOption(manager, forKey: NSPersistentStoreStagedMigrationManagerOptionKey)
-            description.setOption(models, forKey: MigrationSourceModelsOption)
+        try Self.assign(configurations, in: model, of: schema)
+        let container = PersistentContainer(name: configurations[0].name, managedObjectModel: model)
+        var descriptions: [PersistentStoreDescription] = []
+        for configuration in configurations {
+            let description = PersistentStoreDescription(url: configuration.url, type: try Self.storeType(for: configuration.url))
+            if configurations.count > 1 || configuration.schema != nil { description.configuration = configuration.name }
+            description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
+            description.isReadOnly = !configuration.allowsSave
+            if let migrationPlan {
+                let (manager, models) = try Self.stagedMigration(of: migrationPlan)
+                description.setOption(manager, forKey: NSPersistentStoreStagedMigrationManagerOptionKey)
+                description.setOption(models, forKey: MigrationSourceModelsOption)
+            }
+            if configuration.url.isFileURL && !configuration.isStoredInMemoryOnly {
+                try FileManager.default.createDirectory(at: configuration.url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            descriptions.append(description)
         }
-        container.persistentStoreDescriptions = [description]
-        if configuration.url.isFileURL && !configuration.isStoredInMemoryOnly {
-            try FileManager.default.createDirectory(at: configuration.url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        }
+        container.persistentStoreDescriptions = descriptions
         try container.loadPersistentStores()
         self.schema = schema
-        self.configurations = [configuration]
+        self.configurations = configurations
         self.persistentContainer = container
         self.modelTypes = schema.typesByEntityName
+    }
+
+    /// Makes each configuration that names a schema a configuration of `model` with its models'
+    /// entities (only when there are several stores or one names a schema: a single store keeps
+    /// the model's default configuration, as SwiftData's does).
+    private static func assign(_ configurations: [ModelConfiguration], in model: ManagedObjectModel, of schema: Schema) throws(CoreDataError) {
+        var names = Set<String>()
+        var stores = Set<URL>()
+        for configuration in configurations {
+            guard names.insert(configuration.name).inserted else {
+                throw CoreDataError(.coreData, """
+                    Two ModelConfigurations are named \(configuration.name); give each store of a container a name of its own.
+                    """)
+            }
+            guard configuration.isStoredInMemoryOnly || stores.insert(configuration.url.standardizedFileURL).inserted else {
+                throw CoreDataError(.coreData, """
+                    The ModelConfigurations of one container share the store \(configuration.url.absoluteString); give \
+                    each its own URL.
+                    """)
+            }
+            guard configurations.count > 1 || configuration.schema != nil else { continue }
+            let entities = model.entitiesByName
+            let wanted = configuration.schema.map { $0.types.map { Schema.entityName(for: $0) } } ?? model.entities.map(\.name)
+            let missing = wanted.filter { entities[$0] == nil }
+            guard missing.isEmpty else {
+                throw CoreDataError(.coreData, """
+                    The ModelConfiguration \(configuration.name) holds \(missing.joined(separator: ", ")), which the \
+                    container's schema does not: add \(missing.count == 1 ? "it" : "them") to the schema given to ModelContainer.
+                    """)
+            }
+            model.setEntities(wanted.compactMap { entities[$0] }, forConfigurationName: configuration.name)
+        }
     }
 
     /// The store type of a configuration's URL: SQLite for a file, PostgreSQL for
