@@ -5,9 +5,10 @@ import OpenCoreDataSQLite
 extension MigrationManager {
     /// Before a store is opened with `model`: while the store is at another version and a mapping
     /// model under ``MappingModelsOption`` starts at the store's version and runs app code or
-    /// filters its source objects, migrates the store through it, object by object, in place (``SQLiteStoreRewrite``: under
-    /// the store's write lock, replaced in one transaction, unchanged if anything fails). Other
-    /// mappings are left to the lightweight migration, which follows them in SQL.
+    /// filters its source objects, migrates the store through it, object by object, in place
+    /// (``SQLiteStoreRewrite``: under the store's write lock, replaced in one transaction,
+    /// unchanged if anything fails). Other mappings are left to the lightweight migration, which
+    /// follows them in SQL.
     static func migrateWithAppCodeIfNeeded(storeAt url: URL, to model: ManagedObjectModel, options: [String: any Sendable]) throws {
         let mappings = options[MappingModelsOption] as? [MappingModel] ?? []
         guard mappings.contains(where: \.needsMigrationManager) else { return }

@@ -64,9 +64,9 @@ extension MappingModel {
     }
 
     /// `NSMappingModel`'s `NSEntityMappings`, in order: each `NSEntityMapping`'s name, entities,
-    /// policy, source expression and the value expressions of its `NSAttributeMappings` and `NSRelationshipMappings`
-    /// (archived `NSExpression`s, kept in predicate format). A mapping that removes an entity
-    /// (no destination) makes nothing and is left out, as in the XML form.
+    /// policy, source expression and the value expressions of its `NSAttributeMappings` and
+    /// `NSRelationshipMappings` (archived `NSExpression`s, kept in predicate format). A mapping
+    /// that removes an entity (no destination) makes nothing and is left out, as in the XML form.
     private static func compiledEntityMappings(_ data: Data, named place: String) throws -> [CompiledEntityMapping] {
         let archive: KeyedArchive
         do {

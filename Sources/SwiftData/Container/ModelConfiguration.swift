@@ -62,6 +62,7 @@ public struct ModelConfiguration: Hashable, Sendable {
             && lhs.schemaTypes == rhs.schemaTypes
     }
 
+    /// Hashes what tells configurations apart: the name, the store's URL and the model classes.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(url)
