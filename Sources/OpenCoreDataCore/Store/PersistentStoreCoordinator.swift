@@ -63,8 +63,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 }
                 stores.remove(at: index)
             }
-            // `/dev/null` names a new in-memory database each time it is added, not one file.
-            if let url = store.url, url.standardizedFileURL.path != "/dev/null",
+            if let url = store.url, !url.namesInMemorySQLiteStore,
                stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
             }

@@ -1,5 +1,6 @@
 public import Foundation
 internal import OpenCoreData
+import OpenCoreDataCore
 
 /// Where and how a container stores its models, as SwiftData's `ModelConfiguration`.
 ///
@@ -47,7 +48,7 @@ public struct ModelConfiguration: Hashable, Sendable {
                 cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? "default"
         self.url = url
-        self.isStoredInMemoryOnly = url.isFileURL && url.standardizedFileURL.path == "/dev/null"
+        self.isStoredInMemoryOnly = url.namesInMemorySQLiteStore
         self.allowsSave = allowsSave
         self.groupContainer = .automatic
         self.cloudKitDatabase = cloudKitDatabase
