@@ -63,7 +63,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 }
                 stores.remove(at: index)
             }
-            if let url = store.url, !url.namesInMemorySQLiteStore,
+            // `/dev/null` names a new in-memory database each time it is added, not one file.
+            if let url = store.url, url.standardizedFileURL.path != "/dev/null",
                stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw CoreDataError(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator.")
             }

@@ -1,6 +1,5 @@
 public import Foundation
 internal import OpenCoreData
-import OpenCoreDataCore
 
 /// Where and how a container stores its models, as SwiftData's `ModelConfiguration`.
 ///
@@ -48,7 +47,7 @@ public struct ModelConfiguration: Hashable, Sendable {
                 cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? "default"
         self.url = url
-        self.isStoredInMemoryOnly = url.namesInMemorySQLiteStore
+        self.isStoredInMemoryOnly = url.isFileURL && url.standardizedFileURL.path == "/dev/null"
         self.allowsSave = allowsSave
         self.groupContainer = .automatic
         self.cloudKitDatabase = cloudKitDatabase

@@ -50,14 +50,12 @@ public final class ModelContainer: @unchecked Sendable {
     public init(for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
         let model = try schema.makeModel()
-        // A single store without a schema of its own keeps the model's default configuration.
-        let separateStores = configurations.count > 1 || configurations[0].schema != nil
-        try Self.assign(configurations, in: model, asConfigurations: separateStores)
+        try Self.assign(configurations, in: model, of: schema)
         let container = PersistentContainer(name: configurations[0].name, managedObjectModel: model)
         var descriptions: [PersistentStoreDescription] = []
         for configuration in configurations {
             let description = PersistentStoreDescription(url: configuration.url, type: try Self.storeType(for: configuration.url))
-            if separateStores { description.configuration = configuration.name }
+            if configurations.count > 1 || configuration.schema != nil { description.configuration = configuration.name }
             description.setOption(true, forKey: NSPersistentHistoryTrackingKey)
             description.isReadOnly = !configuration.allowsSave
             if let migrationPlan {
@@ -78,11 +76,10 @@ public final class ModelContainer: @unchecked Sendable {
         self.modelTypes = schema.typesByEntityName
     }
 
-    /// Checks that the configurations name distinct stores and, `asConfigurations`, makes each a
-    /// configuration of `model` with its models' entities (all of them for one without a schema).
-    private static func assign(_ configurations: [ModelConfiguration], in model: ManagedObjectModel,
-                               asConfigurations: Bool) throws(CoreDataError) {
-        let entities = model.entitiesByName
+    /// Makes each configuration that names a schema a configuration of `model` with its models'
+    /// entities (only when there are several stores or one names a schema: a single store keeps
+    /// the model's default configuration, as SwiftData's does).
+    private static func assign(_ configurations: [ModelConfiguration], in model: ManagedObjectModel, of schema: Schema) throws(CoreDataError) {
         var names = Set<String>()
         var stores = Set<URL>()
         for configuration in configurations {
@@ -97,7 +94,8 @@ public final class ModelContainer: @unchecked Sendable {
                     each its own URL.
                     """)
             }
-            guard asConfigurations else { continue }
+            guard configurations.count > 1 || configuration.schema != nil else { continue }
+            let entities = model.entitiesByName
             let wanted = configuration.schema.map { $0.types.map { Schema.entityName(for: $0) } } ?? model.entities.map(\.name)
             let missing = wanted.filter { entities[$0] == nil }
             guard missing.isEmpty else {
